@@ -1,0 +1,15 @@
+// Command moebench shows what the transport under expert-parallel MoE
+// communication costs. See README.md.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "moebench:", err)
+		os.Exit(exitCode(err))
+	}
+}

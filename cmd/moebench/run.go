@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// version is stamped by the Makefile (-ldflags "-X main.version=...").
+var version = "dev"
+
+// errUsage marks errors caused by how moebench was called.
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"mech", "run the paper's GPU-submission microbenchmarks in the model", runMech},
+		{"validate", "compare every modelled experiment with the paper's measurement", runValidate},
+		{"profile", "list platform profiles and their constants with sources", runProfile},
+		{"version", "print the version", func(_ []string, stdout, _ io.Writer) error {
+			_, err := fmt.Fprintln(stdout, "moebench", version)
+			return err
+		}},
+	}
+}
+
+// run dispatches a subcommand; main only calls this.
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: no command given", errUsage)
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	return fmt.Errorf("%w: unknown command %q (moebench help lists them)", errUsage, args[0])
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("moebench: what the transport under expert-parallel MoE communication costs\n\nUsage: moebench COMMAND [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun moebench COMMAND --help for a command's flags and examples.\n")
+	io.WriteString(w, b.String())
+}

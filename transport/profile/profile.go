@@ -1,0 +1,327 @@
+package profile
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+//go:embed data/*.json
+var builtin embed.FS
+
+// Constant is one value of a profile with where it came from.
+type Constant struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Source string  `json:"source"`
+}
+
+// Profile is a set of constants for one platform. Profiles are values:
+// Clone before changing one that others may hold.
+type Profile struct {
+	Name        string
+	Description string
+	// Origins lists what was merged to make this profile, in order: the
+	// built-in names or files, then each --set override.
+	Origins []string
+	vals    map[string]Constant
+}
+
+// Builtins lists the embedded profile names.
+func Builtins() []string {
+	ents, _ := builtin.ReadDir("data")
+	var names []string
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	return names
+}
+
+// Load resolves a comma-separated list of profiles, each a built-in name or
+// a file path; later entries override earlier ones constant by constant, so
+// "p-ib,gpu-calibration.json" runs P-IB's NIC on locally measured GPU
+// constants. A file may name a base profile that is loaded first. The result
+// must define every constant of the schema.
+func Load(spec string) (*Profile, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, errors.New("profile: empty profile name")
+	}
+	p := &Profile{vals: map[string]Constant{}}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if err := p.merge(part, 0); err != nil {
+			return nil, err
+		}
+	}
+	if missing := p.Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("profile %s: missing constants %s (add them, or list a base profile first, e.g. p-ib,%s)",
+			spec, strings.Join(missing, ", "), spec)
+	}
+	return p, nil
+}
+
+// MustLoad loads a built-in profile and panics on error; for tests and
+// examples, whose built-in data is checked by the package's own tests.
+func MustLoad(spec string) *Profile {
+	p, err := Load(spec)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (p *Profile) merge(ref string, depth int) error {
+	if depth > 4 {
+		return fmt.Errorf("profile %s: base chain deeper than 4 (a loop?)", ref)
+	}
+	data, label, err := read(ref)
+	if err != nil {
+		return err
+	}
+	f, err := Parse(label, data)
+	if err != nil {
+		return err
+	}
+	if f.Base != "" {
+		if err := p.merge(f.Base, depth+1); err != nil {
+			return fmt.Errorf("%s: base %q: %w", label, f.Base, err)
+		}
+	}
+	if p.Name == "" || depth == 0 {
+		p.Name = f.Name
+		if f.Description != "" {
+			p.Description = f.Description
+		}
+	}
+	p.Origins = append(p.Origins, label)
+	for _, c := range f.Constants {
+		p.vals[c.Name] = c
+	}
+	return nil
+}
+
+func read(ref string) ([]byte, string, error) {
+	if !strings.ContainsAny(ref, "/.\\") {
+		data, err := builtin.ReadFile("data/" + ref + ".json")
+		if err != nil {
+			return nil, "", fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
+				ref, strings.Join(Builtins(), ", "))
+		}
+		return data, ref, nil
+	}
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("profile: %w", err)
+	}
+	return data, filepath.Clean(ref), nil
+}
+
+// File is a profile file as written: possibly a fragment of the schema.
+type File struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description,omitempty"`
+	Base        string     `json:"base,omitempty"`
+	Constants   []Constant `json:"constants"`
+}
+
+// Parse decodes and checks a profile file. Errors name label, the line and
+// the constant at fault.
+func Parse(label string, data []byte) (*File, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+	fail := func(off int64, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", label, lineAt(off), fmt.Sprintf(format, args...))
+	}
+	f := &File{}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fail(dec.InputOffset(), "want a JSON object")
+	}
+	seen := map[string]int{}
+	for dec.More() {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fail(off, "%v", err)
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "name":
+			err = dec.Decode(&f.Name)
+		case "description":
+			err = dec.Decode(&f.Description)
+		case "base":
+			err = dec.Decode(&f.Base)
+		case "constants":
+			if tok, err = dec.Token(); err != nil || tok != json.Delim('[') {
+				return nil, fail(dec.InputOffset(), "field constants: want an array")
+			}
+			for dec.More() {
+				coff := dec.InputOffset()
+				var c Constant
+				if err := dec.Decode(&c); err != nil {
+					return nil, fail(coff, "constants[%d]: %v", len(f.Constants), err)
+				}
+				line := lineAt(coff + 1)
+				if err := check(c); err != nil {
+					return nil, fmt.Errorf("%s:%d: %w", label, line, err)
+				}
+				if prev, dup := seen[c.Name]; dup {
+					return nil, fmt.Errorf("%s:%d: constant %s set twice (first on line %d)", label, line, c.Name, prev)
+				}
+				seen[c.Name] = line
+				f.Constants = append(f.Constants, c)
+			}
+			_, err = dec.Token()
+		default:
+			return nil, fail(off, "unknown field %q (want name, description, base, constants)", key)
+		}
+		if err != nil {
+			return nil, fail(off, "field %s: %v", key, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fail(dec.InputOffset(), "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail(dec.InputOffset(), "trailing data after the profile object")
+	}
+	if f.Name == "" {
+		return nil, fmt.Errorf("%s: field name is missing", label)
+	}
+	return f, nil
+}
+
+func check(c Constant) error {
+	d, ok := Lookup(c.Name)
+	if !ok {
+		return unknown(c.Name)
+	}
+	if c.Unit != "" && c.Unit != d.Unit {
+		return fmt.Errorf("constant %s: unit %q, want %q", c.Name, c.Unit, d.Unit)
+	}
+	if strings.TrimSpace(c.Source) == "" {
+		return fmt.Errorf("constant %s: source is empty: every constant names the table, figure or measurement it came from", c.Name)
+	}
+	return inRange(d, c.Value)
+}
+
+func unknown(name string) error {
+	msg := fmt.Sprintf("unknown constant %q", name)
+	if s := suggest(name); len(s) > 0 {
+		msg += " (known with that prefix: " + strings.Join(s, ", ") + ")"
+	} else {
+		msg += " (moebench profile --list shows every constant)"
+	}
+	return errors.New(msg)
+}
+
+func inRange(d Def, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < d.Min || v > d.Max {
+		return fmt.Errorf("constant %s = %v is out of range [%v, %v] %s", d.Name, v, d.Min, d.Max, d.Unit)
+	}
+	return nil
+}
+
+// Clone returns an independent copy.
+func (p *Profile) Clone() *Profile {
+	q := *p
+	q.Origins = slices.Clone(p.Origins)
+	q.vals = maps.Clone(p.vals)
+	return &q
+}
+
+// Set overrides one constant from text, as --set name=value does.
+func (p *Profile) Set(name, value string) error {
+	d, ok := Lookup(name)
+	if !ok {
+		return unknown(name)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+	if err != nil {
+		return fmt.Errorf("constant %s: value %q is not a number", name, value)
+	}
+	if err := inRange(d, v); err != nil {
+		return err
+	}
+	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Source: "command line"}
+	p.Origins = append(p.Origins, fmt.Sprintf("--set %s=%v", name, v))
+	return nil
+}
+
+// SetValue overrides one constant programmatically, for sweeps and tests
+// that move one mechanism at a time.
+func (p *Profile) SetValue(name string, v float64, source string) error {
+	d, ok := Lookup(name)
+	if !ok {
+		return unknown(name)
+	}
+	if err := inRange(d, v); err != nil {
+		return err
+	}
+	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Source: source}
+	return nil
+}
+
+// ApplySets applies "name=value" overrides in order; errors name the
+// offending entry.
+func (p *Profile) ApplySets(sets []string) error {
+	for _, s := range sets {
+		name, value, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("--set %q: want name=value", s)
+		}
+		if err := p.Set(strings.TrimSpace(name), value); err != nil {
+			return fmt.Errorf("--set %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// Get returns a constant's value. Asking for an undeclared name is a bug in
+// a model, so it panics; Load guarantees every declared constant is set.
+func (p *Profile) Get(name string) float64 {
+	c, ok := p.vals[name]
+	if !ok {
+		if _, declared := Lookup(name); !declared {
+			panic("profile: model reads undeclared constant " + name)
+		}
+		panic("profile: constant " + name + " not set in " + p.Name)
+	}
+	return c.Value
+}
+
+// Constant returns a constant with its source.
+func (p *Profile) Constant(name string) (Constant, bool) {
+	c, ok := p.vals[name]
+	return c, ok
+}
+
+// Missing lists declared constants the profile does not set.
+func (p *Profile) Missing() []string {
+	var out []string
+	for _, d := range Defs() {
+		if _, ok := p.vals[d.Name]; !ok {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// Constants returns every constant sorted by name.
+func (p *Profile) Constants() []Constant {
+	out := slices.Collect(maps.Values(p.vals))
+	slices.SortFunc(out, func(a, b Constant) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+type recorder struct{ got []int64 }
+
+func (r *recorder) Handle(e *Engine, op int32, arg int64) { r.got = append(r.got, arg) }
+
+func TestEqualTimesPopInScheduleOrder(t *testing.T) {
+	t.Parallel()
+	var e Engine
+	r := &recorder{}
+	id := e.Register(r)
+	for i := range 100 {
+		e.At(5*Nanosecond, id, 0, int64(i))
+	}
+	e.Run()
+	for i, v := range r.got {
+		if v != int64(i) {
+			t.Fatalf("event %d popped as %d: equal times must keep schedule order", i, v)
+		}
+	}
+}
+
+func TestOrderMatchesSortRandomized(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var e Engine
+	type ev struct {
+		at  Time
+		idx int64
+	}
+	var want []ev
+	r := &recorder{}
+	id := e.Register(r)
+	for i := range 5000 {
+		at := Time(rng.IntN(200))
+		e.At(at, id, 0, int64(i))
+		want = append(want, ev{at, int64(i)})
+	}
+	e.Run()
+	// stable order by time, ties by schedule index
+	last := Time(-1)
+	lastIdx := int64(-1)
+	times := map[int64]Time{}
+	for _, w := range want {
+		times[w.idx] = w.at
+	}
+	for _, idx := range r.got {
+		at := times[idx]
+		if at < last || (at == last && idx < lastIdx) {
+			t.Fatalf("event %d at %v popped after event %d at %v", idx, at, lastIdx, last)
+		}
+		last, lastIdx = at, idx
+	}
+	if len(r.got) != len(want) {
+		t.Fatalf("ran %d events, want %d", len(r.got), len(want))
+	}
+}
+
+func TestSchedulingInThePastPanics(t *testing.T) {
+	t.Parallel()
+	var e Engine
+	noop := e.Register(HandlerFunc(func(*Engine, int32, int64) {}))
+	e.At(10, e.Register(HandlerFunc(func(e *Engine, _ int32, _ int64) {
+		defer func() {
+			if recover() == nil {
+				t.Error("scheduling before now did not panic")
+			}
+		}()
+		e.At(5, noop, 0, 0)
+	})), 0, 0)
+	e.Run()
+}
+
+func TestRunUntilAndStop(t *testing.T) {
+	t.Parallel()
+	var e Engine
+	r := &recorder{}
+	id := e.Register(r)
+	for i := range 10 {
+		e.At(Time(i)*Microsecond, id, 0, int64(i))
+	}
+	if more := e.RunUntil(4 * Microsecond); !more {
+		t.Fatal("RunUntil reported no events left")
+	}
+	if len(r.got) != 5 || e.Now() != 4*Microsecond {
+		t.Fatalf("ran %d events to %v, want 5 to 4µs", len(r.got), e.Now())
+	}
+	e.At(e.Now(), e.Register(HandlerFunc(func(e *Engine, _ int32, _ int64) { e.Stop() })), 0, 0)
+	e.Run()
+	if len(r.got) != 5 {
+		t.Fatalf("Stop did not stop: %d events ran", len(r.got))
+	}
+	e.Run()
+	if len(r.got) != 10 || e.Pending() != 0 {
+		t.Fatalf("after resuming: %d ran, %d pending", len(r.got), e.Pending())
+	}
+}
+
+// chain reschedules itself, modelling a steady-state component.
+type chain struct {
+	n   int
+	rng *rand.Rand
+	id  HandlerID
+}
+
+func (c *chain) Handle(e *Engine, op int32, arg int64) {
+	if c.n == 0 {
+		return
+	}
+	c.n--
+	e.After(Time(1+c.rng.IntN(1000)), c.id, op, arg)
+}
+
+func TestSteadyStateDoesNotAllocate(t *testing.T) {
+	var e Engine
+	c := &chain{n: 1 << 30, rng: rand.New(rand.NewPCG(3, 4))}
+	c.id = e.Register(c)
+	for i := range 1024 {
+		e.At(Time(i), c.id, 0, int64(i))
+	}
+	e.RunUntil(e.Now() + 10*Microsecond) // grow the heap to its working size
+	allocs := testing.AllocsPerRun(10, func() {
+		e.RunUntil(e.Now() + Microsecond)
+	})
+	if allocs != 0 {
+		t.Fatalf("steady state allocates %v times per run", allocs)
+	}
+}
+
+func TestNsRounding(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ns   float64
+		want Time
+	}{{0, 0}, {1, 1000}, {3.846, 3846}, {0.0004, 0}, {0.0006, 1}} {
+		if got := Ns(tc.ns); got != tc.want {
+			t.Errorf("Ns(%v) = %d, want %d", tc.ns, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkEngine measures events per second with 1,024 pending events, the
+// size of a busy NIC model's queue.
+func BenchmarkEngine(b *testing.B) {
+	b.ReportAllocs()
+	var e Engine
+	c := &chain{n: 1 << 62, rng: rand.New(rand.NewPCG(5, 6))}
+	c.id = e.Register(c)
+	for i := range 1024 {
+		e.At(Time(i), c.id, 0, int64(i))
+	}
+	e.RunUntil(100 * Microsecond)
+	start := e.Handled()
+	b.ResetTimer()
+	for b.Loop() {
+		e.RunUntil(e.Now() + Microsecond)
+	}
+	b.StopTimer()
+	n := e.Handled() - start
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+}
