@@ -1,0 +1,31 @@
+// Package moe is the data side of an expert-parallel MoE layer: its shape,
+// where its experts live, which experts each token picks, and what that
+// means for traffic. It holds no transport or timing; the dispatch and
+// combine simulations consume what it computes.
+//
+// In: a Shape (experts, top-k, hidden size, tokens per rank, ranks, GPUs
+// per node, dtypes) and either a RoutingSpec with a seed (Generate) or
+// explicit top-k ids from a trace (FromTopk).
+//
+// Out:
+//   - message sizes derived from the dtypes, after DeepEP: LLDispatchBytes,
+//     LLCombineBytes, NormalTokenBytes;
+//   - placement: physical expert p on rank p/LocalExperts(), serving
+//     logical expert p%Experts (RankOfExpert, LocalIndex, LogicalOf,
+//     Replicas, PhysicalFor);
+//   - a Routing: per source rank, [tokens][top-k] physical ids and weights,
+//     with a Hash that shows two runs used the same routing;
+//   - layouts, each computed in one pass into flat slices:
+//     Routing.LL gives the low-latency messages (one per selection) with
+//     their receive slots and per-(source, expert) counts;
+//     Routing.Normal gives DeepEP's get_dispatch_layout (tokens per rank,
+//     per node and per expert, and is_token_in_rank in sparse form);
+//     both carry received loads (Load) and a Locality breakdown;
+//   - oracles: LLLayout.CheckDispatch checks delivered messages against
+//     the receive layout [local expert][source rank][slot], and
+//     Routing.CheckCombine checks combined outputs against
+//     CombineReference, built from the Payload and ExpertOutput stand-ins.
+//
+// Everything is deterministic: the same inputs and seed give the same
+// routing, layouts and hash.
+package moe
