@@ -9,7 +9,7 @@ import (
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "moebench:", err)
+		fmt.Fprintln(os.Stderr, "moebench:", message(err))
 		os.Exit(exitCode(err))
 	}
 }

@@ -13,6 +13,11 @@ var version = "dev"
 // errUsage marks errors caused by how moebench was called.
 var errUsage = errors.New("usage")
 
+// message is err's text without the usage marker's own prefix.
+func message(err error) string {
+	return strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+}
+
 func exitCode(err error) int {
 	if errors.Is(err, errUsage) {
 		return 2
@@ -49,7 +54,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
+			err := c.run(args[1:], stdout, stderr)
+			if errors.Is(err, errHelpShown) {
+				return nil
+			}
+			return err
 		}
 	}
 	return fmt.Errorf("%w: unknown command %q (moebench help lists them)", errUsage, args[0])

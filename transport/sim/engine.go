@@ -41,10 +41,10 @@ func (a *item) before(b *item) bool {
 type Engine struct {
 	q        []item
 	handlers []Handler
-	now     Time
-	seq     uint64
-	handled uint64
-	stopped bool
+	now      Time
+	seq      uint64
+	handled  uint64
+	stopped  bool
 	// hole is true while a handler runs and q[0] is the event being
 	// handled: the first event the handler schedules replaces it with a
 	// single sift-down, the common pop-then-push case at half the cost.

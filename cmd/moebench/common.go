@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/transport/profile"
+)
+
+// newFlags returns a FlagSet that reports errors instead of exiting and
+// prints usage with examples on --help.
+func newFlags(name, usage, examples string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: moebench %s\n\nFlags:\n%s", usage, fs.FlagUsages())
+		if examples != "" {
+			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
+		}
+	}
+	return fs
+}
+
+// parse parses args; --help is not an error (errHelpShown), bad flags are
+// usage errors that name the flag.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelpShown
+		}
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+	}
+	return nil
+}
+
+// errHelpShown ends a command successfully after --help.
+var errHelpShown = errors.New("help shown")
+
+// outputFlags are shared by every command that renders results.
+type outputFlags struct {
+	format string
+	out    string
+}
+
+func (o *outputFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.format, "format", "table", "output format: table, json or csv")
+	fs.StringVarP(&o.out, "out", "o", "", "write the result to `FILE` (atomically) instead of stdout")
+}
+
+func (o *outputFlags) check() error {
+	if err := report.CheckFormat(o.format); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+// emit renders to stdout or, atomically, to --out.
+func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error {
+	if o.out == "" || o.out == "-" {
+		return write(stdout)
+	}
+	return report.WriteFileAtomic(o.out, write)
+}
+
+// profileFlags select a profile and overrides.
+type profileFlags struct {
+	spec string
+	sets []string
+}
+
+func (p *profileFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&p.spec, "profile", "p-ib", "platform profile: built-in name or JSON file; a comma list merges left to right")
+	fs.StringArrayVar(&p.sets, "set", nil, "override a profile constant, `name=value` (repeatable; moebench profile --list names them)")
+}
+
+func (p *profileFlags) load() (*profile.Profile, error) {
+	prof, err := profile.Load(p.spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if err := prof.ApplySets(p.sets); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return prof, nil
+}
+
+func header(command string, prof *profile.Profile, figures string) report.Header {
+	h := report.Header{Tool: "moebench", Version: version, Command: command, Host: report.LocalHost(), Figures: figures}
+	if prof != nil {
+		h.Profile = prof.Name
+		h.Origins = prof.Origins
+	}
+	return h
+}
+
+// splitList splits comma-separated flag values, dropping empty items.
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"moebench/transport/gda"
+	"moebench/transport/mech"
+	"moebench/transport/profile"
+)
+
+const mechExamples = `  moebench mech                                   # every microbenchmark on P-IB
+  moebench mech ordering inline                    # two of them
+  moebench mech rate --threads 1,32,256 --qps 1,16 --per-doorbell 1,32 --style coop,handoff
+  moebench mech single --ordering all --payload 8,92 --pointer
+  moebench mech --set gpu.sm_clock_mhz=1200 single-op
+`
+
+func runMech(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mech", "mech [EXPERIMENT...] | mech rate|single [sweep flags]", mechExamples, stderr)
+	var (
+		out                            outputFlags
+		prof                           profileFlags
+		threads, qps, sms, perDB, pays []int
+		styles, orders                 []string
+		pointer                        bool
+		depth                          int
+	)
+	fs.IntSliceVar(&threads, "threads", []int{1}, "rate: submitting GPU threads (list)")
+	fs.IntSliceVar(&qps, "qps", []int{1}, "rate: RC QPs (list)")
+	fs.IntSliceVar(&sms, "sms", []int{1}, "rate: SMs the threads spread over (list)")
+	fs.IntSliceVar(&perDB, "per-doorbell", []int{1}, "rate: WQEs announced per doorbell (list)")
+	fs.StringSliceVar(&styles, "style", []string{"thread"}, "rate: publication: thread, coop, handoff, lock (list)")
+	fs.StringSliceVar(&orders, "ordering", []string{"gpu-fence"}, "ordering before the doorbell (list, or all): "+fmt.Sprint(orderNames()))
+	fs.IntSliceVar(&pays, "payload", []int{8}, "payload bytes (list)")
+	fs.BoolVar(&pointer, "pointer", false, "name the payload by pointer instead of inlining it")
+	fs.IntVar(&depth, "depth", 1024, "rate: WQEs per send queue")
+	prof.register(fs)
+	out.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
+		return err
+	}
+	p, err := prof.load()
+	if err != nil {
+		return err
+	}
+	var rows []mech.Row
+	pos := fs.Args()
+	switch {
+	case len(pos) == 1 && pos[0] == "rate" && anyChanged(fs, "threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"):
+		rows, err = rateSweep(p, threads, qps, sms, perDB, styles, orders, pays, !pointer, depth, stderr)
+	case len(pos) == 1 && pos[0] == "single":
+		rows, err = singleSweep(p, orders, pays, !pointer)
+	default:
+		var exps []mech.Experiment
+		exps, err = mech.Select(pos)
+		if err != nil {
+			return fmt.Errorf("%w: %v (or: rate, single with sweep flags)", errUsage, err)
+		}
+		for _, e := range exps {
+			var rs []mech.Row
+			if rs, err = e.Run(p); err != nil {
+				return fmt.Errorf("experiment %s: %w", e.Name, err)
+			}
+			rows = append(rows, rs...)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	h := header("mech", p, "modelled (paper values beside them where measured)")
+	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, nil) })
+}
+
+func anyChanged(fs interface{ Changed(string) bool }, names ...string) bool {
+	for _, n := range names {
+		if fs.Changed(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func orderNames() []string {
+	var n []string
+	for _, m := range gda.OrderingModes() {
+		n = append(n, m.String())
+	}
+	return n
+}
+
+func parseOrders(names []string) ([]gda.Ordering, error) {
+	if len(names) == 1 && names[0] == "all" {
+		return gda.OrderingModes(), nil
+	}
+	var out []gda.Ordering
+	for _, n := range names {
+		m, ok := gda.ParseOrdering(n)
+		if !ok {
+			return nil, fmt.Errorf("%w: --ordering %q: want one of %v or all", errUsage, n, orderNames())
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, stderr io.Writer) ([]mech.Row, error) {
+	ords, err := parseOrders(orders)
+	if err != nil {
+		return nil, err
+	}
+	var rows []mech.Row
+	for _, st := range styles {
+		style, ok := gda.ParsePublication(st)
+		if !ok {
+			return nil, fmt.Errorf("%w: --style %q: want thread, coop, handoff or lock", errUsage, st)
+		}
+		for _, o := range ords {
+			for _, pay := range pays {
+				for _, th := range threads {
+					for _, q := range qps {
+						for _, sm := range sms {
+							for _, db := range perDB {
+								cfg := gda.RateConfig{Threads: th, QPs: q, SMs: sm, PerDoorbell: db, Style: style,
+									Ordering: o, Payload: pay, Inline: inline, Depth: depth}
+								name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B", th, q, sm, db, style, o, pay)
+								if err := cfg.Validate(); err != nil {
+									// A cross product has combinations that
+									// cannot run; say which were skipped.
+									fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
+									continue
+								}
+								v, err := gda.Rate(p, cfg)
+								if err != nil {
+									return nil, fmt.Errorf("%s: %w", name, err)
+								}
+								rows = append(rows, mech.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
+	}
+	return rows, nil
+}
+
+func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) ([]mech.Row, error) {
+	ords, err := parseOrders(orders)
+	if err != nil {
+		return nil, err
+	}
+	var rows []mech.Row
+	for _, o := range ords {
+		for _, pay := range pays {
+			if pay <= 0 {
+				return nil, fmt.Errorf("%w: --payload %d: must be positive", errUsage, pay)
+			}
+			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: o, Payload: pay, Inline: inline})
+			if err != nil {
+				return nil, err
+			}
+			kind := "inline"
+			if !inline {
+				kind = "pointer"
+			}
+			c := o.String() + ", " + strconv.Itoa(pay) + " B " + kind
+			rows = append(rows,
+				mech.Row{Experiment: "single", Case: c, Metric: "issue", Unit: "µs", Paper: nan(), Model: r.Issue.Us()},
+				mech.Row{Experiment: "single", Case: c, Metric: "put+completion", Unit: "µs", Paper: nan(), Model: r.PutC.Us()},
+				mech.Row{Experiment: "single", Case: c, Metric: "RTT", Unit: "µs", Paper: nan(), Model: r.RTT.Us()},
+			)
+		}
+	}
+	return rows, nil
+}

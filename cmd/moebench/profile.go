@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"moebench/internal/report"
+	"moebench/transport/profile"
+)
+
+const profileExamples = `  moebench profile                      # built-in profiles
+  moebench profile p-ib                 # its constants, units and sources
+  moebench profile p-ib,my-gpu.json --set gpu.sm_clock_mhz=1500
+  moebench profile --list               # every constant the model reads, with its range
+`
+
+func runProfile(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("profile", "profile [PROFILE] [flags]", profileExamples, stderr)
+	var (
+		out  outputFlags
+		sets []string
+		list bool
+	)
+	fs.BoolVar(&list, "list", false, "list the schema: every constant, its unit, range and meaning")
+	fs.StringArrayVar(&sets, "set", nil, "override a constant, `name=value` (repeatable)")
+	out.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
+		return err
+	}
+	t := &report.Table{}
+	var doc any
+	switch {
+	case list:
+		t.Columns = []string{"name", "unit", "min", "max", "meaning"}
+		t.Numeric = []bool{false, false, true, true, false}
+		defs := profile.Defs()
+		for _, d := range defs {
+			t.Rows = append(t.Rows, []string{d.Name, d.Unit, report.Num(d.Min), report.Num(d.Max), d.Doc})
+		}
+		doc = defs
+	case fs.NArg() == 0:
+		t.Columns = []string{"profile", "description"}
+		var all []map[string]string
+		for _, n := range profile.Builtins() {
+			p, err := profile.Load(n)
+			if err != nil {
+				return fmt.Errorf("built-in profile %s: %w", n, err)
+			}
+			t.Rows = append(t.Rows, []string{n, p.Description})
+			all = append(all, map[string]string{"name": n, "description": p.Description})
+		}
+		doc = all
+	case fs.NArg() == 1:
+		p, err := profile.Load(fs.Arg(0))
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if err := p.ApplySets(sets); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		t.Columns = []string{"name", "value", "unit", "source"}
+		t.Numeric = []bool{false, true, false, false}
+		cs := p.Constants()
+		for _, c := range cs {
+			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprintf("%g", c.Value), c.Unit, c.Source})
+		}
+		doc = profile.File{Name: p.Name, Description: p.Description, Constants: cs}
+	default:
+		return fmt.Errorf("%w: profile takes at most one profile (got %q)", errUsage, fs.Args())
+	}
+	return out.emit(stdout, func(w io.Writer) error {
+		switch out.format {
+		case "json":
+			return report.WriteJSON(w, doc)
+		case "csv":
+			return t.WriteCSV(w, nil)
+		}
+		return t.WriteText(w, nil)
+	})
+}

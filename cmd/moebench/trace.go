@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/traces"
+)
+
+const traceUsage = `Usage: moebench trace gen|convert|inspect [flags]
+
+Routing traces: the top-k experts every token picked, per step, layer and rank.
+
+  gen      write a synthetic trace (uniform, power-law or hot-expert routing)
+  convert  import NumPy, SGLang or EPLB routing data, or re-encode a trace
+  inspect  summarise a trace: shape, provenance, per-layer load and skew
+
+Run moebench trace COMMAND --help for a command's flags and examples.
+`
+
+// runTrace implements "moebench trace".
+func runTrace(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, traceUsage)
+		return fmt.Errorf("%w: trace needs a subcommand (gen, convert or inspect)", errUsage)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		_, err := io.WriteString(stdout, traceUsage)
+		return err
+	case "gen":
+		return runTraceGen(args[1:], stdout, stderr)
+	case "convert":
+		return runTraceConvert(args[1:], stdout, stderr)
+	case "inspect":
+		return runTraceInspect(args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("%w: unknown trace subcommand %q (want gen, convert or inspect)", errUsage, args[0])
+}
+
+// newTraceFlags returns a FlagSet whose usage text goes to stdout on --help.
+func newTraceFlags(name, synopsis, examples string, stdout io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("moebench trace "+name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: moebench trace %s\n\nFlags:\n%s\nExamples:\n%s", synopsis, fs.FlagUsages(), examples)
+	}
+	return fs
+}
+
+// parseTraceFlags parses args; help is reported as (true, nil).
+func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.Usage()
+			return true, nil
+		}
+		return false, fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+	}
+	return false, nil
+}
+
+func parseFormat(flag, v string, allowed ...traces.Format) (traces.Format, error) {
+	for _, f := range allowed {
+		if string(f) == v {
+			return f, nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, f := range allowed {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("%w: --%s %q is not one of %s", errUsage, flag, v, strings.Join(names, ", "))
+}
+
+func runTraceGen(args []string, stdout, _ io.Writer) error {
+	d := traces.DefaultGenOptions()
+	fs := newTraceFlags("gen", "gen --out FILE [flags]", `  moebench trace gen --out uniform.bin
+  moebench trace gen --routing powerlaw:1.2 --drift 0.05 --layers 61 --ranks 32 --out r1.bin
+  moebench trace gen --routing hot:8:0.5 --tokens 16 --weights --format jsonl --out -
+`, stdout)
+	out := fs.String("out", "", "output file, or - for stdout (jsonl only); required")
+	format := fs.String("format", "", "output format: bin or jsonl (default: from --out's extension, else bin)")
+	routing := fs.String("routing", "uniform", "routing model: uniform, powerlaw:ALPHA (hottest experts lowest ids) or hot:N:SHARE")
+	fs.IntVar(&d.Experts, "experts", d.Experts, "logical experts")
+	fs.IntVar(&d.TopK, "topk", d.TopK, "experts per token")
+	fs.IntVar(&d.Layers, "layers", d.Layers, "MoE layers")
+	fs.IntVar(&d.Steps, "steps", d.Steps, "steps (forward passes)")
+	fs.IntVar(&d.Ranks, "ranks", d.Ranks, "EP ranks")
+	fs.IntVar(&d.TokensPerRank, "tokens", d.TokensPerRank, "tokens per rank per step")
+	fs.IntVar(&d.GPUsPerNode, "gpus-per-node", 0, "GPUs per node, recorded in the header (0 = unknown)")
+	fs.Float64Var(&d.Drift, "drift", 0, "per-layer perturbation of the popularity ranking, 0..1")
+	fs.Uint64Var(&d.Seed, "seed", d.Seed, "random seed; the same seed gives a byte-identical file")
+	fs.BoolVar(&d.Weights, "weights", false, "also write top-k weights")
+	if help, err := parseTraceFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: trace gen takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: trace gen: --out is required", errUsage)
+	}
+	r, err := traces.ParseRouting(*routing)
+	if err != nil {
+		return fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	d.Routing = r
+	f, err := outputFormat(*format, *out)
+	if err != nil {
+		return err
+	}
+	src, err := traces.Generate(d)
+	if err != nil {
+		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
+	}
+	return writeTrace(*out, f, src, stdout)
+}
+
+// outputFormat takes --format, else guesses from the output name; binary
+// data never goes to a terminal stream.
+func outputFormat(flag, out string) (traces.Format, error) {
+	f := traces.FormatForPath(out)
+	if flag != "" {
+		var err error
+		if f, err = parseFormat("format", flag, traces.FormatBinary, traces.FormatJSONL); err != nil {
+			return "", err
+		}
+	} else if out == "-" {
+		f = traces.FormatJSONL
+	}
+	if out == "-" && f != traces.FormatJSONL {
+		return "", fmt.Errorf("%w: --out - writes only jsonl (binary goes to a file)", errUsage)
+	}
+	return f, nil
+}
+
+// writeTrace copies src to out atomically: a failure leaves no file.
+func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer) error {
+	write := func(w io.Writer) error {
+		tw, err := traces.NewWriter(w, f, src.Header())
+		if err != nil {
+			return err
+		}
+		if _, err := traces.Copy(tw, src); err != nil {
+			return err
+		}
+		return tw.Close()
+	}
+	if out == "-" {
+		return write(stdout)
+	}
+	return report.WriteFileAtomic(out, write)
+}
+
+func runTraceConvert(args []string, stdout, _ io.Writer) error {
+	fs := newTraceFlags("convert", "convert IN... --out OUT [flags]", `  moebench trace convert routing.npz --out routing.bin
+  moebench trace convert routed_experts.npy --layout tokens-first --experts 256 --out r.bin
+  moebench trace convert rank0.csv rank1.csv --from sglang-stat-csv --topk 8 --out stat.bin
+  moebench trace convert eplb_weight.csv --from eplb --topk 8 --tokens 4096 --out eplb.bin
+  moebench trace convert trace.bin --out trace.jsonl
+`, stdout)
+	out := fs.String("out", "", "output trace; required")
+	from := fs.String("from", "", "input format: npy, npz, sglang-stat-csv, eplb, jsonl or bin (default: detect)")
+	format := fs.String("format", "", "output format: bin or jsonl (default: from --out's extension, else bin)")
+	layout := fs.String("layout", "", "axis order of 3-D id arrays: layers-first or tokens-first (default: from the array name or the physical map)")
+	var opt traces.ImportOptions
+	fs.IntVar(&opt.TopK, "topk", 0, "top-k of tokens synthesized from counts (required for count inputs)")
+	fs.IntVar(&opt.Experts, "experts", 0, "logical experts (0 = infer from the data)")
+	fs.IntVar(&opt.Tokens, "tokens", 0, "count inputs: rescale each step and layer to this many tokens (0 = keep integral counts)")
+	fs.IntVar(&opt.EPSize, "ep-size", 0, "EP ranks, recorded in the header (0 = unknown, or the number of rank files)")
+	fs.IntVar(&opt.GPUsPerNode, "gpus-per-node", 0, "GPUs per node, recorded in the header (0 = unknown)")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "seed for tokens synthesized from counts")
+	fs.StringVar(&opt.Provenance, "provenance", "", "free text appended to the provenance (model, command, date)")
+	if help, err := parseTraceFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: trace convert needs an input file", errUsage)
+	}
+	if *out == "" || *out == "-" {
+		return fmt.Errorf("%w: trace convert: --out FILE is required", errUsage)
+	}
+	if *from != "" {
+		f, err := parseFormat("from", *from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
+		if err != nil {
+			return err
+		}
+		opt.From = f
+	}
+	switch traces.Layout(*layout) {
+	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
+		opt.Layout = traces.Layout(*layout)
+	default:
+		return fmt.Errorf("%w: --layout %q is not layers-first or tokens-first", errUsage, *layout)
+	}
+	f, err := outputFormat(*format, *out)
+	if err != nil {
+		return err
+	}
+	src, err := traces.Import(fs.Args(), opt)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return writeTrace(*out, f, src, stdout)
+}
+
+func runTraceInspect(args []string, stdout, _ io.Writer) error {
+	fs := newTraceFlags("inspect", "inspect FILE [flags]", `  moebench trace inspect routing.bin
+  moebench trace inspect routing.jsonl --format json
+`, stdout)
+	format := fs.String("format", "table", "output: table or json")
+	if help, err := parseTraceFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: trace inspect takes one file", errUsage)
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("%w: --format %q is not table or json", errUsage, *format)
+	}
+	path := fs.Arg(0)
+	r, err := traces.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	s, err := traces.Inspect(r)
+	if err != nil {
+		return err
+	}
+	host := report.LocalHost()
+	if *format == "json" {
+		return writeInspectJSON(stdout, path, host, s)
+	}
+	if _, err := fmt.Fprintf(stdout, "trace       %s\nhost        %s\n", path, host); err != nil {
+		return err
+	}
+	return s.WriteTable(stdout)
+}
+
+func writeInspectJSON(w io.Writer, path string, host report.Host, s *traces.Summary) error {
+	type out struct {
+		File string      `json:"file"`
+		Host report.Host `json:"host"`
+		*traces.Summary
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(out{path, host, s})
+}

@@ -1,0 +1,122 @@
+package gda
+
+import (
+	"fmt"
+
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// SingleConfig is the one-operation experiment of §4.1: one thread, at most
+// one write outstanding, completion polled before the next issue.
+type SingleConfig struct {
+	Ordering Ordering
+	Payload  int
+	Inline   bool
+	// QPs configured on the PE; a PE-wide quiet visits each of them.
+	QPs int
+	// Quiet selects completion by PE-wide quiet instead of polling the used
+	// QP's CQ.
+	Quiet bool
+	Iters int
+}
+
+// SingleResult holds the three single-operation figures of Table 3.
+type SingleResult struct {
+	Issue   sim.Time // the thread's submission time
+	PutC    sim.Time // issue through completion-routine return
+	RTT     sim.Time // request to observed remote reply
+	CQEWait sim.Time // doorbell store to CQE observed
+}
+
+type singleRun struct {
+	gpu hw.GPUCosts
+	fab *hw.Fabric
+	// last reported times, by message id
+	cqe, vis map[int32]sim.Time
+}
+
+func (s *singleRun) Delivered(_ *sim.Engine, _ *hw.NIC, id int32, m *hw.Msg) { s.vis[id] = m.Visible }
+func (s *singleRun) Completed(_ *sim.Engine, _ *hw.NIC, id int32, m *hw.Msg) { s.cqe[id] = m.CQE }
+
+// SingleOp runs the single-operation experiment and returns the steady-state
+// figures (after the first iteration, which has no completion routine
+// before it).
+func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
+	if cfg.Iters == 0 {
+		cfg.Iters = 8
+	}
+	if cfg.QPs == 0 {
+		cfg.QPs = 1
+	}
+	if cfg.Payload <= 0 {
+		return SingleResult{}, fmt.Errorf("payload must be positive, got %d", cfg.Payload)
+	}
+	lay := WriteLayout(cfg.Payload, cfg.Inline, 0)
+	e := &sim.Engine{}
+	s := &singleRun{gpu: hw.NewGPUCosts(p), cqe: map[int32]sim.Time{}, vis: map[int32]sim.Time{}}
+	s.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, s)
+	c := &s.gpu
+	var res SingleResult
+	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
+	a := hw.Thread{C: c, SM: &sms[0]}
+	b := hw.Thread{C: c, SM: &sms[1]}
+	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline}
+	post := func(th *hw.Thread, nic, dst int) int32 {
+		th.Compute(c.Reserve + sim.Time(lay.Loads)*c.L2Load)
+		th.Store(lay.Segments, 1)
+		m := msg
+		m.Dst = int32(dst)
+		id := s.fab.NICs[nic].Post(0, m)
+		at := ring(th, cfg.Ordering)
+		s.fab.NICs[nic].Doorbell(e, at, 0)
+		e.RunUntil(at) // let the NIC see the doorbell in time order
+		return id
+	}
+	// Put + completion.
+	for i := range cfg.Iters {
+		start := a.T
+		if i > 0 {
+			a.Pending(c.CQUpdStores)
+		}
+		id := post(&a, 0, 1)
+		issued := a.T
+		e.Run()
+		cqe := s.cqe[id]
+		var done sim.Time
+		if cfg.Quiet {
+			// NVSHMEM's quiet walks every configured QP; the used one it
+			// polls until its CQE arrives.
+			done = max(pollDetect(c, cqe), issued+c.L2Load) + sim.Time(cfg.QPs)*c.QuietQP + c.CQPoll
+		} else {
+			done = pollDetect(c, cqe) + c.CQPoll
+		}
+		a.T = done
+		if i == cfg.Iters-1 {
+			res.Issue = issued - start
+			res.PutC = done - start
+			res.CQEWait = pollDetect(c, cqe) - issued
+		}
+	}
+	// Round trip: A writes to B, B polls the word and writes back, A polls.
+	for i := range cfg.Iters {
+		start := max(a.T, b.T)
+		a.T, b.T = start, start
+		id := post(&a, 0, 1)
+		e.Run()
+		b.T = max(b.T, pollDetect(c, s.vis[id]))
+		cqeA := s.cqe[id]
+		id = post(&b, 1, 0)
+		e.Run()
+		a.T = pollDetect(c, s.vis[id])
+		cqeB := s.cqe[id]
+		if i == cfg.Iters-1 {
+			res.RTT = a.T - start
+		}
+		// Both sides drain their CQs before the next round trip.
+		a.T = max(a.T, pollDetect(c, cqeA)) + c.CQPoll
+		b.T = max(b.T, pollDetect(c, cqeB)) + c.CQPoll
+	}
+	return res, nil
+}

@@ -1,0 +1,74 @@
+package gda
+
+// Ordering is what the submitting thread does to make its WQE and doorbell
+// record stores visible before the doorbell store (Table 4).
+type Ordering int
+
+// The ordering modes of Table 4.
+const (
+	OrderNone        Ordering = iota // unsafe control: plain stores
+	OrderGPUFence                    // fence.acq_rel.gpu before the doorbell (DOCA, GDAKI)
+	OrderFencedDBRec                 // a GPU-scope fence before the doorbell record too
+	OrderReleaseGPU                  // st.release.gpu doorbell (DeepEP)
+	OrderThreadFence                 // __threadfence() before dbrec and doorbell (NVSHMEM)
+	OrderReleaseSys                  // st.release.sys
+	OrderFenceSys                    // __threadfence_system()
+)
+
+var orderingNames = []string{"none", "gpu-fence", "fenced-dbrec", "release-gpu", "threadfence", "release-sys", "fence-sys"}
+
+// OrderingModes lists the modes in Table 4's order.
+func OrderingModes() []Ordering {
+	return []Ordering{OrderNone, OrderGPUFence, OrderFencedDBRec, OrderReleaseGPU, OrderThreadFence, OrderReleaseSys, OrderFenceSys}
+}
+
+func (o Ordering) String() string {
+	if int(o) < len(orderingNames) {
+		return orderingNames[o]
+	}
+	return "ordering?"
+}
+
+// ParseOrdering reads a mode name.
+func ParseOrdering(s string) (Ordering, bool) {
+	for i, n := range orderingNames {
+		if n == s {
+			return Ordering(i), true
+		}
+	}
+	return 0, false
+}
+
+// WQE sizes from Fig. 2: 16 B segments packed into 64 B basic blocks.
+const (
+	segBytes       = 16
+	basicBlock     = 64
+	inlineHdrBytes = 4 // the inline segment's byte-count word
+)
+
+// Layout is the shape of one RDMA-write WQE.
+type Layout struct {
+	Segments int // 16 B segments the thread stores
+	BBs      int // 64 B basic blocks the NIC fetches
+	// Loads counts the 16 B source chunks the thread must load to inline
+	// the payload. The first chunk's 12 B ride in registers (the 8 B
+	// values NVSHMEM, GDAKI and DeepEP inline are passed by value).
+	Loads int
+}
+
+// WriteLayout returns the layout of an RC (or DC, with av) RDMA write whose
+// payload is inlined when inline is true: ctrl + [address vector] + raddr +
+// either one data (pointer) segment or the inline word and payload rounded
+// up to 16 B.
+func WriteLayout(payload int, inline bool, avBytes int) Layout {
+	segs := 2 + (avBytes+segBytes-1)/segBytes
+	loads := 0
+	if inline {
+		chunks := (inlineHdrBytes + payload + segBytes - 1) / segBytes
+		segs += chunks
+		loads = chunks - 1
+	} else {
+		segs++
+	}
+	return Layout{Segments: segs, BBs: (segs*segBytes + basicBlock - 1) / basicBlock, Loads: loads}
+}

@@ -1,0 +1,11 @@
+// Package hw models the hardware under a GPU-submitted RDMA write: the
+// submitting SM (costs in cycles at the SM clock plus fixed time, a shared
+// store path, stores that drain one after another), the PCIe hops, the NIC
+// (per-QP doorbell handling and in-order WQE processing, WQE and payload DMA
+// reads, a NIC-wide message-rate ceiling, the link's line rate with per-packet
+// overhead), the fabric, the responder NIC and the CQE written back.
+//
+// Models take every constant from a profile.Profile and run on a
+// sim.Engine. Transports drive them; the NIC reports deliveries and
+// completions back through the Sink interface.
+package hw

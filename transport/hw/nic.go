@@ -1,0 +1,273 @@
+package hw
+
+import (
+	"math"
+
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// NICParams are the NIC, PCIe, link and fabric constants resolved from a
+// profile.
+type NICParams struct {
+	MMIO          sim.Time // SM doorbell store to the NIC
+	DMARead       sim.Time // WQE fetch / pointer-payload read round trip
+	DMAWrite      sim.Time // NIC write into GPU memory until observable
+	PCIeBytesPerP float64  // PCIe bytes per picosecond
+	Doorbell      sim.Time // per-QP doorbell handling
+	WQE           sim.Time // per-QP per-WQE processing
+	BBFetch       sim.Time // extra per additional 64 B basic block
+	MsgSlot       sim.Time // NIC-wide: one message per slot
+	Tx, Rx, Ack   sim.Time
+	MaxFetch      int
+	LinkBytesPerP float64 // payload+header bytes per picosecond on the wire
+	MTU           int
+	PktOverhead   int
+	Fabric        sim.Time
+}
+
+// NewNICParams resolves the NIC constants of p.
+func NewNICParams(p *profile.Profile) NICParams {
+	ns := func(n string) sim.Time { return sim.Ns(p.Get(n)) }
+	return NICParams{
+		MMIO:          ns("pcie.mmio_ns"),
+		DMARead:       ns("pcie.dma_read_ns"),
+		DMAWrite:      ns("pcie.dma_write_ns"),
+		PCIeBytesPerP: p.Get("pcie.gbps") / 1000, // GB/s = bytes/ns; /1000 per ps
+		Doorbell:      ns("nic.doorbell_ns"),
+		WQE:           ns("nic.wqe_ns"),
+		BBFetch:       ns("nic.bb_fetch_ns"),
+		MsgSlot:       sim.Ns(1000 / p.Get("nic.msg_rate_mps")),
+		Tx:            ns("nic.tx_ns"),
+		Rx:            ns("nic.rx_ns"),
+		Ack:           ns("nic.ack_ns"),
+		MaxFetch:      int(p.Get("nic.max_fetch_wqes")),
+		LinkBytesPerP: p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000,
+		MTU:           int(p.Get("link.mtu_b")),
+		PktOverhead:   int(p.Get("link.pkt_overhead_b")),
+		Fabric:        ns("fabric.latency_ns"),
+	}
+}
+
+// WireTime is how long bytes of payload occupy the link, headers included.
+func (p *NICParams) WireTime(bytes int) sim.Time {
+	pkts := max(1, (bytes+p.MTU-1)/p.MTU)
+	return sim.Time(math.Ceil(float64(bytes+pkts*p.PktOverhead) / p.LinkBytesPerP))
+}
+
+// PCIeTime is how long bytes take over the NIC's PCIe link.
+func (p *NICParams) PCIeTime(bytes int) sim.Time {
+	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
+}
+
+// Msg is one work request as the NIC sees it.
+type Msg struct {
+	QP      int32
+	Dst     int32 // destination NIC index in the fabric
+	Bytes   int32 // payload bytes on the wire
+	BBs     int32 // 64 B basic blocks of the WQE
+	Pointer bool  // payload named by pointer: the NIC reads it by DMA
+	Tag     int64 // the transport's own
+	refs    int8
+	Posted  sim.Time // doorbell store left the SM
+	Sent    sim.Time // first byte on the wire
+	Visible sim.Time // payload observable in the responder's memory
+	CQE     sim.Time // completion observable by the requester
+}
+
+// Sink receives the NIC's reports. Both calls run at the reported time.
+type Sink interface {
+	Delivered(e *sim.Engine, nic *NIC, id int32, m *Msg)
+	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
+}
+
+type qpState struct {
+	ring    []int32 // posted WQE message ids, FIFO
+	fetched int     // ring entries consumed by the NIC
+	dbq     []int   // doorbell indices not yet handled
+	busy    bool
+	// Stats
+	doorbells int64
+}
+
+const (
+	opDoorbell int32 = iota
+	opQPFree
+	opDeliver
+	opComplete
+)
+
+// NIC is one adapter: per-QP doorbell queues served in order, a NIC-wide
+// message slot, an egress link and an ingress link. NICs of a fabric share
+// one message slab so that a message can be delivered to its peer.
+type NIC struct {
+	Index  int
+	P      *NICParams
+	fab    *Fabric
+	id     sim.HandlerID
+	qps    []qpState
+	slotAt sim.Time
+	linkAt sim.Time
+	rxAt   sim.Time
+	// Counters.
+	Sent, Delivered int64
+	BusyWire        sim.Time
+}
+
+// Fabric joins NICs through one switch layer of fixed latency.
+type Fabric struct {
+	P    NICParams
+	NICs []*NIC
+	msgs []Msg
+	free []int32
+	sink Sink
+}
+
+// NewFabric builds n NICs with qps queue pairs each.
+func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
+	f := &Fabric{P: p, sink: sink}
+	for i := range n {
+		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps)}
+		nic.id = e.Register(nic)
+		f.NICs = append(f.NICs, nic)
+	}
+	return f
+}
+
+// Msg returns the message with id.
+func (f *Fabric) Msg(id int32) *Msg { return &f.msgs[id] }
+
+// Post writes a WQE into qp's ring: the GPU built it, the NIC learns of it
+// only at the next doorbell.
+func (n *NIC) Post(qp int, m Msg) int32 {
+	f := n.fab
+	var id int32
+	if k := len(f.free); k > 0 {
+		id = f.free[k-1]
+		f.free = f.free[:k-1]
+	} else {
+		f.msgs = append(f.msgs, Msg{})
+		id = int32(len(f.msgs) - 1)
+	}
+	m.QP = int32(qp)
+	m.refs = 2
+	f.msgs[id] = m
+	q := &n.qps[qp]
+	q.ring = append(q.ring, id)
+	return id
+}
+
+// Doorbell records a doorbell store that leaves the SM at `at`, announcing
+// every WQE posted to qp so far. It reaches the NIC one MMIO later.
+func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) {
+	q := &n.qps[qp]
+	idx := q.fetched + len(q.ring)
+	e.At(at+n.P.MMIO, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
+}
+
+// Handle runs the NIC's events.
+func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
+	switch op {
+	case opDoorbell:
+		qp := int(arg & (1<<24 - 1))
+		q := &n.qps[qp]
+		q.dbq = append(q.dbq, int(arg>>24))
+		q.doorbells++
+		if !q.busy {
+			n.serve(e, qp)
+		}
+	case opQPFree:
+		q := &n.qps[arg]
+		q.busy = false
+		if len(q.dbq) > 0 {
+			n.serve(e, int(arg))
+		}
+	case opDeliver:
+		id := int32(arg)
+		m := &n.fab.msgs[id]
+		n.Delivered++
+		n.fab.sink.Delivered(e, n, id, m)
+		n.fab.release(id)
+	case opComplete:
+		id := int32(arg)
+		m := &n.fab.msgs[id]
+		n.fab.sink.Completed(e, n, id, m)
+		n.fab.release(id)
+	}
+}
+
+func (f *Fabric) release(id int32) {
+	m := &f.msgs[id]
+	m.refs--
+	if m.refs == 0 {
+		f.free = append(f.free, id)
+	}
+}
+
+// serve handles qp's oldest pending doorbell: the QP is busy for the
+// doorbell handling plus its WQEs' in-order processing; the WQEs
+// themselves proceed once fetched, through the NIC-wide message slot and
+// the link.
+func (n *NIC) serve(e *sim.Engine, qp int) {
+	q := &n.qps[qp]
+	idx := q.dbq[0]
+	q.dbq = q.dbq[1:]
+	if len(q.dbq) == 0 {
+		q.dbq = q.dbq[:0:0]
+	}
+	cnt := idx - q.fetched
+	if cnt > n.P.MaxFetch {
+		// A fetch reads at most MaxFetch WQEs; the rest wait for the next
+		// round, as if announced by a doorbell right behind this one.
+		cnt = n.P.MaxFetch
+		q.dbq = append([]int{idx}, q.dbq...)
+	}
+	now := e.Now()
+	p := n.P
+	if cnt <= 0 {
+		q.busy = true
+		e.At(now+p.Doorbell, n.id, opQPFree, int64(qp))
+		return
+	}
+	q.busy = true
+	ids := q.ring[:cnt]
+	bbs := 0
+	for _, id := range ids {
+		bbs += int(n.fab.msgs[id].BBs)
+	}
+	fetched := now + p.Doorbell + p.DMARead + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	t := now + p.Doorbell
+	for _, id := range ids {
+		m := &n.fab.msgs[id]
+		t += p.WQE
+		ready := max(t, fetched)
+		if m.Pointer {
+			ready += p.DMARead + p.PCIeTime(int(m.Bytes))
+		}
+		slot := max(ready, n.slotAt)
+		n.slotAt = slot + p.MsgSlot
+		wire := p.WireTime(int(m.Bytes))
+		start := max(slot+p.Tx, n.linkAt)
+		n.linkAt = start + wire
+		n.BusyWire += wire
+		m.Sent = start
+		dst := n.fab.NICs[m.Dst]
+		// The responder's port serializes arrivals from every sender.
+		arrive := max(start+p.Fabric, dst.rxAt) + wire
+		dst.rxAt = arrive
+		m.Visible = arrive + p.Rx + p.DMAWrite
+		m.CQE = arrive + p.Ack + p.Fabric + p.DMAWrite
+		n.Sent++
+		e.At(m.Visible, dst.id, opDeliver, int64(id))
+		e.At(m.CQE, n.id, opComplete, int64(id))
+	}
+	q.fetched += cnt
+	q.ring = q.ring[cnt:]
+	if len(q.ring) == 0 {
+		q.ring = q.ring[:0:0]
+	}
+	e.At(t, n.id, opQPFree, int64(qp))
+}
+
+// Doorbells counts the doorbells qp has handled.
+func (n *NIC) Doorbells(qp int) int64 { return n.qps[qp].doorbells }

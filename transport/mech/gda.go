@@ -1,0 +1,180 @@
+package mech
+
+import (
+	"fmt"
+
+	"moebench/transport/gda"
+	"moebench/transport/profile"
+)
+
+func us(t interface{ Us() float64 }) float64 { return t.Us() }
+
+func singleOp(p *profile.Profile) ([]Row, error) {
+	var rows []Row
+	for _, c := range []struct {
+		name             string
+		inline           bool
+		order            gda.Ordering
+		issue, putc, rtt float64
+	}{
+		{"mini-gda, inline", true, gda.OrderGPUFence, 0.70, 4.03, 6.85},
+		{"mini-gda, non-inline", false, gda.OrderGPUFence, 0.70, 4.64, nan},
+		{"mini-gda, unordered (unsafe)", true, gda.OrderNone, 0.19, 3.46, nan},
+	} {
+		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: c.order, Payload: 8, Inline: c.inline})
+		if err != nil {
+			return nil, fmt.Errorf("single-op %s: %w", c.name, err)
+		}
+		rows = append(rows,
+			Row{"single-op", c.name, "issue", "µs", c.issue, us(r.Issue), "Table 3"},
+			Row{"single-op", c.name, "put+completion", "µs", c.putc, us(r.PutC), "Table 3"},
+			Row{"single-op", c.name, "RTT", "µs", c.rtt, us(r.RTT), "Table 3"},
+		)
+		if c.name == "mini-gda, inline" {
+			rows = append(rows, Row{"single-op", c.name, "doorbell to CQE observed", "µs", 3.30, us(r.CQEWait), "§4.1"})
+		}
+	}
+	return rows, nil
+}
+
+func ordering(p *profile.Profile) ([]Row, error) {
+	paper := map[gda.Ordering][2]float64{
+		gda.OrderNone:        {0.19, 3.46},
+		gda.OrderGPUFence:    {0.70, 4.03},
+		gda.OrderFencedDBRec: {0.93, 4.26},
+		gda.OrderReleaseGPU:  {0.70, 4.00},
+		gda.OrderThreadFence: {1.22, 4.48},
+		gda.OrderReleaseSys:  {2.37, 5.66},
+		gda.OrderFenceSys:    {2.62, 5.92},
+	}
+	var rows []Row
+	for _, m := range gda.OrderingModes() {
+		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: m, Payload: 8, Inline: true})
+		if err != nil {
+			return nil, fmt.Errorf("ordering %s: %w", m, err)
+		}
+		rows = append(rows,
+			Row{"ordering", m.String(), "issue", "µs", paper[m][0], us(r.Issue), "Table 4"},
+			Row{"ordering", m.String(), "put+completion", "µs", paper[m][1], us(r.PutC), "Table 4"},
+		)
+	}
+	return rows, nil
+}
+
+func inline(p *profile.Profile) ([]Row, error) {
+	one := func(size int, inl bool) (gda.SingleResult, error) {
+		return gda.SingleOp(p, gda.SingleConfig{Ordering: gda.OrderGPUFence, Payload: size, Inline: inl})
+	}
+	var rows []Row
+	ptr, err := one(8, false)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, Row{"inline", "pointer, 8 B", "issue", "µs", nan, us(ptr.Issue), ""},
+		Row{"inline", "pointer, 8 B", "put+completion", "µs", nan, us(ptr.PutC), ""})
+	res := map[int]gda.SingleResult{}
+	for _, size := range []int{8, 16, 28, 32, 60, 92, 124, 220} {
+		r, err := one(size, true)
+		if err != nil {
+			return nil, err
+		}
+		res[size] = r
+		lay := gda.WriteLayout(size, true, 0)
+		c := fmt.Sprintf("inline %d B (%d B WQE)", size, lay.BBs*64)
+		rows = append(rows, Row{"inline", c, "issue", "µs", nan, us(r.Issue), ""},
+			Row{"inline", c, "put+completion", "µs", nan, us(r.PutC), ""})
+	}
+	chunks := func(n int) int { return gda.WriteLayout(n, true, 0).Segments }
+	slope := (res[220].Issue - res[8].Issue).Us() / float64(chunks(220)-chunks(8))
+	rows = append(rows,
+		Row{"inline", "8-220 B", "issue slope per 16 B chunk", "µs", 0.1, slope, "Fig. 3a / §4.1"},
+		Row{"inline", "8 B inline vs pointer", "put+completion saving", "µs", 0.61, (ptr.PutC - res[8].PutC).Us(), "§4.1"},
+		Row{"inline", "92 B inline vs 8 B pointer", "put+completion ratio (saving gone)", "ratio", 1.0, res[92].PutC.Us() / ptr.PutC.Us(), "§4.1 / Fig. 3a"},
+	)
+	return rows, nil
+}
+
+func rate(p *profile.Profile) ([]Row, error) {
+	type rc struct {
+		name  string
+		cfg   gda.RateConfig
+		paper float64
+	}
+	c := func(th, qps, sms, db int, st gda.Publication) gda.RateConfig {
+		return gda.RateConfig{Threads: th, QPs: qps, SMs: sms, PerDoorbell: db, Style: st,
+			Ordering: gda.OrderGPUFence, Payload: 8, Inline: true, Depth: 1024}
+	}
+	cases := []rc{
+		{"1 thread, 1 QP, 1 SM, 1/doorbell", c(1, 1, 1, 1, gda.PubThread), 1.79},
+		{"32 threads share 1 QP (handoff), 1/doorbell", c(32, 1, 1, 1, gda.PubHandoff), 1.85},
+		{"1 thread, 1 QP, 16/doorbell", c(1, 1, 1, 16, gda.PubThread), 4.70},
+		{"32 threads, doorbell lock per WQE", c(32, 1, 1, 1, gda.PubLock), 1.27},
+		{"256 threads, per-thread handoff, 32/doorbell", c(256, 1, 1, 32, gda.PubHandoff), 2.60},
+		{"32 threads cooperative, 32/doorbell", c(32, 1, 1, 32, gda.PubCoop), 21.6},
+		{"256 threads cooperative, 32/doorbell", c(256, 1, 1, 32, gda.PubCoop), 30.7},
+		{"16 threads, 16 QPs, 16 SMs, 1/doorbell", c(16, 16, 16, 1, gda.PubThread), 27.9},
+		{"16 threads, 16 QPs, 16 SMs, 16/doorbell", c(16, 16, 16, 16, gda.PubThread), 74.4},
+		{"32 threads, 32 QPs, 1 SM, 16/doorbell", c(32, 32, 1, 16, gda.PubThread), 133},
+		{"64 threads, 64 QPs, 1 SM, 16/doorbell", c(64, 64, 1, 16, gda.PubThread), 206},
+		{"64 threads, 64 QPs, 64 SMs, 16/doorbell", c(64, 64, 64, 16, gda.PubThread), 260},
+	}
+	var rows []Row
+	for _, k := range cases {
+		v, err := gda.Rate(p, k.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("rate %s: %w", k.name, err)
+		}
+		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
+	}
+	return rows, nil
+}
+
+func completionScope(p *profile.Profile) ([]Row, error) {
+	var rows []Row
+	get := func(qps int, quiet bool) (float64, error) {
+		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: gda.OrderGPUFence, Payload: 8, Inline: true, QPs: qps, Quiet: quiet})
+		return r.PutC.Us(), err
+	}
+	base := map[bool]float64{}
+	for _, quiet := range []bool{true, false} {
+		name := "per-QP completion"
+		if quiet {
+			name = "PE-wide quiet"
+		}
+		for _, q := range []int{1, 2, 4, 8, 16, 32} {
+			v, err := get(q, quiet)
+			if err != nil {
+				return nil, err
+			}
+			if q == 1 {
+				base[quiet] = v
+			}
+			rows = append(rows, Row{"completion-scope", fmt.Sprintf("%s, %d QPs", name, q), "put+completion", "µs", nan, v, ""})
+		}
+	}
+	q16, _ := get(16, true)
+	p16, _ := get(16, false)
+	rows = append(rows,
+		Row{"completion-scope", "PE-wide quiet, 16 vs 1 QPs", "put+completion ratio", "ratio", 2.0, q16 / base[true], "Fig. 4"},
+		Row{"completion-scope", "per-QP completion, 16 vs 1 QPs", "put+completion ratio", "ratio", 1.0, p16 / base[false], "Fig. 4"},
+	)
+	return rows, nil
+}
+
+func clock(p *profile.Profile) ([]Row, error) {
+	var rows []Row
+	for _, f := range []float64{502, 746, 995, 1245, 1500, 1845, 1980} {
+		q := p.Clone()
+		if err := q.SetValue("gpu.sm_clock_mhz", f, "clock sweep"); err != nil {
+			return nil, err
+		}
+		r, err := gda.SingleOp(q, gda.SingleConfig{Ordering: gda.OrderGPUFence, Payload: 8, Inline: true})
+		if err != nil {
+			return nil, err
+		}
+		c := fmt.Sprintf("%.0f MHz", f)
+		rows = append(rows, Row{"clock", c, "issue", "µs", nan, r.Issue.Us(), ""},
+			Row{"clock", c, "put+completion", "µs", nan, r.PutC.Us(), ""})
+	}
+	return rows, nil
+}
