@@ -134,6 +134,4 @@ func csvNum(v float64) string {
 	return fmt.Sprintf("%.6g", v)
 }
 
-
-
 func nan() float64 { return math.NaN() }

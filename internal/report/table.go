@@ -14,15 +14,15 @@ import (
 // Header identifies a report: what produced it, on which profile and host,
 // and whether its figures are modelled or measured.
 type Header struct {
-	Tool     string   `json:"tool"`
-	Version  string   `json:"version"`
-	Command  string   `json:"command"`
-	Profile  string   `json:"profile,omitempty"`
-	Origins  []string `json:"profile_sources,omitempty"`
-	Host     Host     `json:"host"`
-	Seed     *uint64  `json:"seed,omitempty"`
-	Figures  string   `json:"figures"` // "modelled", "measured", or both
-	Extra    []string `json:"notes,omitempty"`
+	Tool    string   `json:"tool"`
+	Version string   `json:"version"`
+	Command string   `json:"command"`
+	Profile string   `json:"profile,omitempty"`
+	Origins []string `json:"profile_sources,omitempty"`
+	Host    Host     `json:"host"`
+	Seed    *uint64  `json:"seed,omitempty"`
+	Figures string   `json:"figures"` // "modelled", "measured", or both
+	Extra   []string `json:"notes,omitempty"`
 }
 
 // Lines renders the header as text lines without a comment prefix.

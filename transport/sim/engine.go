@@ -25,14 +25,15 @@ type item struct {
 	op  int32
 }
 
-// before orders by time, then by schedule sequence. Written without
-// short-circuit branches: heap comparisons on random times are coin flips,
-// and a mispredicted branch costs more than evaluating both halves.
+// before orders by time, then by schedule sequence. Written so that the
+// compiler can evaluate it without branches: heap comparisons on event
+// times are coin flips, and a mispredicted branch costs more than both
+// halves.
 func (a *item) before(b *item) bool {
 	lt := a.at < b.at
 	eq := a.at == b.at
 	sl := a.seq < b.seq
-	return lt != (eq && sl) // lt and eq are exclusive, so != is ||
+	return lt != (eq && sl) // lt and eq exclude each other, so != is ||
 }
 
 // Engine runs events in (time, sequence) order. The zero value is ready to
@@ -161,49 +162,45 @@ func (e *Engine) up(i int) {
 }
 
 func (e *Engine) down(i int) {
-	// Bottom-up sift (Floyd): walk the smaller children to a leaf without
-	// comparing against x, then let x rise. A replaced top is usually one
-	// of the latest events, so it rises little and this saves a compare
-	// per level.
 	q := e.q
 	n := len(q)
 	x := q[i]
-	start := i
 	for {
 		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		if c+3 < n {
-			a, b := c, c+2
-			if q[c+1].before(&q[c]) {
-				a = c + 1
+		if c+3 >= n {
+			if c >= n {
+				break
 			}
-			if q[c+3].before(&q[c+2]) {
-				b = c + 3
-			}
-			m = a
-			if q[b].before(&q[a]) {
-				m = b
-			}
-		} else {
+			m := c
 			for j := c + 1; j < n; j++ {
 				if q[j].before(&q[m]) {
 					m = j
 				}
 			}
+			if q[m].before(&x) {
+				q[i] = q[m]
+				i = m
+			}
+			break
+		}
+		// Branch-free choice of the least of four children: heap
+		// comparisons on event times are unpredictable, and a
+		// mispredicted branch costs more than the arithmetic.
+		a := c + b2i(q[c+1].before(&q[c]))
+		b := c + 2 + b2i(q[c+3].before(&q[c+2]))
+		m := a + b2i(q[b].before(&q[a]))*(b-a)
+		if !q[m].before(&x) {
+			break
 		}
 		q[i] = q[m]
 		i = m
 	}
-	for i > start {
-		p := (i - 1) / 4
-		if !x.before(&q[p]) {
-			break
-		}
-		q[i] = q[p]
-		i = p
-	}
 	q[i] = x
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -164,3 +164,35 @@ func BenchmarkEngine(b *testing.B) {
 	n := e.Handled() - start
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 }
+
+// pipeline models a component whose events wait one of a few fixed
+// latencies, the shape of the transport models (a message slot, a drain, a
+// DMA read, a completion).
+type pipeline struct {
+	id   HandlerID
+	lats [5]Time
+}
+
+func (p *pipeline) Handle(e *Engine, op int32, arg int64) {
+	e.After(p.lats[arg%5], p.id, op, arg+1)
+}
+
+// BenchmarkEngineModelShaped runs 256 components, each always holding one
+// pending event delayed by one of five fixed latencies.
+func BenchmarkEngineModelShaped(b *testing.B) {
+	b.ReportAllocs()
+	var e Engine
+	p := &pipeline{lats: [5]Time{3846, 70 * Nanosecond, 175 * Nanosecond, 610 * Nanosecond, 3300 * Nanosecond}}
+	p.id = e.Register(p)
+	for i := range 256 {
+		e.At(Time(i), p.id, 0, int64(i))
+	}
+	e.RunUntil(100 * Microsecond)
+	start := e.Handled()
+	b.ResetTimer()
+	for b.Loop() {
+		e.RunUntil(e.Now() + 10*Microsecond)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(e.Handled()-start)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+}
