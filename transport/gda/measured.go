@@ -34,6 +34,50 @@ type Measured struct {
 	CQConsumeNs float64 `json:"cq_consume_ns"` // load + check + consumer-index update
 	// Rates are posting rates with the doorbell target above.
 	Rates []RatePoint `json:"rates"`
+
+	// Further native measurements (moebench calibrate). IssueNoDoorbellNs
+	// is the issue sequence without the doorbell store (WQE + doorbell
+	// record), the reference FitGPU isolates the MMIO store against.
+	IssueNoDoorbellNs float64 `json:"issue_no_doorbell_ns,omitempty"`
+	// InlineIssueNoneNs is InlineIssueNs without ordering (issue cost of
+	// the payload alone, no drain).
+	InlineIssueNoneNs map[int]float64 `json:"inline_issue_none_ns,omitempty"`
+	HostLoadNs        float64         `json:"host_load_ns,omitempty"`  // dependent load of mapped host memory (PCIe read)
+	HostStoreNs       float64         `json:"host_store_ns,omitempty"` // 8 B store to mapped host memory, issue only
+	// EnqueueNs and HandoffRTTNs are the proxy path by variant (baseline,
+	// tuned): GPU-side enqueue, and enqueue until the GPU observes the CPU
+	// worker's completion counter in mapped host memory.
+	EnqueueNs    map[string]float64 `json:"enqueue_ns,omitempty"`
+	HandoffRTTNs map[string]float64 `json:"handoff_rtt_ns,omitempty"`
+	// WorkerCapacity is what CPU workers consume from GPU-fed rings.
+	WorkerCapacity []CapacityPoint `json:"worker_capacity,omitempty"`
+	// KernelCost is the enclosing-kernel experiment (Fig. 9, Table 14).
+	KernelCost []KernelCostPoint `json:"kernel_cost,omitempty"`
+	// WQEsVerified counts GPU-built WQEs decoded and checked field by
+	// field against the host encoder before measuring.
+	WQEsVerified int `json:"wqes_verified,omitempty"`
+}
+
+// CapacityPoint is one CPU worker capacity measurement.
+type CapacityPoint struct {
+	Workers int     `json:"workers"`
+	Batch   int     `json:"batch"`
+	Mps     float64 `json:"mdesc_per_s"`
+}
+
+// KernelCostPoint is one caller kernel with or without a communication
+// path. LossPct is the useful-throughput loss against the same caller
+// without the path at the same launch shape.
+type KernelCostPoint struct {
+	Caller         string  `json:"caller"` // compute, stream
+	Path           string  `json:"path"`   // absent, gda, proxy
+	Wait           bool    `json:"wait,omitempty"`
+	Msgs           int     `json:"msgs_per_block"` // 0 with a path: dormant
+	Blocks         int     `json:"blocks"`
+	Regs           int     `json:"regs"`
+	MaxBlocksPerSM int     `json:"max_blocks_per_sm"`
+	Ms             float64 `json:"ms"`
+	LossPct        float64 `json:"loss_pct"`
 }
 
 // RatePoint is one posting-rate measurement.
@@ -44,4 +88,5 @@ type RatePoint struct {
 	PerDoorbell int     `json:"wqes_per_doorbell"`
 	Style       string  `json:"style"` // thread, coop, handoff, lock
 	Mps         float64 `json:"mmsg_per_s"`
+	Target      string  `json:"doorbell_target,omitempty"` // when it differs from Measured.DoorbellTarget
 }

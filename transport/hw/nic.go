@@ -67,10 +67,13 @@ type Msg struct {
 	Bytes   int32 // payload bytes on the wire
 	BBs     int32 // 64 B basic blocks of the WQE
 	Pointer bool  // payload named by pointer: the NIC reads it by DMA
+	Atomic  bool  // an 8 B fetch-add, executed by the responder NIC
 	Tag     int64 // the transport's own
 	refs    int8
-	Posted  sim.Time // doorbell store left the SM
+	Rung    sim.Time // the doorbell announcing it reached the NIC
+	Served  sim.Time // the NIC began that doorbell's processing
 	Sent    sim.Time // first byte on the wire
+	Arrived sim.Time // last byte at the responder's port
 	Visible sim.Time // payload observable in the responder's memory
 	CQE     sim.Time // completion observable by the requester
 }
@@ -82,12 +85,22 @@ type Sink interface {
 }
 
 type qpState struct {
-	ring    []int32 // posted WQE message ids, FIFO
-	fetched int     // ring entries consumed by the NIC
-	dbq     []int   // doorbell indices not yet handled
+	// fetch is the WQE fetch latency: a DMA read of GPU memory, or of
+	// host memory for queues a CPU owns.
+	fetch   sim.Time
+	ring    []int32   // posted WQE message ids, FIFO
+	fetched int       // ring entries consumed by the NIC
+	dbq     []ringing // doorbells not yet handled
 	busy    bool
 	// Stats
 	doorbells int64
+}
+
+// ringing is a doorbell that reached the NIC: the ring index it announces
+// and when it arrived.
+type ringing struct {
+	idx int
+	at  sim.Time
 }
 
 const (
@@ -114,6 +127,13 @@ type NIC struct {
 	BusyWire        sim.Time
 }
 
+// HostQueues places qp's send queue in host memory, as a CPU proxy's
+// queues are: WQE fetches then read host memory.
+func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch = fetch }
+
+// QPs is the number of queue pairs the NIC was built with.
+func (n *NIC) QPs() int { return len(n.qps) }
+
 // Fabric joins NICs through one switch layer of fixed latency.
 type Fabric struct {
 	P    NICParams
@@ -128,6 +148,9 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 	f := &Fabric{P: p, sink: sink}
 	for i := range n {
 		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps)}
+		for q := range nic.qps {
+			nic.qps[q].fetch = p.DMARead
+		}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
@@ -159,10 +182,14 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 
 // Doorbell records a doorbell store that leaves the SM at `at`, announcing
 // every WQE posted to qp so far. It reaches the NIC one MMIO later.
-func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) {
+func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n.P.MMIO) }
+
+// Ring is Doorbell with the writer's own MMIO latency (a host thread's
+// doorbell store takes a different path than an SM's).
+func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
 	q := &n.qps[qp]
 	idx := q.fetched + len(q.ring)
-	e.At(at+n.P.MMIO, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
+	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
 }
 
 // Handle runs the NIC's events.
@@ -171,7 +198,7 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	case opDoorbell:
 		qp := int(arg & (1<<24 - 1))
 		q := &n.qps[qp]
-		q.dbq = append(q.dbq, int(arg>>24))
+		q.dbq = append(q.dbq, ringing{int(arg >> 24), e.Now()})
 		q.doorbells++
 		if !q.busy {
 			n.serve(e, qp)
@@ -210,7 +237,8 @@ func (f *Fabric) release(id int32) {
 // the link.
 func (n *NIC) serve(e *sim.Engine, qp int) {
 	q := &n.qps[qp]
-	idx := q.dbq[0]
+	db := q.dbq[0]
+	idx := db.idx
 	q.dbq = q.dbq[1:]
 	if len(q.dbq) == 0 {
 		q.dbq = q.dbq[:0:0]
@@ -220,7 +248,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		// A fetch reads at most MaxFetch WQEs; the rest wait for the next
 		// round, as if announced by a doorbell right behind this one.
 		cnt = n.P.MaxFetch
-		q.dbq = append([]int{idx}, q.dbq...)
+		q.dbq = append([]ringing{db}, q.dbq...)
 	}
 	now := e.Now()
 	p := n.P
@@ -235,10 +263,11 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	for _, id := range ids {
 		bbs += int(n.fab.msgs[id].BBs)
 	}
-	fetched := now + p.Doorbell + p.DMARead + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	fetched := now + p.Doorbell + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
 	t := now + p.Doorbell
 	for _, id := range ids {
 		m := &n.fab.msgs[id]
+		m.Rung, m.Served = db.at, now
 		t += p.WQE
 		ready := max(t, fetched)
 		if m.Pointer {
@@ -255,6 +284,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		// The responder's port serializes arrivals from every sender.
 		arrive := max(start+p.Fabric, dst.rxAt) + wire
 		dst.rxAt = arrive
+		m.Arrived = arrive
 		m.Visible = arrive + p.Rx + p.DMAWrite
 		m.CQE = arrive + p.Ack + p.Fabric + p.DMAWrite
 		n.Sent++

@@ -1,25 +1,181 @@
 package mech
 
 import (
-	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"moebench/transport/profile"
 )
 
-func TestPrintRows(t *testing.T) {
-	p := profile.MustLoad("p-ib")
-	exps, _ := Select([]string{"single-op", "ordering", "inline", "rate", "completion-scope"})
-	var all []Row
+var foundation = []string{"single-op", "ordering", "inline", "rate", "completion-scope"}
+
+func runAll(t *testing.T, p *profile.Profile, names ...string) []Row {
+	t.Helper()
+	exps, err := Select(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
 	for _, e := range exps {
-		rows, err := e.Run(p)
+		rs, err := e.Run(p)
 		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		rows = append(rows, rs...)
+	}
+	return rows
+}
+
+func withPaper(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.HasPaper() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestFoundationRowsMatchThePaper is the acceptance test of the mechanism
+// model: the P-IB mini-gda rows of Tables 3-5, the inline figures of Fig. 3
+// and the quiet doubling of Fig. 4 within a 10% median and 35% worst error.
+func TestFoundationRowsMatchThePaper(t *testing.T) {
+	t.Parallel()
+	rows := withPaper(runAll(t, profile.MustLoad("p-ib"), foundation...))
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r.Source]++
+		if e := r.RelErr(); e > 0.35 {
+			t.Errorf("%s / %s / %s: model %.3g vs paper %.3g (%.0f%% off)", r.Experiment, r.Case, r.Metric, r.Model, r.Paper, 100*e)
+		}
+	}
+	// Coverage: every P-IB mini-gda row of Tables 3 and 5, every P-IB row
+	// of Table 4, the inline slope and savings, the quiet doubling.
+	for src, want := range map[string]int{"Table 3": 7, "Table 4": 14, "Table 5": 12, "Fig. 4": 2} {
+		if count[src] != want {
+			t.Errorf("%s: %d rows, want %d", src, count[src], want)
+		}
+	}
+	var inlineRows int
+	for _, r := range rows {
+		if r.Experiment == "inline" {
+			inlineRows++
+		}
+	}
+	if inlineRows != 3 {
+		t.Errorf("inline: %d rows with paper values, want slope, 8 B saving and 92 B ratio", inlineRows)
+	}
+	s := Summarize(rows)
+	if s.MedianErr > 0.10 {
+		t.Errorf("median relative error %.1f%% > 10%%", 100*s.MedianErr)
+	}
+	t.Logf("%d rows: median %.2f%%, max %.2f%% (%s)", s.Rows, 100*s.MedianErr, 100*s.MaxErr, s.Worst)
+}
+
+func find(t *testing.T, rows []Row, exp, cas, metric string) float64 {
+	t.Helper()
+	for _, r := range rows {
+		if r.Experiment == exp && strings.HasPrefix(r.Case, cas) && r.Metric == metric {
+			return r.Model
+		}
+	}
+	t.Fatalf("no row %s / %s / %s", exp, cas, metric)
+	return 0
+}
+
+// TestRowsComeFromTheMechanism moves one constant at a time and checks that
+// exactly the rows that depend on that mechanism move, by the amount the
+// mechanism implies: the rows are not looked up.
+func TestRowsComeFromTheMechanism(t *testing.T) {
+	t.Parallel()
+	base := profile.MustLoad("p-ib")
+	b := runAll(t, base, foundation...)
+	moved := func(name string, delta float64) []Row {
+		p := base.Clone()
+		if err := p.SetValue(name, base.Get(name)+delta, "test"); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range rows {
-			fmt.Printf("%-18s %-48s %-28s paper %8.3f model %8.3f err %5.1f%%\n", r.Experiment, r.Case, r.Metric, r.Paper, r.Model, 100*r.RelErr())
-		}
-		all = append(all, rows...)
+		return runAll(t, p, foundation...)
 	}
-	fmt.Printf("%+v\n", Summarize(all))
+	near := func(got, want float64, what string) {
+		t.Helper()
+		if math.Abs(got-want) > 0.005 {
+			t.Errorf("%s moved by %.4f, want %.4f", what, got, want)
+		}
+	}
+
+	// A GPU-scope fence 100 ns (fixed part) dearer: the one-fence modes
+	// issue 0.1 µs later, fenced-dbrec (two fences) 0.2 µs, the
+	// unordered and system-scope modes not at all.
+	r := moved("gpu.fence_gpu.ns", 100)
+	for mode, k := range map[string]float64{"gpu-fence": 1, "release-gpu": 1, "fenced-dbrec": 2, "none": 0, "threadfence": 0, "fence-sys": 0} {
+		d := find(t, r, "ordering", mode, "issue") - find(t, b, "ordering", mode, "issue")
+		near(d, 0.1*k, "issue of "+mode)
+		d = find(t, r, "ordering", mode, "put+completion") - find(t, b, "ordering", mode, "put+completion")
+		near(d, 0.1*k, "put+completion of "+mode)
+	}
+
+	// A slower NIC payload read moves pointer completion only.
+	r = moved("pcie.dma_read_ns", 200)
+	near(find(t, r, "single-op", "mini-gda, non-inline", "put+completion")-find(t, b, "single-op", "mini-gda, non-inline", "put+completion"), 0.4, "pointer put+c (WQE fetch and payload read)")
+	near(find(t, r, "single-op", "mini-gda, inline", "issue")-find(t, b, "single-op", "mini-gda, inline", "issue"), 0, "inline issue")
+	near(find(t, r, "inline", "8 B inline vs pointer", "put+completion saving")-find(t, b, "inline", "8 B inline vs pointer", "put+completion saving"), 0.2, "inline saving")
+
+	// The NIC ceiling binds only the 64-SM row.
+	r = moved("nic.msg_rate_mps", -60)
+	if got := find(t, r, "rate", "64 threads, 64 QPs, 64 SMs", "message rate"); math.Abs(got-200) > 2 {
+		t.Errorf("64-SM rate with a 200 M msg/s ceiling: %.1f", got)
+	}
+	if d := find(t, r, "rate", "1 thread, 1 QP, 1 SM", "message rate") - find(t, b, "rate", "1 thread, 1 QP, 1 SM", "message rate"); d != 0 {
+		t.Errorf("one-thread rate moved by %.3f with the NIC ceiling", d)
+	}
+
+	// Per-QP doorbell handling binds threads that share a QP at one WQE
+	// per doorbell, not a single thread.
+	r = moved("nic.doorbell_ns", 200)
+	if got, was := find(t, r, "rate", "32 threads share 1 QP", "message rate"), find(t, b, "rate", "32 threads share 1 QP", "message rate"); got > 0.8*was {
+		t.Errorf("shared-QP rate %.2f → %.2f: doorbell handling should bind it", was, got)
+	}
+
+	// The quiet's per-QP visit sets the slope of the PE-wide quiet only.
+	r = moved("gpu.quiet_qp.ns", 50)
+	if find(t, r, "completion-scope", "PE-wide quiet, 16 vs 1", "put+completion ratio") <= find(t, b, "completion-scope", "PE-wide quiet, 16 vs 1", "put+completion ratio") {
+		t.Error("a dearer QP visit did not steepen the PE-wide quiet")
+	}
+	near(find(t, r, "completion-scope", "per-QP completion, 16 vs 1", "put+completion ratio"), 1, "per-QP completion ratio")
+}
+
+func TestClockScalesIssue(t *testing.T) {
+	t.Parallel()
+	rows := runAll(t, profile.MustLoad("p-ib"), "clock")
+	slow := find(t, rows, "clock", "502 MHz", "issue")
+	fast := find(t, rows, "clock", "1980 MHz", "issue")
+	if slow < 3*fast {
+		t.Errorf("issue at 502 MHz %.2f µs vs 1,980 MHz %.2f µs: should scale with 1/f", slow, fast)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	t.Parallel()
+	got, err := Select([]string{"rate", "single-op", "rate"})
+	if err != nil || len(got) != 2 || got[0].Name != "single-op" {
+		t.Fatalf("Select kept %v, %v", got, err)
+	}
+	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "single-op") {
+		t.Fatalf("unknown experiment error should list known ones: %v", err)
+	}
+}
+
+func BenchmarkValidateFoundation(b *testing.B) {
+	b.ReportAllocs()
+	p := profile.MustLoad("p-ib")
+	exps, _ := Select(foundation)
+	for b.Loop() {
+		for _, e := range exps {
+			if _, err := e.Run(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

@@ -16,7 +16,11 @@ import (
 	"strings"
 )
 
-//go:embed data/*.json
+// Built-in profiles are folders of JSON parts (data/NAME/*.json), merged in
+// name order, so that each part of the model keeps its constants in its own
+// file.
+//
+//go:embed data
 var builtin embed.FS
 
 // Constant is one value of a profile with where it came from.
@@ -43,7 +47,9 @@ func Builtins() []string {
 	ents, _ := builtin.ReadDir("data")
 	var names []string
 	for _, e := range ents {
-		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
 	}
 	return names
 }
@@ -85,10 +91,19 @@ func (p *Profile) merge(ref string, depth int) error {
 	if depth > 4 {
 		return fmt.Errorf("profile %s: base chain deeper than 4 (a loop?)", ref)
 	}
-	data, label, err := read(ref)
+	parts, err := read(ref)
 	if err != nil {
 		return err
 	}
+	for _, part := range parts {
+		if err := p.mergeFile(part.label, part.data, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Profile) mergeFile(label string, data []byte, depth int) error {
 	f, err := Parse(label, data)
 	if err != nil {
 		return err
@@ -111,20 +126,36 @@ func (p *Profile) merge(ref string, depth int) error {
 	return nil
 }
 
-func read(ref string) ([]byte, string, error) {
+type part struct {
+	label string
+	data  []byte
+}
+
+func read(ref string) ([]part, error) {
 	if !strings.ContainsAny(ref, "/.\\") {
-		data, err := builtin.ReadFile("data/" + ref + ".json")
+		ents, err := builtin.ReadDir("data/" + ref)
 		if err != nil {
-			return nil, "", fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
+			return nil, fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
 				ref, strings.Join(Builtins(), ", "))
 		}
-		return data, ref, nil
+		var parts []part
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			data, err := builtin.ReadFile("data/" + ref + "/" + e.Name())
+			if err != nil {
+				return nil, fmt.Errorf("profile %s: %w", ref, err)
+			}
+			parts = append(parts, part{ref + "/" + e.Name(), data})
+		}
+		return parts, nil
 	}
 	data, err := os.ReadFile(ref)
 	if err != nil {
-		return nil, "", fmt.Errorf("profile: %w", err)
+		return nil, fmt.Errorf("profile: %w", err)
 	}
-	return data, filepath.Clean(ref), nil
+	return []part{{filepath.Clean(ref), data}}, nil
 }
 
 // File is a profile file as written: possibly a fragment of the schema.
@@ -173,7 +204,11 @@ func Parse(label string, data []byte) (*File, error) {
 				if err := dec.Decode(&c); err != nil {
 					return nil, fail(coff, "constants[%d]: %v", len(f.Constants), err)
 				}
-				line := lineAt(coff + 1)
+				start := int(coff)
+				for start < len(data) && strings.ContainsRune(" \t\r\n,", rune(data[start])) {
+					start++
+				}
+				line := lineAt(int64(start) + 1)
 				if err := check(c); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", label, line, err)
 				}
@@ -220,7 +255,7 @@ func check(c Constant) error {
 func unknown(name string) error {
 	msg := fmt.Sprintf("unknown constant %q", name)
 	if s := suggest(name); len(s) > 0 {
-		msg += " (known with that prefix: " + strings.Join(s, ", ") + ")"
+		msg += " (did you mean: " + strings.Join(s, ", ") + ")"
 	} else {
 		msg += " (moebench profile --list shows every constant)"
 	}

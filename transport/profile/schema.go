@@ -48,21 +48,24 @@ func Lookup(name string) (Def, bool) {
 	return d, ok
 }
 
-// suggest returns declared names that share name's prefix, to help with
-// typos in --set and profile files.
+// suggest returns the declared names closest to name (longest common
+// prefix first), to help with typos in --set and profile files.
 func suggest(name string) []string {
-	prefix := name
-	if i := strings.IndexByte(name, '.'); i >= 0 {
-		prefix = name[:i+1]
-	}
-	var out []string
-	for _, d := range Defs() {
-		if strings.HasPrefix(d.Name, prefix) {
-			out = append(out, d.Name)
+	common := func(a string) int {
+		n := 0
+		for n < len(a) && n < len(name) && a[n] == name[n] {
+			n++
 		}
+		return n
 	}
-	if len(out) > 8 {
-		out = out[:8]
+	ds := Defs()
+	slices.SortStableFunc(ds, func(a, b Def) int { return common(b.Name) - common(a.Name) })
+	var out []string
+	for _, d := range ds {
+		if common(d.Name) < 4 || len(out) == 5 {
+			break
+		}
+		out = append(out, d.Name)
 	}
 	return out
 }
