@@ -1,0 +1,53 @@
+# moebench — see README.md. Only Go is needed for every target but native.
+
+GO        ?= go
+BIN       := bin/moebench
+VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+FUZZTIME  ?= 3s
+# Packages with concurrent code run again under the race detector.
+RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/...
+
+.PHONY: all build run test unit race fuzz-smoke bench lint native clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/moebench
+
+# The main job on built-in defaults.
+run: build
+	./$(BIN) validate
+
+test: lint unit race fuzz-smoke
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# A few seconds of coverage-guided fuzzing for every parser's fuzz target.
+fuzz-smoke:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$fz"; \
+			$(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# CUDA library for the native engine (needs nvcc); the Go binary loads it at
+# run time and builds without it.
+native:
+	$(MAKE) -C native
+
+clean:
+	rm -rf bin native/build
