@@ -286,6 +286,10 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		dst.rxAt = arrive
 		m.Arrived = arrive
 		m.Visible = arrive + p.Rx + p.DMAWrite
+		if m.Atomic {
+			// The responder NIC reads, modifies and writes GPU memory.
+			m.Visible += p.DMARead
+		}
 		m.CQE = arrive + p.Ack + p.Fabric + p.DMAWrite
 		n.Sent++
 		e.At(m.Visible, dst.id, opDeliver, int64(id))

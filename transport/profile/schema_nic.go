@@ -31,5 +31,5 @@ var (
 	proxyDefs  []Def
 	dcDefs     []Def
 	connDefs   []Def
-	nvlinkDefs []Def
+
 )

@@ -1,0 +1,119 @@
+package gda
+
+import (
+	"testing"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// driver posts a fixed list of ops from one warp, one after another.
+type driver struct {
+	conn transport.Conn
+	ops  []transport.Op
+	next int
+	id   sim.HandlerID
+}
+
+func (d *driver) Handle(e *sim.Engine, _ int32, _ int64) {}
+
+func runConn(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops [][]transport.Op) []transport.Delivery {
+	t.Helper()
+	e := &sim.Engine{}
+	var got []transport.Delivery
+	env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: perNode, NVLink: nvlink,
+		Delivered: func(_ *sim.Engine, d transport.Delivery) { got = append(got, d) }}
+	conn, err := cfg.Transport().Open(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := hw.NewGPUCosts(env.Profile)
+	sms := make([]hw.SM, ranks)
+	for r := range ranks {
+		sms[r].Lanes = 1
+		list := ops[r]
+		k := 0
+		w := &transport.Warp{Rank: r, T: hw.Thread{C: &gpu, SM: &sms[r]}}
+		var post sim.HandlerID
+		w.Resume = func(e *sim.Engine, w *transport.Warp) {
+			if k < len(list) {
+				e.At(w.T.T, post, 0, 0)
+			}
+		}
+		post = e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, _ int64) {
+			op := list[k]
+			k++
+			conn.Post(e, w, op)
+		}))
+		if len(list) > 0 {
+			e.At(0, post, 0, 0)
+		}
+	}
+	e.Run()
+	return got
+}
+
+func TestConnDeliversEveryOpOnceInPathOrder(t *testing.T) {
+	t.Parallel()
+	const ranks = 4
+	ops := make([][]transport.Op, ranks)
+	n := 0
+	for r := range ranks {
+		for i := range 50 {
+			dst := (r + 1 + i%(ranks-1)) % ranks
+			ops[r] = append(ops[r], transport.Op{Src: r, Dst: dst, Channel: i % 3, Bytes: 7408, Tag: int64(n)})
+			n++
+		}
+		// As DeepEP does, a trailing atomic on each used QP flushes its
+		// last doorbell batch.
+		for i := range 3 {
+			dst := (r + 1 + i) % ranks
+			ops[r] = append(ops[r], transport.Op{Src: r, Dst: dst, Channel: i, Bytes: 8, Atomic: true, Flush: true, Tag: int64(n)})
+			n++
+		}
+	}
+	for _, nv := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.QPsPerPeer = 3
+		cfg.PerDoorbell = 4
+		got := runConn(t, cfg, ranks, 2, nv, ops)
+		seen := map[int64]int{}
+		var nvl int
+		for _, d := range got {
+			seen[d.Op.Tag]++
+			tm := d.Times
+			if tm.NVLink {
+				nvl++
+				continue
+			}
+			seq := []sim.Time{tm.IssueStart, tm.Posted, tm.Served, tm.Sent, tm.Arrived, tm.Visible}
+			for i := 1; i < len(seq); i++ {
+				if seq[i] < seq[i-1] {
+					t.Fatalf("op %d: times out of order: %+v", d.Op.Tag, tm)
+				}
+			}
+		}
+		if len(seen) != n {
+			t.Fatalf("nvlink=%v: %d distinct ops delivered, want %d", nv, len(seen), n)
+		}
+		for tag, c := range seen {
+			if c != 1 {
+				t.Fatalf("op %d delivered %d times", tag, c)
+			}
+		}
+		if nv != (nvl > 0) {
+			t.Fatalf("nvlink=%v but %d NVLink deliveries", nv, nvl)
+		}
+	}
+}
+
+func TestConnConfigErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []Config{{QPsPerPeer: 0, Depth: 8, PerDoorbell: 1}, {QPsPerPeer: 1, Depth: 4, PerDoorbell: 8}} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: want an error", c)
+		}
+	}
+}
