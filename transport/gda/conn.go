@@ -19,7 +19,15 @@ type Config struct {
 	Ordering    Ordering    // before each doorbell
 	Publication Publication // handoff: warps publish in reservation order
 	InlineMax   int         // payloads up to this many bytes are inlined
+	// DCIs > 0 selects Dynamically Connected transport: a pool of DCIs per
+	// NIC (the channel picks one) sending to DCTs per PE, every WQE
+	// carrying a 16 B address vector.
+	DCIs int
+	DCTs int
 }
+
+// avBytes is the address vector a DC WQE carries (compact form, Fig. 2).
+const avBytes = 16
 
 // DefaultConfig is mini-gda as the paper runs it under a workload: one QP
 // per destination local expert is the workload's choice, GPU-scope fence,
@@ -37,6 +45,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mini-gda: QP depth must be at least 1, got %d", c.Depth)
 	case c.PerDoorbell < 1 || c.PerDoorbell > c.Depth:
 		return fmt.Errorf("mini-gda: WQEs per doorbell must be in [1, depth %d], got %d", c.Depth, c.PerDoorbell)
+	case c.DCIs < 0 || c.DCTs < 0:
+		return fmt.Errorf("mini-gda: DCIs and DCTs must not be negative (got %d, %d)", c.DCIs, c.DCTs)
 	case c.Publication == PubCoop:
 		return fmt.Errorf("mini-gda: cooperative publication posts whole warps of WQEs and is a rate-experiment mode, not a per-message one")
 	}
@@ -49,8 +59,11 @@ func (c Config) Transport() transport.Transport { return gdaTransport{c} }
 type gdaTransport struct{ cfg Config }
 
 func (t gdaTransport) Name() string {
-	if t.cfg.Name != "" {
+	switch {
+	case t.cfg.Name != "":
 		return t.cfg.Name
+	case t.cfg.DCIs > 0:
+		return "dc"
 	}
 	return "mini-gda"
 }
@@ -63,10 +76,22 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	c := &conn{cfg: t.cfg, env: env, gpu: hw.NewGPUCosts(env.Profile)}
 	c.nv = newNVLink(env)
 	qps := env.Ranks * t.cfg.QPsPerPeer
-	if qps >= 1<<24 {
+	if t.cfg.DCIs > 0 {
+		qps = t.cfg.DCIs
+		c.dcts = max(1, t.cfg.DCTs)
+	}
+	if qps >= 1<<20 {
 		return nil, fmt.Errorf("mini-gda: %d ranks × %d QPs per peer = %d QPs per NIC, more than the model addresses", env.Ranks, t.cfg.QPsPerPeer, qps)
 	}
+	c.perNIC = qps
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
+	if t.cfg.DCIs > 0 {
+		for _, n := range c.fab.NICs {
+			for q := range qps {
+				n.DCI(q)
+			}
+		}
+	}
 	c.sqs = make([]sendQueue, env.Ranks*qps)
 	c.posters = map[*transport.Warp]*poster{}
 	c.selfID = env.E.Register(c)
@@ -97,6 +122,8 @@ type conn struct {
 	ops     []pending
 	free    []int32
 	selfID  sim.HandlerID
+	perNIC  int // send queues (RC QPs or DCIs) per NIC
+	dcts    int
 }
 
 // pending is an Op between Post and delivery.
@@ -139,8 +166,14 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		c.posters[w] = p
 	}
 	p.op = idx
-	p.sq = op.Src*c.env.Ranks*c.cfg.QPsPerPeer + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer
-	p.lay = WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, 0)
+	av := 0
+	if c.cfg.DCIs > 0 {
+		p.sq = op.Src*c.perNIC + op.Channel%c.cfg.DCIs
+		av = avBytes
+	} else {
+		p.sq = op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer
+	}
+	p.lay = WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
 	p.Handle(e, pReserve, 0)
 }
 
@@ -224,9 +257,17 @@ func (p *poster) publish(e *sim.Engine, q *sendQueue) {
 	pd := &c.ops[p.op]
 	op := pd.op
 	src := c.fab.NICs[op.Src]
-	qp := p.sq - op.Src*c.env.Ranks*c.cfg.QPsPerPeer
-	src.Post(qp, hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(p.lay.BBs),
-		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(p.op)})
+	qp := p.sq - op.Src*c.perNIC
+	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(p.lay.BBs),
+		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(p.op)}
+	if c.cfg.DCIs > 0 {
+		// Contexts: the DCI at the requester, one of the destination's
+		// DCTs at the responder (keyed apart from RC QP numbers).
+		m.DC = true
+		m.TxCtx = 1<<22 | int32(qp)
+		m.RxCtx = 1<<23 | int32(op.Src%c.dcts)
+	}
+	src.Post(qp, m)
 	q.published++
 	q.sinceDB++
 	if w, ok := q.pubWait[q.published]; ok {
@@ -248,12 +289,13 @@ func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
 	idx := int32(m.Tag)
 	t := &c.ops[idx].times
 	t.Posted, t.Served, t.Sent, t.Arrived, t.Visible = m.Rung, m.Served, m.Sent, m.Arrived, m.Visible
+	t.ConnMiss, t.DCISwitch = m.ConnMiss, m.DCISwitch
 	c.deliver(e, idx)
 }
 
 // Completed retires a WQE and frees its slot for a waiting warp.
 func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
-	q := &c.sqs[nic.Index*c.env.Ranks*c.cfg.QPsPerPeer+int(m.QP)]
+	q := &c.sqs[nic.Index*c.perNIC+int(m.QP)]
 	q.outstanding--
 	if len(q.spaceWait) > 0 {
 		p := q.spaceWait[0]
@@ -266,7 +308,7 @@ func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
 
 // Resources reports QPs and connections per NIC.
 func (c *conn) Resources() transport.Resources {
-	perNIC := c.env.Ranks * c.cfg.QPsPerPeer
+	perNIC := c.perNIC
 	used := 0
 	for _, q := range c.sqs {
 		if q.used {
@@ -277,6 +319,20 @@ func (c *conn) Resources() transport.Resources {
 		QPsPerNIC:         perNIC,
 		ActiveConnPerNIC:  (used + c.env.Ranks - 1) / c.env.Ranks,
 		QueueBytesPerRank: int64(perNIC) * int64(c.cfg.Depth) * 64,
+		ConnKnee:          int(c.env.Profile.Get("conn.entries")),
+	}
+	var hits, misses int64
+	for _, n := range c.fab.NICs {
+		hits += n.Ctx().Hits
+		misses += n.Ctx().Misses
+	}
+	if hits+misses > 0 {
+		r.ConnMissRate = float64(misses) / float64(hits+misses)
+	}
+	if c.cfg.DCIs > 0 {
+		r.DCIsPerNIC = c.cfg.DCIs
+		// Active connections: DCIs and the DCTs others target here.
+		r.ActiveConnPerNIC = c.cfg.DCIs + c.dcts
 	}
 	return r
 }

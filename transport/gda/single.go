@@ -19,6 +19,8 @@ type SingleConfig struct {
 	// Quiet selects completion by PE-wide quiet instead of polling the used
 	// QP's CQ.
 	Quiet bool
+	// DC sends on a DCI to a DCT instead of an RC QP.
+	DC    bool
 	Iters int
 }
 
@@ -53,16 +55,28 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	if cfg.Payload <= 0 {
 		return SingleResult{}, fmt.Errorf("payload must be positive, got %d", cfg.Payload)
 	}
-	lay := WriteLayout(cfg.Payload, cfg.Inline, 0)
+	av := 0
+	if cfg.DC {
+		av = avBytes
+	}
+	lay := WriteLayout(cfg.Payload, cfg.Inline, av)
 	e := &sim.Engine{}
 	s := &singleRun{gpu: hw.NewGPUCosts(p), cqe: map[int32]sim.Time{}, vis: map[int32]sim.Time{}}
 	s.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, s)
+	if cfg.DC {
+		for _, n := range s.fab.NICs {
+			n.DCI(0)
+		}
+	}
 	c := &s.gpu
 	var res SingleResult
 	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
 	a := hw.Thread{C: c, SM: &sms[0]}
 	b := hw.Thread{C: c, SM: &sms[1]}
-	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline}
+	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline, DC: cfg.DC}
+	if cfg.DC {
+		msg.TxCtx, msg.RxCtx = 1<<22, 1<<23
+	}
 	post := func(th *hw.Thread, nic, dst int) int32 {
 		th.Compute(c.Reserve + sim.Time(lay.Loads)*c.L2Load)
 		th.Store(lay.Segments, 1)

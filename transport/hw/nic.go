@@ -24,6 +24,12 @@ type NICParams struct {
 	MTU           int
 	PktOverhead   int
 	Fabric        sim.Time
+	RxSlot        sim.Time // pipeline time of one received message
+	ConnMiss      sim.Time // fetch of a connection context from host memory
+	ConnEntries   int
+	ConnWays      int
+	DCSwitch      sim.Time // a DCI changing destination
+	DCTarget      sim.Time // responder DCT work per DC message
 }
 
 // NewNICParams resolves the NIC constants of p.
@@ -46,6 +52,12 @@ func NewNICParams(p *profile.Profile) NICParams {
 		MTU:           int(p.Get("link.mtu_b")),
 		PktOverhead:   int(p.Get("link.pkt_overhead_b")),
 		Fabric:        ns("fabric.latency_ns"),
+		RxSlot:        ns("nic.rx_slot_ns"),
+		ConnMiss:      ns("conn.miss_ns"),
+		ConnEntries:   int(p.Get("conn.entries")),
+		ConnWays:      int(p.Get("conn.ways")),
+		DCSwitch:      ns("dc.switch_ns"),
+		DCTarget:      ns("dc.target_ns"),
 	}
 }
 
@@ -68,14 +80,21 @@ type Msg struct {
 	BBs     int32 // 64 B basic blocks of the WQE
 	Pointer bool  // payload named by pointer: the NIC reads it by DMA
 	Atomic  bool  // an 8 B fetch-add, executed by the responder NIC
-	Tag     int64 // the transport's own
-	refs    int8
-	Rung    sim.Time // the doorbell announcing it reached the NIC
-	Served  sim.Time // the NIC began that doorbell's processing
-	Sent    sim.Time // first byte on the wire
-	Arrived sim.Time // last byte at the responder's port
-	Visible sim.Time // payload observable in the responder's memory
-	CQE     sim.Time // completion observable by the requester
+	DC      bool  // sent on a DCI to a DCT
+	Src     int32 // requester NIC index
+	// Connection contexts the requester (TxCtx: its QP or DCI) and the
+	// responder (RxCtx: its QP or DCT) need in their caches.
+	TxCtx, RxCtx int32
+	ConnMiss     sim.Time // context fetches this message waited for
+	DCISwitch    sim.Time // re-targeting of its DCI this message waited for
+	Tag          int64    // the transport's own
+	refs         int8
+	Rung         sim.Time // the doorbell announcing it reached the NIC
+	Served       sim.Time // the NIC began that doorbell's processing
+	Sent         sim.Time // first byte on the wire
+	Arrived      sim.Time // last byte at the responder's port
+	Visible      sim.Time // payload observable in the responder's memory
+	CQE          sim.Time // completion observable by the requester
 }
 
 // Sink receives the NIC's reports. Both calls run at the reported time.
@@ -92,6 +111,12 @@ type qpState struct {
 	fetched int       // ring entries consumed by the NIC
 	dbq     []ringing // doorbells not yet handled
 	busy    bool
+	// A DC initiator (DCI) serves one destination at a time: re-targeting
+	// it waits out the previous destination and connects to the new DCT.
+	dc       bool
+	target   int32
+	hasTgt   bool
+	switches int64
 	// Stats
 	doorbells int64
 }
@@ -108,28 +133,44 @@ const (
 	opQPFree
 	opDeliver
 	opComplete
+	opTxReady
+	opRx
 )
 
-// NIC is one adapter: per-QP doorbell queues served in order, a NIC-wide
-// message slot, an egress link and an ingress link. NICs of a fabric share
-// one message slab so that a message can be delivered to its peer.
+// NIC is one adapter: per-QP doorbell queues served in order, a
+// processing pipeline shared by sent and received messages, a cache of
+// connection contexts, an egress link and an ingress port. NICs of a fabric
+// share one message slab so that a message can be delivered to its peer.
 type NIC struct {
 	Index  int
 	P      *NICParams
 	fab    *Fabric
 	id     sim.HandlerID
 	qps    []qpState
-	slotAt sim.Time
-	linkAt sim.Time
-	rxAt   sim.Time
+	pipeAt sim.Time // processing pipeline, shared by sent and received messages
+	linkAt sim.Time // egress link
+	portAt sim.Time // ingress port
+	ctx    *CtxCache
+	lastRx int32
+	haveRx bool
 	// Counters.
-	Sent, Delivered int64
-	BusyWire        sim.Time
+	Sent, Delivered    int64
+	BusyWire           sim.Time
+	TxMisses, RxMisses int64
 }
+
+// Ctx is the NIC's connection-context cache.
+func (n *NIC) Ctx() *CtxCache { return n.ctx }
 
 // HostQueues places qp's send queue in host memory, as a CPU proxy's
 // queues are: WQE fetches then read host memory.
 func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch = fetch }
+
+// DCI makes qp a DC initiator.
+func (n *NIC) DCI(qp int) { n.qps[qp].dc = true }
+
+// Switches counts qp's destination changes (DCIs).
+func (n *NIC) Switches(qp int) int64 { return n.qps[qp].switches }
 
 // QPs is the number of queue pairs the NIC was built with.
 func (n *NIC) QPs() int { return len(n.qps) }
@@ -147,7 +188,7 @@ type Fabric struct {
 func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 	f := &Fabric{P: p, sink: sink}
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps)}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps), ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		for q := range nic.qps {
 			nic.qps[q].fetch = p.DMARead
 		}
@@ -173,6 +214,13 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 		id = int32(len(f.msgs) - 1)
 	}
 	m.QP = int32(qp)
+	m.Src = int32(n.Index)
+	if m.TxCtx == 0 && m.RxCtx == 0 {
+		// RC by default: the requester's QP; the responder's QP for this
+		// connection is keyed by the requester and its QP.
+		m.TxCtx = int32(qp)
+		m.RxCtx = int32(n.Index)<<12 ^ int32(qp)
+	}
 	m.refs = 2
 	f.msgs[id] = m
 	q := &n.qps[qp]
@@ -209,6 +257,10 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		if len(q.dbq) > 0 {
 			n.serve(e, int(arg))
 		}
+	case opTxReady:
+		n.transmit(e, int32(arg))
+	case opRx:
+		n.receive(e, int32(arg))
 	case opDeliver:
 		id := int32(arg)
 		m := &n.fab.msgs[id]
@@ -252,48 +304,47 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	}
 	now := e.Now()
 	p := n.P
+	q.busy = true
 	if cnt <= 0 {
-		q.busy = true
 		e.At(now+p.Doorbell, n.id, opQPFree, int64(qp))
 		return
 	}
-	q.busy = true
 	ids := q.ring[:cnt]
 	bbs := 0
 	for _, id := range ids {
 		bbs += int(n.fab.msgs[id].BBs)
 	}
-	fetched := now + p.Doorbell + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	// The QP's context must be in the NIC's cache before its WQEs run; a
+	// miss fetches it from host memory first (latency, not occupancy: the
+	// requester prefetches on the doorbell).
+	var miss sim.Time
+	if ctx := n.fab.msgs[ids[0]].TxCtx; !n.ctx.Touch(ctx) {
+		miss = p.ConnMiss
+		n.TxMisses++
+	}
+	fetched := now + p.Doorbell + miss + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
 	t := now + p.Doorbell
 	for _, id := range ids {
 		m := &n.fab.msgs[id]
 		m.Rung, m.Served = db.at, now
+		m.ConnMiss = miss
 		t += p.WQE
+		if q.dc && (!q.hasTgt || q.target != m.Dst) {
+			if q.hasTgt {
+				// The DCI drains its previous destination and connects
+				// to the new DCT before this WQE can go; later WQEs of
+				// the DCI queue behind it.
+				t = max(t, fetched) + p.DCSwitch
+				m.DCISwitch = p.DCSwitch
+				q.switches++
+			}
+			q.target, q.hasTgt = m.Dst, true
+		}
 		ready := max(t, fetched)
 		if m.Pointer {
 			ready += p.DMARead + p.PCIeTime(int(m.Bytes))
 		}
-		slot := max(ready, n.slotAt)
-		n.slotAt = slot + p.MsgSlot
-		wire := p.WireTime(int(m.Bytes))
-		start := max(slot+p.Tx, n.linkAt)
-		n.linkAt = start + wire
-		n.BusyWire += wire
-		m.Sent = start
-		dst := n.fab.NICs[m.Dst]
-		// The responder's port serializes arrivals from every sender.
-		arrive := max(start+p.Fabric, dst.rxAt) + wire
-		dst.rxAt = arrive
-		m.Arrived = arrive
-		m.Visible = arrive + p.Rx + p.DMAWrite
-		if m.Atomic {
-			// The responder NIC reads, modifies and writes GPU memory.
-			m.Visible += p.DMARead
-		}
-		m.CQE = arrive + p.Ack + p.Fabric + p.DMAWrite
-		n.Sent++
-		e.At(m.Visible, dst.id, opDeliver, int64(id))
-		e.At(m.CQE, n.id, opComplete, int64(id))
+		e.At(ready, n.id, opTxReady, int64(id))
 	}
 	q.fetched += cnt
 	q.ring = q.ring[cnt:]
@@ -302,6 +353,66 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	}
 	e.At(t, n.id, opQPFree, int64(qp))
 }
+
+// transmit runs when a fetched WQE is ready: it takes a slot of the NIC's
+// processing pipeline (shared with received messages), then the link.
+func (n *NIC) transmit(e *sim.Engine, id int32) {
+	p := n.P
+	m := &n.fab.msgs[id]
+	slot := max(e.Now(), n.pipeAt)
+	n.pipeAt = slot + p.MsgSlot
+	wire := p.WireTime(int(m.Bytes))
+	start := max(slot+p.Tx, n.linkAt)
+	n.linkAt = start + wire
+	n.BusyWire += wire
+	m.Sent = start
+	dst := n.fab.NICs[m.Dst]
+	// The responder's port serializes arrivals from every sender.
+	arrive := max(start+p.Fabric, dst.portAt) + wire
+	dst.portAt = arrive
+	m.Arrived = arrive
+	n.Sent++
+	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// receive runs at the responder when the last byte arrived: the message
+// takes a slot of the processing pipeline, after fetching its connection's
+// context on a miss, which stalls the pipeline (head of line).
+func (n *NIC) receive(e *sim.Engine, id int32) {
+	p := n.P
+	m := &n.fab.msgs[id]
+	start := max(e.Now(), n.pipeAt)
+	if m.RxCtx != n.lastRx || !n.haveRx {
+		n.lastRx, n.haveRx = m.RxCtx, true
+		if !n.ctx.Touch(m.RxCtx) {
+			n.RxMisses++
+			start += p.ConnMiss
+			m.ConnMiss += p.ConnMiss
+		}
+	}
+	n.pipeAt = start + p.RxSlot
+	done := start + p.RxSlot + p.Rx
+	if m.DC {
+		// The DCT checks the address vector's key and state per message.
+		done += p.DCTarget
+	}
+	m.Visible = done + p.DMAWrite
+	if m.Atomic {
+		// The responder NIC reads, modifies and writes GPU memory.
+		m.Visible += p.DMARead
+	}
+	// The ACK leaves once the message is processed; it does not wait for
+	// the write into GPU memory.
+	m.CQE = start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
+	if m.DC {
+		m.CQE += p.DCTarget
+	}
+	e.At(m.Visible, n.id, opDeliver, int64(id))
+	src := n.fab.NICs[srcOf(n.fab, m)]
+	e.At(m.CQE, src.id, opComplete, int64(id))
+}
+
+func srcOf(f *Fabric, m *Msg) int { return int(m.Src) }
 
 // Doorbells counts the doorbells qp has handled.
 func (n *NIC) Doorbells(qp int) int64 { return n.qps[qp].doorbells }

@@ -179,3 +179,31 @@ func BenchmarkValidateFoundation(b *testing.B) {
 		}
 	}
 }
+
+// TestConnectionAndDCRows checks the NIC connection model and DC against
+// §4.3.3: the listed rows within 50% and at a 15% median, all-to-all
+// losing most of its rate near 3,000 connections while send-only keeps
+// its rate, and DC re-targeting on every WQE far slower than bursts.
+func TestConnectionAndDCRows(t *testing.T) {
+	t.Parallel()
+	rows := runAll(t, profile.MustLoad("p-ib"), "connections", "dc")
+	for _, r := range withPaper(rows) {
+		if e := r.RelErr(); e > 0.5 {
+			t.Errorf("%s / %s: model %.3g vs paper %.3g", r.Experiment, r.Case, r.Model, r.Paper)
+		}
+	}
+	if s := Summarize(withPaper(rows)); s.MedianErr > 0.15 {
+		t.Errorf("median error %.1f%%", 100*s.MedianErr)
+	}
+	a2a := find(t, rows, "connections", "send+recv (all-to-all), 2976", "rate / two-peer rate")
+	so := find(t, rows, "connections", "send-only, 8192", "rate / small-set rate")
+	if a2a > 0.6 || so < 0.95 {
+		t.Errorf("all-to-all keeps %.2f at 2,976 connections and send-only %.2f at 8,192: want most of the former lost, the latter kept", a2a, so)
+	}
+	if small := find(t, rows, "connections", "send+recv (all-to-all), 1024", "rate / two-peer rate"); small < a2a {
+		t.Errorf("1,024 connections (%.2f) should keep more than 2,976 (%.2f)", small, a2a)
+	}
+	if r := find(t, rows, "dc", "16 DCIs: 256-write bursts", "rate ratio"); r < 20 {
+		t.Errorf("DC bursts only %.1fx faster than switching every WQE", r)
+	}
+}

@@ -49,6 +49,8 @@ func Experiments() []Experiment {
 		{"rate", "message rate over threads × QPs × SMs × WQEs per doorbell × publication (Table 5)", rate},
 		{"completion-scope", "PE-wide quiet vs per-QP completion against QPs (Fig. 4)", completionScope},
 		{"clock", "issue against SM clock (Fig. 5 shape)", clock},
+		{"dc", "DC per-operation cost and destination-switch penalty (§4.3.3)", dc},
+		{"connections", "NIC message rate against active connections, by role, reuse and payload (Fig. 10, Tables 15-16)", connections},
 	}
 }
 

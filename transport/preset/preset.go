@@ -59,7 +59,28 @@ func all() []Preset {
 		gdaPreset("gdaki", "NCCL GIN GDAKI: one context with one RC QP per peer, GPU-scope fence, per-thread reservation-order publication, no aggregation",
 			"paper Table 1 and Table 3 (GDAKI: one context, one RC QP per peer)", withQPs(base, 1), false),
 	}
+	dcCfg := base
+	dcCfg.DCIs, dcCfg.DCTs = 16, 1
+	one := dcCfg
+	one.DCIs = 1
+	ps = append(ps,
+		Preset{Name: "dc", Mechanism: "dc", Description: "mini-gda over Dynamically Connected transport: 16 DCIs per NIC picked by the channel, one DCT per PE, a 16 B address vector in every WQE",
+			Source: "paper §3.4, Fig. 2 (compact AV), §4.3.3 (16 DCIs, 1-8 DCTs per PE)", build: dcBuild("dc", dcCfg)},
+		Preset{Name: "dc-1dci", Mechanism: "dc", Description: "DC with a single DCI per NIC: every change of destination re-targets it (NVSHMEM with one DCI, Table 8)",
+			Source: "paper Table 8 (1 DCI requested)", build: dcBuild("dc-1dci", one)},
+	)
 	return append(ps, extra...)
+}
+
+func dcBuild(name string, cfg gda.Config) func(Options) (transport.Transport, error) {
+	return func(o Options) (transport.Transport, error) {
+		c := cfg
+		c.Name = name
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("preset %s: %w", name, err)
+		}
+		return c.Transport(), nil
+	}
 }
 
 // extra holds presets of the other mechanisms, added by their files.

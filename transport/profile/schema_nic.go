@@ -14,6 +14,14 @@ var nicDefs = []Def{
 	{"nic.rx_ns", "ns", 0, 1e5, "receive pipeline from the last byte to the PCIe write"},
 	{"nic.ack_ns", "ns", 0, 1e5, "responder ACK generation and requester ACK processing"},
 	{"nic.max_fetch_wqes", "count", 1, 4096, "most WQEs one doorbell-triggered fetch reads"},
+	{"nic.rx_slot_ns", "ns", 0, 1e4, "processing-pipeline time of one received message (the pipeline sent messages use too)"},
+}
+
+// Connection state in the NIC (§4.3.3): a cache of connection contexts.
+var connDefs = []Def{
+	{"conn.entries", "count", 1, 1 << 20, "connection contexts (RC QPs, DCIs, DCTs) the NIC caches"},
+	{"conn.ways", "count", 1, 64, "associativity of the context cache"},
+	{"conn.miss_ns", "ns", 0, 1e6, "fetching a context from host memory on a miss; stalls the receive pipeline"},
 }
 
 // Link and fabric.
@@ -26,10 +34,8 @@ var fabricDefs = []Def{
 	{"link.reference_gbs", "GB/s", 0.1, 1e4, "bandwidth reference the paper normalizes goodput to"},
 }
 
-// Parts filled in by the transports that use them.
-var (
-	proxyDefs  []Def
-	dcDefs     []Def
-	connDefs   []Def
-
-)
+// Dynamically Connected transport (§3.4, §4.3.3).
+var dcDefs = []Def{
+	{"dc.switch_ns", "ns", 0, 1e6, "a DCI changing destination: drain the previous target's ACKs and connect to the new DCT (serializes the DCI)"},
+	{"dc.target_ns", "ns", 0, 1e5, "responder DCT work per DC message (address-vector key and state checks)"},
+}
