@@ -36,6 +36,7 @@ func commands() []command {
 		{"mech", "run the paper's GPU-submission microbenchmarks in the model", runMech},
 		{"validate", "compare every modelled experiment with the paper's measurement", runValidate},
 		{"trace", "generate, convert and inspect routing traces", runTrace},
+		{"calibrate", "measure the GPU-side constants on the local GPU (native library)", runCalibrate},
 		{"profile", "list platform profiles and their constants with sources", runProfile},
 		{"version", "print the version", func(_ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "moebench", version)

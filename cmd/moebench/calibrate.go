@@ -1,0 +1,538 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/native"
+	"moebench/transport/gda"
+	"moebench/transport/profile"
+)
+
+const calibrateUsage = `Usage: moebench calibrate [flags]
+
+Measure the GPU side of GPU-initiated RDMA submission on the local GPU with
+the native library (build it with 'make native' on a CUDA host) and write a
+profile fragment of the measured constants.
+
+It builds real mlx5 RDMA-write WQEs on the GPU (and checks them field by
+field), times one thread's issue for every doorbell ordering with the
+doorbell on a host-mapped page and in device memory, sweeps the inline
+payload, measures posting rates, the CPU-proxy enqueue, handoff round trip
+and worker capacity, and what carrying the path costs a caller kernel. A
+full run takes well under a minute.
+
+Examples:
+  moebench calibrate --lib native/build/libmoebench_native.so
+  moebench calibrate --out h200.json --raw h200-raw.json
+  moebench mech --profile p-ib,h200.json ...   # run the model on the result
+  moebench calibrate --format json --quick
+
+Flags:
+`
+
+type calibrateOptions struct {
+	out, raw, base, lib, format string
+	iters                       int
+	quick                       bool
+}
+
+func runCalibrate(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o calibrateOptions
+	fs.StringVar(&o.out, "out", "calibration.json", "profile fragment to write")
+	fs.StringVar(&o.raw, "raw", "", "also write the raw measurements (JSON) to this file")
+	fs.StringVar(&o.base, "base", "p-ib", "base profile: supplies what the measurements do not (and labels the comparison)")
+	fs.StringVar(&o.lib, "lib", "", "path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
+	fs.StringVar(&o.format, "format", "table", "output format: table or json")
+	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
+	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: calibrate: %v (moebench calibrate --help)", errUsage, err)
+	}
+	if *help {
+		io.WriteString(stdout, calibrateUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: calibrate takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if o.format != "table" && o.format != "json" {
+		return fmt.Errorf("%w: --format %q: want table or json", errUsage, o.format)
+	}
+	if o.iters < 10 || o.iters > 3900 {
+		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
+	}
+	var base *profile.Profile
+	if o.base != "" {
+		b, err := profile.Load(o.base)
+		if err != nil {
+			fmt.Fprintf(stderr, "calibrate: base profile %s not usable (%v); fitting without it\n", o.base, err)
+		} else {
+			base = b
+		}
+	}
+	lib, err := native.Open(o.lib)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	defer lib.Close()
+	progress := func(s string) { fmt.Fprintln(stderr, "calibrate:", s) }
+	m, err := measureGPU(lib, o, progress)
+	if err != nil {
+		return err
+	}
+	return finishCalibration(m, base, o, stdout)
+}
+
+// finishCalibration fits, writes the files and renders the result.
+func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions, stdout io.Writer) error {
+	consts, err := gda.FitGPU(m, base)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	frag := profile.File{
+		Name:        "calibration",
+		Description: fmt.Sprintf("GPU constants measured by moebench calibrate on %s (driver %s, CUDA %s) at %.0f MHz; combine after a full profile, e.g. p-ib,%s", m.GPU, m.Driver, m.CUDA, m.ClockMHz, o.out),
+		Constants:   consts,
+	}
+	if err := report.WriteFileAtomic(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+		return fmt.Errorf("calibrate: --out: %w", err)
+	}
+	if o.raw != "" {
+		if err := report.WriteFileAtomic(o.raw, func(w io.Writer) error { return writeJSON(w, m) }); err != nil {
+			return fmt.Errorf("calibrate: --raw: %w", err)
+		}
+	}
+	if o.format == "json" {
+		return writeJSON(stdout, struct {
+			Measured  gda.Measured       `json:"measured"`
+			Constants []profile.Constant `json:"constants"`
+		}{m, consts})
+	}
+	return writeCalibrationTable(stdout, m, consts, o)
+}
+
+// writeFragment writes a profile file with one constant per line, so that
+// profile errors can name the line.
+func writeFragment(w io.Writer, f profile.File) error {
+	var b strings.Builder
+	name, _ := json.Marshal(f.Name)
+	desc, _ := json.Marshal(f.Description)
+	fmt.Fprintf(&b, "{\n  \"name\": %s,\n  \"description\": %s,\n  \"constants\": [\n", name, desc)
+	for i, c := range f.Constants {
+		line, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		sep := ","
+		if i == len(f.Constants)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    %s%s\n", line, sep)
+	}
+	b.WriteString("  ]\n}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// gpuRunner is what the calibration needs from the native library;
+// *native.Lib implements it, tests use a fake.
+type gpuRunner interface {
+	Device() native.DeviceInfo
+	ClockMHz(time.Duration) (float64, error)
+	VerifyWQEs() (int, error)
+	IssueWith(native.IssueConfig) (native.Stats, error)
+	Micro(iters int) (native.Micro, error)
+	RateDetail(native.RateConfig) (native.RateResult, error)
+	Enqueue(variant string, iters int) (native.ProxyResult, error)
+	HandoffRTT(variant string, iters int) (native.ProxyResult, error)
+	WorkerCapacity(native.CapacityConfig) (native.CapacityResult, error)
+	KernelCost(native.KernelConfig) (native.KernelResult, error)
+}
+
+// inlineSizes is the payload sweep of Fig. 3.
+var inlineSizes = []int{8, 16, 28, 32, 60, 92, 124, 220}
+
+// rateRow is one posting-rate configuration with the paper's P-IB figure
+// (Table 5; 0 where the paper has none).
+type rateRow struct {
+	cfg   native.RateConfig
+	paper float64
+}
+
+func rateRows(quick bool) []rateRow {
+	r := func(th, q, sm, db int, style string, paper float64) rateRow {
+		return rateRow{native.RateConfig{Threads: th, QPs: q, Blocks: sm, PerDoorbell: db, Style: style, InlineBytes: 8}, paper}
+	}
+	rows := []rateRow{
+		r(1, 1, 1, 1, "thread", 1.79),
+		r(32, 1, 1, 1, "handoff", 1.85),
+		r(1, 1, 1, 16, "thread", 4.70),
+		r(32, 1, 1, 1, "lock", 1.27),
+		r(256, 1, 1, 32, "handoff", 2.60),
+		r(32, 1, 1, 32, "coop", 21.6),
+		r(256, 1, 1, 32, "coop", 30.7),
+		r(16, 16, 16, 1, "thread", 27.9),
+		r(16, 16, 16, 16, "thread", 74.4),
+		r(32, 32, 1, 16, "thread", 133),
+		r(64, 64, 1, 16, "thread", 206),
+		r(64, 64, 64, 16, "thread", 260),
+		r(4096, 16, 16, 32, "coop", 260),
+	}
+	if quick {
+		rows = []rateRow{rows[0], rows[5], rows[11]}
+	}
+	// The same key configurations with the doorbell in device memory.
+	for _, i := range []int{0, 2, 6, 11} {
+		if i >= len(rows) {
+			continue
+		}
+		d := rows[i]
+		d.cfg.Target = native.DeviceMemory
+		d.paper = 0
+		rows = append(rows, d)
+	}
+	return rows
+}
+
+type capRow struct{ workers, batch int }
+
+func capacityRows(quick bool) []capRow {
+	if quick {
+		return []capRow{{1, 1}, {1, 16}}
+	}
+	var rows []capRow
+	for _, w := range []int{1, 2, 4, 8} {
+		for _, b := range []int{1, 4, 16} {
+			rows = append(rows, capRow{w, b})
+		}
+	}
+	return rows
+}
+
+func kernelRows(quick bool) []native.KernelConfig {
+	var rows []native.KernelConfig
+	for _, caller := range native.Callers {
+		rows = append(rows,
+			native.KernelConfig{Caller: caller, Path: "absent"},
+			native.KernelConfig{Caller: caller, Path: "gda"},
+			native.KernelConfig{Caller: caller, Path: "gda", MsgsPerBlock: 4},
+			native.KernelConfig{Caller: caller, Path: "gda", MsgsPerBlock: 16},
+			native.KernelConfig{Caller: caller, Path: "proxy"},
+			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 4},
+			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 16},
+			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 4, Wait: true},
+			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 16, Wait: true},
+		)
+	}
+	// Eight blocks per SM, where residency decides (the paper's 27%).
+	for _, p := range native.Paths {
+		rows = append(rows, native.KernelConfig{Caller: "stream", Path: p, Blocks: 1056})
+	}
+	if quick {
+		rows = []native.KernelConfig{rows[0], rows[1], rows[7], rows[9], rows[10]}
+	}
+	for i := range rows {
+		if quick {
+			rows[i].Reps = 3
+		}
+	}
+	return rows
+}
+
+// measureGPU runs the whole suite. Every figure is a median of many
+// operations or launches.
+func measureGPU(r gpuRunner, o calibrateOptions, progress func(string)) (gda.Measured, error) {
+	dev := r.Device()
+	m := gda.Measured{
+		GPU: dev.Name, Driver: dev.Driver, CUDA: native.CUDAVersion(dev.CUDADriver), SMs: dev.SMs,
+		Host: report.LocalHost().String(), DoorbellTarget: native.HostMapped.String(),
+		IssueNs: map[string]float64{}, IssueDeviceDoorbellNs: map[string]float64{},
+		InlineIssueNs: map[int]float64{}, InlineIssueNoneNs: map[int]float64{},
+		EnqueueNs: map[string]float64{}, HandoffRTTNs: map[string]float64{},
+	}
+	progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs", dev.Name, dev.Driver, m.CUDA, dev.SMs))
+	// Let the clock ramp up before anything is timed.
+	if _, err := r.ClockMHz(200 * time.Millisecond); err != nil {
+		return m, err
+	}
+	n, err := r.VerifyWQEs()
+	if err != nil {
+		return m, err
+	}
+	m.WQEsVerified = n
+	progress(fmt.Sprintf("%d GPU-built WQEs match the mlx5 layout", n))
+
+	issue := func(mode string, t native.DoorbellTarget, inline int) (native.Stats, error) {
+		s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: t, InlineBytes: inline, Iters: o.iters, Warmup: 100, GapNs: 3000})
+		if err != nil {
+			return s, fmt.Errorf("issue %s (%s doorbell, %d B inline): %w", mode, t, inline, err)
+		}
+		return s, nil
+	}
+	var clocks []float64
+	progress("issue per ordering mode, both doorbell targets")
+	for _, mode := range native.OrderingModes {
+		for _, t := range []native.DoorbellTarget{native.HostMapped, native.DeviceMemory} {
+			s, err := issue(mode, t, 8)
+			if err != nil {
+				return m, err
+			}
+			clocks = append(clocks, s.ClockMHz)
+			if t == native.HostMapped {
+				m.IssueNs[mode] = s.MedianNs
+			} else {
+				m.IssueDeviceDoorbellNs[mode] = s.MedianNs
+			}
+		}
+	}
+	s, err := issue(native.NoDoorbell, native.HostMapped, 8)
+	if err != nil {
+		return m, err
+	}
+	m.IssueNoDoorbellNs = s.MedianNs
+	progress("inline payload sweep")
+	for _, b := range inlineSizes {
+		for _, mode := range []string{"gpu-fence", "none"} {
+			s, err := issue(mode, native.HostMapped, b)
+			if err != nil {
+				return m, err
+			}
+			clocks = append(clocks, s.ClockMHz)
+			if mode == "none" {
+				m.InlineIssueNoneNs[b] = s.MedianNs
+			} else {
+				m.InlineIssueNs[b] = s.MedianNs
+			}
+		}
+	}
+	m.ClockMHz = median(clocks)
+
+	progress("micro-operations")
+	mi, err := r.Micro(4096)
+	if err != nil {
+		return m, err
+	}
+	m.AtomicNs, m.L2LoadNs, m.Store16Ns, m.HandoffNs, m.CQConsumeNs = mi.AtomicNs, mi.L2LoadNs, mi.Store16Ns, mi.HandoffNs, mi.CQConsumeNs
+	m.HostLoadNs, m.HostStoreNs = mi.HostLoadNs, mi.HostStoreNs
+
+	progress("posting rates")
+	for _, row := range rateRows(o.quick) {
+		res, err := r.RateDetail(row.cfg)
+		if err != nil {
+			return m, fmt.Errorf("rate %+v: %w", row.cfg, err)
+		}
+		p := gda.RatePoint{Threads: row.cfg.Threads, QPs: row.cfg.QPs, SMs: row.cfg.Blocks, PerDoorbell: row.cfg.PerDoorbell, Style: row.cfg.Style, Mps: res.Mps}
+		if row.cfg.Style == "coop" {
+			p.PerDoorbell = 32
+		}
+		if row.cfg.Target != native.HostMapped {
+			p.Target = row.cfg.Target.String()
+		}
+		m.Rates = append(m.Rates, p)
+	}
+
+	progress("proxy enqueue and handoff round trip (CPU worker thread)")
+	for _, v := range native.EnqueueVariants {
+		e, err := r.Enqueue(v, o.iters)
+		if err != nil {
+			return m, fmt.Errorf("enqueue %s: %w", v, err)
+		}
+		rt, err := r.HandoffRTT(v, o.iters)
+		if err != nil {
+			return m, fmt.Errorf("handoff %s: %w", v, err)
+		}
+		m.EnqueueNs[v], m.HandoffRTTNs[v] = e.Stats.MedianNs, rt.Stats.MedianNs
+	}
+	progress("CPU worker capacity")
+	for _, c := range capacityRows(o.quick) {
+		res, err := r.WorkerCapacity(native.CapacityConfig{Workers: c.workers, Batch: c.batch})
+		if err != nil {
+			return m, fmt.Errorf("worker capacity %d x %d: %w", c.workers, c.batch, err)
+		}
+		m.WorkerCapacity = append(m.WorkerCapacity, gda.CapacityPoint{Workers: c.workers, Batch: c.batch, Mps: res.Mps})
+	}
+	progress("enclosing kernel: registers, occupancy, throughput")
+	absent := map[string]float64{}
+	for _, c := range kernelRows(o.quick) {
+		res, err := r.KernelCost(c)
+		if err != nil {
+			return m, fmt.Errorf("kernel %+v: %w", c, err)
+		}
+		blocks := c.Blocks
+		if blocks == 0 {
+			blocks = 528
+		}
+		key := fmt.Sprintf("%s/%d", c.Caller, blocks)
+		p := gda.KernelCostPoint{Caller: c.Caller, Path: c.Path, Wait: c.Wait, Msgs: c.MsgsPerBlock, Blocks: blocks, Regs: res.Regs, MaxBlocksPerSM: res.MaxBlocksPerSM, Ms: res.MedianMs}
+		if c.Path == "absent" {
+			absent[key] = res.MedianMs
+		}
+		if a, ok := absent[key]; ok && res.MedianMs > 0 {
+			p.LossPct = (1 - a/res.MedianMs) * 100
+		}
+		m.KernelCost = append(m.KernelCost, p)
+	}
+	return m, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Paper P-IB figures the table shows beside the measurements.
+var (
+	paperIssue   = map[string]float64{"none": 190, "gpu-fence": 700, "fenced-dbrec": 930, "release-gpu": 700, "threadfence": 1220, "release-sys": 2370, "fence-sys": 2620}
+	paperEnqueue = map[string]float64{"baseline": 2270, "tuned": 130}
+	paperRTT     = map[string]float64{"baseline": 14590, "tuned": 5890}
+)
+
+func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constant, o calibrateOptions) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
+	fmt.Fprintf(w, "moebench calibrate: %s, driver %s, CUDA %s, %d SMs, SM clock %.0f MHz (clock64/globaltimer)\n", m.GPU, m.Driver, m.CUDA, m.SMs, m.ClockMHz)
+	fmt.Fprintf(w, "host: %s\n", m.Host)
+	fmt.Fprintf(w, "WQE check: %d GPU-built mlx5 RDMA-write WQEs decoded and matched field by field\n\n", m.WQEsVerified)
+
+	fmt.Fprintln(w, "Issue, one thread, 8 B inline RDMA write, median ns (paper P-IB: Table 4)")
+	p("mode\thost-mapped doorbell\tdevice doorbell\tpaper P-IB\t\n")
+	for _, mode := range native.OrderingModes {
+		p("%s\t%.0f\t%.0f\t%.0f\t\n", mode, m.IssueNs[mode], m.IssueDeviceDoorbellNs[mode], paperIssue[mode])
+	}
+	p("%s\t%.0f\t\t\t\n", native.NoDoorbell, m.IssueNoDoorbellNs)
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nInline payload, host-mapped doorbell, median ns (paper Fig. 3: about 100 ns per 16 B)")
+	p("bytes\t16 B chunks\tgpu-fence\tnone\t\n")
+	for _, b := range inlineSizes {
+		if v, ok := m.InlineIssueNs[b]; ok {
+			p("%d\t%d\t%.0f\t%.0f\t\n", b, gda.InlineChunks(b), v, m.InlineIssueNoneNs[b])
+		}
+	}
+	tw.Flush()
+	sf, _ := gda.InlineSlope(m.InlineIssueNs)
+	sn, _ := gda.InlineSlope(m.InlineIssueNoneNs)
+	fmt.Fprintf(w, "slope: %.1f ns per 16 B with gpu-fence, %.1f ns without ordering\n", sf, sn)
+
+	fmt.Fprintln(w, "\nMicro-operations, one thread, ns")
+	p("atomic\tL2 load\tstore16\thandoff\tCQ consume\thost load (PCIe)\thost store\t\n")
+	p("%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t\n", m.AtomicNs, m.L2LoadNs, m.Store16Ns, m.HandoffNs, m.CQConsumeNs, m.HostLoadNs, m.HostStoreNs)
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nPosting rate, 8 B inline, gpu-fence ordering, M msg/s (paper P-IB: Table 5, with a NIC)")
+	p("threads\tQPs\tSMs\tWQEs/doorbell\tstyle\tdoorbell\tmeasured\tpaper P-IB\t\n")
+	rows := rateRows(o.quick)
+	for i, r := range m.Rates {
+		paper := ""
+		if i < len(rows) && rows[i].paper > 0 {
+			paper = fmt.Sprintf("%.3g", rows[i].paper)
+		}
+		t := r.Target
+		if t == "" {
+			t = m.DoorbellTarget
+		}
+		p("%d\t%d\t%d\t%d\t%s\t%s\t%.3g\t%s\t\n", r.Threads, r.QPs, r.SMs, r.PerDoorbell, r.Style, t, r.Mps, paper)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nProxy handoff, one GPU thread, CPU worker thread on mapped host rings, median ns")
+	p("variant\tenqueue\tpaper issue\tGPU->CPU->GPU round trip\tpaper RTT (with NIC)\t\n")
+	for _, v := range native.EnqueueVariants {
+		p("%s\t%.0f\t%.0f\t%.0f\t%.0f\t\n", v, m.EnqueueNs[v], paperEnqueue[v], m.HandoffRTTNs[v], paperRTT[v])
+	}
+	tw.Flush()
+
+	if len(m.WorkerCapacity) > 0 {
+		fmt.Fprintln(w, "\nCPU worker capacity, M descriptors/s consumed (32 GPU-fed rings; paper Table 10 includes ibv_post_send)")
+		batches := []int{}
+		seen := map[int]bool{}
+		for _, c := range m.WorkerCapacity {
+			if !seen[c.Batch] {
+				seen[c.Batch] = true
+				batches = append(batches, c.Batch)
+			}
+		}
+		p("workers")
+		for _, b := range batches {
+			p("\tB=%d", b)
+		}
+		p("\t\n")
+		byW := map[int]map[int]float64{}
+		var ws []int
+		for _, c := range m.WorkerCapacity {
+			if byW[c.Workers] == nil {
+				byW[c.Workers] = map[int]float64{}
+				ws = append(ws, c.Workers)
+			}
+			byW[c.Workers][c.Batch] = c.Mps
+		}
+		for _, wk := range ws {
+			p("%d", wk)
+			for _, b := range batches {
+				p("\t%.3g", byW[wk][b])
+			}
+			p("\t\n")
+		}
+		tw.Flush()
+	}
+
+	if len(m.KernelCost) > 0 {
+		fmt.Fprintln(w, "\nEnclosing kernel, 256 threads per block (paper Fig. 9, Table 14)")
+		p("caller\tblocks\tpath\tmessages/block\tregs\tblocks/SM\tms\tloss %%\t\n")
+		for _, k := range m.KernelCost {
+			what := k.Path
+			if k.Path != "absent" && k.Msgs == 0 {
+				what += " (dormant)"
+			} else if k.Wait {
+				what += " + wait"
+			}
+			p("%s\t%d\t%s\t%d\t%d\t%d\t%.3f\t%.1f\t\n", k.Caller, k.Blocks, what, k.Msgs, k.Regs, k.MaxBlocksPerSM, k.Ms, k.LossPct)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintf(w, "\nConstants written to %s\n", o.out)
+	p("name\tvalue\tunit\t\n")
+	for _, c := range consts {
+		if strings.HasSuffix(c.Name, ".ns") && c.Value == 0 {
+			continue
+		}
+		p("%s\t%s\t%s\t\n", c.Name, fmt3(c.Value), c.Unit)
+	}
+	return tw.Flush()
+}
+
+func fmt3(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e6 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}

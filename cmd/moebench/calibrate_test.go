@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"moebench/native"
+	"moebench/transport/gda"
+	"moebench/transport/profile"
+)
+
+// fakeGPU answers like an H200 host, so the calibration pipeline runs
+// without a GPU.
+type fakeGPU struct{ calls int }
+
+func (f *fakeGPU) Device() native.DeviceInfo {
+	return native.DeviceInfo{Name: "Fake H200", Driver: "580.0", CUDADriver: 13000, CUDARuntime: 13000, SMs: 132}
+}
+func (f *fakeGPU) ClockMHz(time.Duration) (float64, error) { return 1980, nil }
+func (f *fakeGPU) VerifyWQEs() (int, error)                { return 28, nil }
+func (f *fakeGPU) IssueWith(c native.IssueConfig) (native.Stats, error) {
+	f.calls++
+	base := map[string]float64{"none": 115, "gpu-fence": 547, "fenced-dbrec": 788, "release-gpu": 409, "threadfence": 788, "release-sys": 624, "fence-sys": 767, native.NoDoorbell: 116}[c.Mode]
+	if c.InlineBytes > 8 {
+		base += float64(gda.InlineChunks(c.InlineBytes)-1) * 99
+	}
+	return native.Stats{N: c.Iters, MedianNs: base, ClockMHz: 1980}, nil
+}
+func (f *fakeGPU) Micro(int) (native.Micro, error) {
+	return native.Micro{ClockMHz: 1980, AtomicNs: 145, L2LoadNs: 185, Store16Ns: 11.7, HandoffNs: 522, CQConsumeNs: 182, HostLoadNs: 1100, HostStoreNs: 11.6}, nil
+}
+func (f *fakeGPU) RateDetail(c native.RateConfig) (native.RateResult, error) {
+	return native.RateResult{Mps: float64(c.Threads) * 1.8}, nil
+}
+func (f *fakeGPU) Enqueue(v string, _ int) (native.ProxyResult, error) {
+	return native.ProxyResult{Stats: native.Stats{MedianNs: map[string]float64{"baseline": 1900, "tuned": 36}[v]}}, nil
+}
+func (f *fakeGPU) HandoffRTT(v string, _ int) (native.ProxyResult, error) {
+	return native.ProxyResult{Stats: native.Stats{MedianNs: map[string]float64{"baseline": 4100, "tuned": 2400}[v]}}, nil
+}
+func (f *fakeGPU) WorkerCapacity(c native.CapacityConfig) (native.CapacityResult, error) {
+	return native.CapacityResult{Mps: float64(c.Workers*c.Batch) * 10}, nil
+}
+func (f *fakeGPU) KernelCost(c native.KernelConfig) (native.KernelResult, error) {
+	ms := 2.0
+	if c.Wait {
+		ms = 2.4
+	}
+	return native.KernelResult{Regs: 31, MaxBlocksPerSM: 8, MedianMs: ms}, nil
+}
+
+func TestCalibratePipeline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	o := calibrateOptions{out: filepath.Join(dir, "cal.json"), raw: filepath.Join(dir, "raw.json"), format: "table", iters: 100}
+	m, err := measureGPU(&fakeGPU{}, o, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.WQEsVerified != 28 || len(m.IssueNs) != len(native.OrderingModes) || len(m.InlineIssueNs) != len(inlineSizes) {
+		t.Fatalf("measured %+v", m)
+	}
+	var out bytes.Buffer
+	if err := finishCalibration(m, nil, o, &out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(o.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := profile.Parse(o.out, data)
+	if err != nil {
+		t.Fatalf("fragment does not parse: %v\n%s", err, data)
+	}
+	names := map[string]bool{}
+	for _, c := range f.Constants {
+		names[c.Name] = true
+	}
+	for _, want := range []string{"gpu.sm_clock_mhz", "gpu.fence_gpu.cycles", "gpu.fence_sys.cycles", "gpu.store_drain.cycles", "gpu.handoff.cycles"} {
+		if !names[want] {
+			t.Errorf("fragment lacks %s", want)
+		}
+	}
+	raw, err := os.ReadFile(o.raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back gda.Measured
+	if err := json.Unmarshal(raw, &back); err != nil || back.GPU != "Fake H200" {
+		t.Fatalf("raw measurements: %v %+v", err, back.GPU)
+	}
+	table := out.String()
+	for _, want := range []string{"Issue, one thread", "host-mapped doorbell", "slope: 99.0 ns per 16 B", "Posting rate", "Proxy handoff", "CPU worker capacity", "Enclosing kernel", "gpu.fence_gpu.cycles"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestCalibrateJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	o := calibrateOptions{out: filepath.Join(dir, "cal.json"), format: "json", iters: 100, quick: true}
+	m, err := measureGPU(&fakeGPU{}, o, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := finishCalibration(m, nil, o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Measured  gda.Measured       `json:"measured"`
+		Constants []profile.Constant `json:"constants"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || len(v.Constants) == 0 || v.Measured.SMs != 132 {
+		t.Fatalf("json output: %v %+v", err, v)
+	}
+}
+
+func TestCalibrateFlags(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if err := runCalibrate([]string{"--help"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Examples:") || !strings.Contains(out.String(), "--lib") {
+		t.Fatalf("help:\n%s", out.String())
+	}
+	for _, args := range [][]string{{"--format", "csv"}, {"--iters", "5"}, {"extra"}, {"--bogus"}} {
+		if err := runCalibrate(args, &out, &errb); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestCalibrateWithoutLibrary(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	err := runCalibrate([]string{"--lib", filepath.Join(t.TempDir(), "none.so"), "--out", filepath.Join(t.TempDir(), "c.json")}, &out, &errb)
+	if !errors.Is(err, native.ErrLibraryNotLoaded) {
+		t.Fatalf("err = %v, want ErrLibraryNotLoaded", err)
+	}
+}
+
+func TestFragmentIsLineOriented(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	f := profile.File{Name: "x", Constants: []profile.Constant{{Name: "gpu.sms", Value: 1, Unit: "count", Source: "s"}, {Name: "gpu.sm_clock_mhz", Value: 1000, Unit: "MHz", Source: "s"}}}
+	if err := writeFragment(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profile.Parse("frag", b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "\n"); n != 8 {
+		t.Fatalf("%d lines:\n%s", n, b.String())
+	}
+}

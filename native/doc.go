@@ -1,0 +1,59 @@
+// Package native loads libmoebench_native.so, the CUDA measurements of the
+// GPU side of GPU-initiated RDMA submission, and wraps its C ABI
+// (native/include/moebench_native.h) in typed Go calls.
+//
+// The library is opened at run time with dlopen, so moebench builds and
+// runs where CUDA is absent: Open fails with an error wrapping
+// ErrLibraryNotLoaded when the file is missing, unusable or built for
+// another ABI (and always in a build without cgo), and with ErrNoGPU when
+// it loads but finds no GPU. Build it with `make native` on a CUDA host.
+//
+// What flows in and out. Each call runs one experiment on GPU 0 and
+// returns medians:
+//
+//	(*Lib).Issue(mode, target, inlineBytes, iters) (Stats, error)
+//	    one thread's issue time of an RDMA write for an ordering mode
+//	    (OrderingModes, or NoDoorbell) with the doorbell on a host-mapped
+//	    pinned page (HostMapped: the store crosses PCIe as a posted write,
+//	    like a UAR store) or in device memory; IssueWith sets every knob
+//	(*Lib).BuildWQEs / VerifyWQEs
+//	    the GPU builds real mlx5 RC RDMA-write WQEs (ctrl, raddr, inline or
+//	    data segment) in a device-memory ring of 64 B basic blocks, the
+//	    big-endian doorbell record and the 8 B doorbell; VerifyWQEs decodes
+//	    them with this package's host codec (wqe.go) and checks every field
+//	(*Lib).Micro(iters) (Micro, error)
+//	    atomic, L2 load, 16 B store, ordered handoff, CQE consumption,
+//	    host-mapped load and store
+//	(*Lib).Rate(RateConfig) (float64, error), RateDetail
+//	    posting rate (M msg/s) over threads x QPs x blocks x WQEs per
+//	    doorbell x publication style (thread, coop, handoff, lock)
+//	(*Lib).Enqueue(variant, iters), HandoffRTT(variant, iters)
+//	    the CPU-proxy path: GPU enqueue into host rings ("baseline": device
+//	    atomic + PCIe read of host progress + system-scope release;
+//	    "tuned": own ring, cached progress, one 16 B store) with a CPU
+//	    worker thread of the library polling the rings, and the round trip
+//	    until the GPU sees the worker's completion counter
+//	(*Lib).WorkerCapacity(CapacityConfig)
+//	    descriptors per second CPU workers consume from GPU-fed rings
+//	(*Lib).KernelCost(KernelConfig)
+//	    registers, blocks per SM and run time of a compute or streaming
+//	    caller kernel without, with a dormant, or with an active mini-gda
+//	    or mini-proxy path
+//	(*Lib).ClockMHz, Device
+//	    the effective SM clock (clock64 against globaltimer) and the GPU,
+//	    driver and CUDA versions
+//
+// Times inside kernels are clock64 deltas of the timing thread with the
+// timer-read overhead subtracted, converted at the clock the same kernel
+// measured; globaltimer medians ride along as a coarse cross-check.
+//
+// No RDMA NIC takes part: nothing fetches the WQEs, consumes the doorbell or
+// writes CQEs. What is measured is what the GPU (and, for the proxy, the CPU
+// worker) pays to submit. `moebench calibrate` runs the whole suite and
+// turns it into profile constants (transport/gda.FitGPU);
+// testdata/h200-calibrate.txt is its output on an H200 host.
+//
+// Lib methods are safe for concurrent use; the library runs one experiment
+// at a time. The host codec (WQE, PostWQE, ReadWQE, DoorbellRecord) needs
+// no GPU.
+package native

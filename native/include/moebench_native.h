@@ -1,0 +1,272 @@
+/*
+ * moebench_native.h: C ABI of libmoebench_native.so, the CUDA measurements
+ * behind `moebench calibrate`.
+ *
+ * The library measures the GPU side of GPU-initiated RDMA submission on a
+ * GPU without an RDMA NIC: it builds real mlx5 RC RDMA-write WQEs in a
+ * device-memory send queue, updates the doorbell record and stores the 8 B
+ * doorbell to a host-mapped pinned page (the path a UAR store takes across
+ * PCIe) or to device memory, and it runs the CPU-proxy handoff against real
+ * host rings polled by worker threads inside the library.
+ *
+ * Conventions: every function returns MBN_OK or an MBN_ERR_* code; after a
+ * failure mbn_last_error() describes it. Calls are not reentrant: callers
+ * serialize them (the Go wrapper holds a mutex), because the library keeps
+ * one CUDA context and one error buffer. Plain C types only: fixed-width
+ * integers, doubles, fixed-size char arrays.
+ *
+ * Bump MBN_ABI_VERSION whenever a struct layout or a signature changes; the
+ * Go loader refuses a library whose mbn_abi_version() differs.
+ */
+#ifndef MOEBENCH_NATIVE_H
+#define MOEBENCH_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MBN_ABI_VERSION 1
+
+/* Return codes. */
+#define MBN_OK 0
+#define MBN_ERR_NO_GPU 1  /* no CUDA driver or no device */
+#define MBN_ERR_CUDA 2    /* a CUDA call failed */
+#define MBN_ERR_ARG 3     /* an argument is out of range */
+#define MBN_ERR_TIMEOUT 4 /* a GPU or CPU wait did not finish in time */
+#define MBN_ERR_CHECK 5   /* a result failed its correctness check */
+#define MBN_ERR_INIT 6    /* mbn_init was not called or failed */
+
+/* Ordering before the doorbell (paper Table 4). */
+#define MBN_ORDER_NONE 0         /* no ordering: unsafe control */
+#define MBN_ORDER_GPU_FENCE 1    /* fence.acq_rel.gpu before the doorbell */
+#define MBN_ORDER_FENCED_DBREC 2 /* fence before the dbrec and before the doorbell */
+#define MBN_ORDER_RELEASE_GPU 3  /* st.release.gpu doorbell */
+#define MBN_ORDER_THREADFENCE 4  /* __threadfence() before dbrec and doorbell */
+#define MBN_ORDER_RELEASE_SYS 5  /* st.release.sys doorbell */
+#define MBN_ORDER_FENCE_SYS 6    /* __threadfence_system() before the doorbell */
+#define MBN_ORDER_NO_DOORBELL 7  /* WQE + dbrec only: isolates the doorbell store */
+#define MBN_ORDER_COUNT 8
+
+/* Where the 8 B doorbell store goes. */
+#define MBN_DB_HOST 0   /* pinned host page mapped into the GPU (cudaHostAllocMapped) */
+#define MBN_DB_DEVICE 1 /* device memory */
+
+/* Publication styles of the posting-rate experiment (paper §4.3.1). */
+#define MBN_STYLE_THREAD 0  /* one thread owns each QP */
+#define MBN_STYLE_COOP 1    /* warp reserves 32 slots, lanes build, one lane rings */
+#define MBN_STYLE_HANDOFF 2 /* per-thread slots published in reservation order */
+#define MBN_STYLE_LOCK 3    /* QP lock held across each WQE and its doorbell */
+
+/* Proxy enqueue variants (paper §4.2). */
+#define MBN_ENQ_BASELINE 0 /* device atomic + host progress read + sys release */
+#define MBN_ENQ_TUNED 1    /* own ring, cached progress, one 16 B store */
+
+/* Enclosing-kernel experiment (paper §4.3.2). */
+#define MBN_CALLER_COMPUTE 0
+#define MBN_CALLER_STREAM 1
+#define MBN_PATH_ABSENT 0
+#define MBN_PATH_GDA 1
+#define MBN_PATH_PROXY 2
+
+typedef struct {
+  char name[256];
+  char driver[64];       /* kernel driver version, e.g. "580.159.04" */
+  int32_t cuda_driver;   /* cudaDriverGetVersion, e.g. 13000 */
+  int32_t cuda_runtime;  /* cudaRuntimeGetVersion */
+  int32_t sms;
+  int32_t cc_major;
+  int32_t cc_minor;
+  int32_t l2_bytes;
+  int64_t mem_bytes;
+  int32_t regs_per_sm;
+  int32_t max_threads_per_sm;
+  int32_t can_map_host;
+  int32_t pad;
+} mbn_device_info;
+
+/* Per-operation timing. Samples are clock64 deltas of the issuing thread,
+ * with the timer-read overhead subtracted, converted to ns at the clock the
+ * same kernel measured (clock64 ticks per globaltimer ns over its run). */
+typedef struct {
+  int32_t n;
+  int32_t pad;
+  double median_ns;
+  double p10_ns;
+  double p90_ns;
+  double mean_ns;
+  double min_ns;
+  double median_cycles;
+  double clock_mhz;
+  double overhead_cycles; /* subtracted timer-read cost */
+  double median_gt_ns;    /* globaltimer median, for cross-checking (coarse) */
+} mbn_stats;
+
+typedef struct {
+  int32_t mode;         /* MBN_ORDER_* */
+  int32_t target;       /* MBN_DB_* */
+  int32_t inline_bytes; /* >0: inline payload of that size (multiple of 4, <= 220); 0: pointer data segment of 8 B */
+  int32_t iters;        /* timed operations */
+  int32_t warmup;       /* discarded operations first */
+  int32_t gap_ns;       /* idle time before each operation (lets posted writes drain, as a real CQE wait does) */
+} mbn_issue_config;
+
+/* One WQE layout to build on the GPU, for checking against a host decoder. */
+typedef struct {
+  uint64_t raddr;      /* remote address of WQE 0; WQE k writes raddr + k * length */
+  uint64_t laddr;      /* local address for a pointer data segment */
+  uint32_t qpn;        /* 24 bits */
+  uint32_t rkey;
+  uint32_t lkey;
+  uint32_t imm;
+  uint32_t length;     /* payload bytes (inline when use_inline) */
+  uint32_t use_inline; /* 1: inline segment carrying payload; 0: data segment */
+  uint32_t sq_bbs;     /* send-queue size in 64 B basic blocks, power of two */
+  uint32_t start_pi;   /* producer index (in basic blocks) of the first WQE */
+  uint32_t opmod;      /* 8 bits */
+  uint32_t fm_ce_se;   /* 8 bits */
+} mbn_wqe_params;
+
+typedef struct {
+  int32_t threads;        /* total threads */
+  int32_t qps;            /* queue pairs; threads are split into equal contiguous groups per QP */
+  int32_t blocks;         /* thread blocks, at most one per SM ("SMs" in Table 5) */
+  int32_t per_doorbell;   /* WQEs announced by one doorbell (coop: 32) */
+  int32_t style;          /* MBN_STYLE_* */
+  int32_t target;         /* MBN_DB_* */
+  int32_t inline_bytes;   /* payload of each WQE, inline */
+  int32_t wqes_per_thread;/* 0: chosen to run about 20 ms */
+} mbn_rate_config;
+
+typedef struct {
+  double mmsg_per_s;
+  double elapsed_ms;
+  int64_t wqes;
+  int64_t doorbells;
+  int32_t check_failures; /* QPs whose final doorbell record or doorbell is wrong */
+  int32_t wqes_per_thread;
+} mbn_rate_result;
+
+/* Micro-operations, each the per-operation time of a dependent chain (or,
+ * for stores, of back-to-back issue) in one thread. */
+typedef struct {
+  double clock_mhz;
+  double atomic_ns;      /* device-scope atomicAdd round trip */
+  double l2_load_ns;     /* dependent ld.global.cg hitting L2 */
+  double store16_ns;     /* one 16 B st.global.v4, issue only */
+  double handoff_ns;     /* ordered publication step between threads of a block */
+  double cq_consume_ns;  /* CQE load + owner/opcode check + consumer-index store */
+  double host_load_ns;   /* dependent load of host-mapped memory (PCIe read) */
+  double host_store_ns;  /* 8 B store to host-mapped memory, issue only */
+  double timer_overhead_cycles;
+} mbn_micro_result;
+
+typedef struct {
+  int32_t variant;      /* MBN_ENQ_* */
+  int32_t iters;
+  int32_t warmup;
+  int32_t gap_ns;
+  int32_t ring_entries; /* power of two; 0: 1024 */
+  int32_t pad;
+} mbn_enqueue_config;
+
+typedef struct {
+  mbn_stats stats;
+  int64_t consumed; /* descriptors the CPU worker took */
+  int64_t torn;     /* descriptors whose halves disagreed */
+} mbn_proxy_result;
+
+typedef struct {
+  int32_t workers;      /* CPU worker threads */
+  int32_t batch;        /* most descriptors one worker posts per doorbell */
+  int32_t rings;        /* GPU->CPU rings, one GPU producer each; 0: 32 */
+  int32_t per_ring;     /* descriptors per ring; 0: chosen to run about 150 ms */
+  int32_t ring_entries; /* 0: 4096 */
+  int32_t pad;
+} mbn_capacity_config;
+
+typedef struct {
+  double mdesc_per_s; /* descriptors consumed per second, millions */
+  double elapsed_ms;
+  int64_t consumed;
+  int64_t batches;
+  double mean_batch;
+  int64_t torn;
+} mbn_capacity_result;
+
+typedef struct {
+  int32_t caller;         /* MBN_CALLER_* */
+  int32_t path;           /* MBN_PATH_* */
+  int32_t wait;           /* 1: wait for each message's completion (proxy only) */
+  int32_t msgs_per_block; /* 0 (dormant when path != absent), 1, 2, 4, 8, 16 */
+  int32_t blocks;         /* 0: 528 */
+  int32_t threads;        /* 0: 256 */
+  int32_t reps;           /* timed launches; 0: 7 */
+  int32_t pad;
+} mbn_kernel_config;
+
+typedef struct {
+  int32_t regs;              /* registers per thread */
+  int32_t max_blocks_per_sm; /* occupancy at the launch's block size */
+  int32_t local_bytes;       /* local memory (spill) bytes per thread */
+  int32_t pad;
+  double median_ms;
+  double min_ms;
+  int64_t messages;          /* messages sent per launch */
+} mbn_kernel_result;
+
+typedef int32_t (*mbn_abi_version_fn)(void);
+typedef const char *(*mbn_last_error_fn)(void);
+typedef int32_t (*mbn_init_fn)(int32_t device, mbn_device_info *out);
+typedef int32_t (*mbn_clock_mhz_fn)(int32_t spin_us, double *out);
+typedef int32_t (*mbn_issue_fn)(const mbn_issue_config *cfg, mbn_stats *out);
+typedef int32_t (*mbn_build_wqes_fn)(const mbn_wqe_params *p, int32_t count, int32_t mode, int32_t target,
+                                     const uint8_t *payload, uint8_t *sq_out, size_t sq_len,
+                                     uint8_t dbrec_out[4], uint8_t db_out[8]);
+typedef int32_t (*mbn_micro_fn)(int32_t iters, mbn_micro_result *out);
+typedef int32_t (*mbn_rate_fn)(const mbn_rate_config *cfg, mbn_rate_result *out);
+typedef int32_t (*mbn_enqueue_fn)(const mbn_enqueue_config *cfg, mbn_proxy_result *out);
+typedef int32_t (*mbn_handoff_rtt_fn)(const mbn_enqueue_config *cfg, mbn_proxy_result *out);
+typedef int32_t (*mbn_worker_capacity_fn)(const mbn_capacity_config *cfg, mbn_capacity_result *out);
+typedef int32_t (*mbn_kernel_cost_fn)(const mbn_kernel_config *cfg, mbn_kernel_result *out);
+
+/* ABI version the library was built with (MBN_ABI_VERSION). */
+int32_t mbn_abi_version(void);
+/* Description of the last failure; never NULL. */
+const char *mbn_last_error(void);
+/* Select the device, create its context, fill out. MBN_ERR_NO_GPU when
+ * there is no driver or device. Must precede every call below. */
+int32_t mbn_init(int32_t device, mbn_device_info *out);
+/* Effective SM clock: clock64 ticks per globaltimer microsecond while one
+ * thread spins for spin_us. */
+int32_t mbn_clock_mhz(int32_t spin_us, double *out);
+/* Single-thread issue time of one RDMA write (paper Table 3/4, Fig. 3). */
+int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out);
+/* Post count WQEs from one GPU thread with the given ordering and copy back
+ * the send queue (sq_len = sq_bbs * 64 bytes), the SQ doorbell record and
+ * the last 8 B doorbell value exactly as stored. payload holds p->length
+ * bytes (inline only; may be NULL otherwise). */
+int32_t mbn_build_wqes(const mbn_wqe_params *p, int32_t count, int32_t mode, int32_t target,
+                       const uint8_t *payload, uint8_t *sq_out, size_t sq_len, uint8_t dbrec_out[4],
+                       uint8_t db_out[8]);
+int32_t mbn_micro(int32_t iters, mbn_micro_result *out);
+/* Posting rate over threads x QPs x WQEs per doorbell x style (Table 5). */
+int32_t mbn_rate(const mbn_rate_config *cfg, mbn_rate_result *out);
+/* GPU-side proxy enqueue time with a CPU worker consuming the ring. */
+int32_t mbn_enqueue(const mbn_enqueue_config *cfg, mbn_proxy_result *out);
+/* GPU enqueue -> CPU worker -> completion counter in mapped host memory ->
+ * GPU observes it. */
+int32_t mbn_handoff_rtt(const mbn_enqueue_config *cfg, mbn_proxy_result *out);
+/* Descriptors per second that CPU workers consume from GPU-fed rings. */
+int32_t mbn_worker_capacity(const mbn_capacity_config *cfg, mbn_capacity_result *out);
+/* Registers, occupancy and run time of a caller kernel carrying a
+ * communication path (Fig. 9, Table 14). */
+int32_t mbn_kernel_cost(const mbn_kernel_config *cfg, mbn_kernel_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MOEBENCH_NATIVE_H */
