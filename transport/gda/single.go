@@ -96,6 +96,7 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 		}
 		id := post(&a, 0, 1)
 		issued := a.T
+		delete(s.cqe, id)
 		e.Run()
 		cqe := s.cqe[id]
 		var done sim.Time
@@ -113,18 +114,43 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 			res.CQEWait = pollDetect(c, cqe) - issued
 		}
 	}
+	// until runs events until the message's time in m is reported. The
+	// round trip must not run past the responder's reply, which is posted
+	// at a time the responder chooses.
+	until := func(id int32, m map[int32]sim.Time) (sim.Time, error) {
+		for {
+			if v, ok := m[id]; ok {
+				return v, nil
+			}
+			if !e.Step() {
+				return 0, fmt.Errorf("model lost message %d", id)
+			}
+		}
+	}
 	// Round trip: A writes to B, B polls the word and writes back, A polls.
 	for i := range cfg.Iters {
-		start := max(a.T, b.T)
+		e.Run()
+		start := max(a.T, b.T, e.Now())
 		a.T, b.T = start, start
 		id := post(&a, 0, 1)
-		e.Run()
-		b.T = max(b.T, pollDetect(c, s.vis[id]))
-		cqeA := s.cqe[id]
+		delete(s.vis, id)
+		delete(s.cqe, id)
+		visA, err := until(id, s.vis)
+		if err != nil {
+			return res, err
+		}
+		b.T = max(b.T, pollDetect(c, visA))
+		idA := id
 		id = post(&b, 1, 0)
+		delete(s.vis, id)
+		delete(s.cqe, id)
+		visB, err := until(id, s.vis)
+		if err != nil {
+			return res, err
+		}
+		a.T = pollDetect(c, visB)
 		e.Run()
-		a.T = pollDetect(c, s.vis[id])
-		cqeB := s.cqe[id]
+		cqeA, cqeB := s.cqe[idA], s.cqe[id]
 		if i == cfg.Iters-1 {
 			res.RTT = a.T - start
 		}

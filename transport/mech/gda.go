@@ -9,35 +9,63 @@ import (
 
 func us(t interface{ Us() float64 }) float64 { return t.Us() }
 
-func singleOp(p *profile.Profile) ([]Row, error) {
-	var rows []Row
-	for _, c := range []struct {
+// gb200 reports whether p is the paper's GB200 platform, whose columns of
+// Tables 3 and 4 then serve as the comparison.
+func gb200(p *profile.Profile) bool { return p.Name == "p-gb200" }
+
+// pibOnly keeps a P-IB paper value on P-IB and drops it elsewhere, so that
+// another platform's rows are not compared with P-IB's measurements.
+func pibOnly(p *profile.Profile, rows []Row) []Row {
+	if p.Name != "p-ib" {
+		for i := range rows {
+			rows[i].Paper, rows[i].Source = nan, ""
+		}
+	}
+	return rows
+}
+
+func singleOp(p *profile.Profile) (rows []Row, err error) {
+	type sc = struct {
 		name             string
 		inline           bool
 		order            gda.Ordering
 		issue, putc, rtt float64
-	}{
+	}
+	cases := []sc{
 		{"mini-gda, inline", true, gda.OrderGPUFence, 0.70, 4.03, 6.85},
 		{"mini-gda, non-inline", false, gda.OrderGPUFence, 0.70, 4.64, nan},
 		{"mini-gda, unordered (unsafe)", true, gda.OrderNone, 0.19, 3.46, nan},
-	} {
+	}
+	src := "Table 3"
+	if !gb200(p) && p.Name != "p-ib" {
+		defer func() { rows = pibOnly(p, rows) }()
+	}
+	if gb200(p) {
+		src = "Table 3, P-GB200"
+		cases = []sc{
+			{"mini-gda, inline", true, gda.OrderGPUFence, 0.77, 5.70, 8.64},
+			{"mini-gda, non-inline", false, gda.OrderGPUFence, 0.80, 6.62, nan},
+			{"mini-gda, unordered (unsafe)", true, gda.OrderNone, 0.16, 5.09, nan},
+		}
+	}
+	for _, c := range cases {
 		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: c.order, Payload: 8, Inline: c.inline})
 		if err != nil {
 			return nil, fmt.Errorf("single-op %s: %w", c.name, err)
 		}
 		rows = append(rows,
-			Row{"single-op", c.name, "issue", "µs", c.issue, us(r.Issue), "Table 3"},
-			Row{"single-op", c.name, "put+completion", "µs", c.putc, us(r.PutC), "Table 3"},
-			Row{"single-op", c.name, "RTT", "µs", c.rtt, us(r.RTT), "Table 3"},
+			Row{"single-op", c.name, "issue", "µs", c.issue, us(r.Issue), src},
+			Row{"single-op", c.name, "put+completion", "µs", c.putc, us(r.PutC), src},
+			Row{"single-op", c.name, "RTT", "µs", c.rtt, us(r.RTT), src},
 		)
-		if c.name == "mini-gda, inline" {
+		if c.name == "mini-gda, inline" && !gb200(p) {
 			rows = append(rows, Row{"single-op", c.name, "doorbell to CQE observed", "µs", 3.30, us(r.CQEWait), "§4.1"})
 		}
 	}
 	return rows, nil
 }
 
-func ordering(p *profile.Profile) ([]Row, error) {
+func ordering(p *profile.Profile) (rows []Row, err error) {
 	paper := map[gda.Ordering][2]float64{
 		gda.OrderNone:        {0.19, 3.46},
 		gda.OrderGPUFence:    {0.70, 4.03},
@@ -47,15 +75,30 @@ func ordering(p *profile.Profile) ([]Row, error) {
 		gda.OrderReleaseSys:  {2.37, 5.66},
 		gda.OrderFenceSys:    {2.62, 5.92},
 	}
-	var rows []Row
+	src := "Table 4"
+	if !gb200(p) && p.Name != "p-ib" {
+		defer func() { rows = pibOnly(p, rows) }()
+	}
+	if gb200(p) {
+		src = "Table 4, P-GB200"
+		paper = map[gda.Ordering][2]float64{
+			gda.OrderNone:        {0.16, 5.09},
+			gda.OrderGPUFence:    {0.77, 5.70},
+			gda.OrderFencedDBRec: {0.99, 5.89},
+			gda.OrderReleaseGPU:  {0.77, 5.66},
+			gda.OrderThreadFence: {1.22, 6.14},
+			gda.OrderReleaseSys:  {2.08, 7.01},
+			gda.OrderFenceSys:    {2.34, 7.26},
+		}
+	}
 	for _, m := range gda.OrderingModes() {
 		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: m, Payload: 8, Inline: true})
 		if err != nil {
 			return nil, fmt.Errorf("ordering %s: %w", m, err)
 		}
 		rows = append(rows,
-			Row{"ordering", m.String(), "issue", "µs", paper[m][0], us(r.Issue), "Table 4"},
-			Row{"ordering", m.String(), "put+completion", "µs", paper[m][1], us(r.PutC), "Table 4"},
+			Row{"ordering", m.String(), "issue", "µs", paper[m][0], us(r.Issue), src},
+			Row{"ordering", m.String(), "put+completion", "µs", paper[m][1], us(r.PutC), src},
 		)
 	}
 	return rows, nil
@@ -91,7 +134,7 @@ func inline(p *profile.Profile) ([]Row, error) {
 		Row{"inline", "8 B inline vs pointer", "put+completion saving", "µs", 0.61, (ptr.PutC - res[8].PutC).Us(), "§4.1"},
 		Row{"inline", "92 B inline vs 8 B pointer", "put+completion ratio (saving gone)", "ratio", 1.0, res[92].PutC.Us() / ptr.PutC.Us(), "§4.1 / Fig. 3a"},
 	)
-	return rows, nil
+	return pibOnly(p, rows), nil
 }
 
 func rate(p *profile.Profile) ([]Row, error) {
@@ -126,7 +169,7 @@ func rate(p *profile.Profile) ([]Row, error) {
 		}
 		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
 	}
-	return rows, nil
+	return pibOnly(p, rows), nil
 }
 
 func completionScope(p *profile.Profile) ([]Row, error) {
@@ -152,13 +195,29 @@ func completionScope(p *profile.Profile) ([]Row, error) {
 			rows = append(rows, Row{"completion-scope", fmt.Sprintf("%s, %d QPs", name, q), "put+completion", "µs", nan, v, ""})
 		}
 	}
+	if p.Name == "p-roce" {
+		// Table 7: the growth of an all-QP quiet over its one-QP value.
+		// The paper's base is NVSHMEM's put (18.02 µs), the model's is
+		// mini-gda's, so the comparison is of the added time per QP.
+		for _, k := range []struct {
+			qps   int
+			paper float64
+		}{{2, 0.76}, {4, 1.76}, {8, 2.94}, {16, 6.75}, {32, 16.83}} {
+			v, err := get(k.qps, true)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, Row{"completion-scope", fmt.Sprintf("PE-wide quiet, %d vs 1 QPs", k.qps), "put+completion added", "µs", k.paper, v - base[true], "Table 7"})
+		}
+		return rows, nil
+	}
 	q16, _ := get(16, true)
 	p16, _ := get(16, false)
 	rows = append(rows,
 		Row{"completion-scope", "PE-wide quiet, 16 vs 1 QPs", "put+completion ratio", "ratio", 2.0, q16 / base[true], "Fig. 4"},
 		Row{"completion-scope", "per-QP completion, 16 vs 1 QPs", "put+completion ratio", "ratio", 1.0, p16 / base[false], "Fig. 4"},
 	)
-	return rows, nil
+	return pibOnly(p, rows), nil
 }
 
 func clock(p *profile.Profile) ([]Row, error) {

@@ -126,6 +126,23 @@ func (e *Engine) RunUntil(limit Time) bool {
 	return len(e.q) > 0
 }
 
+// Step runs the next event, if any, and reports whether it ran one.
+func (e *Engine) Step() bool {
+	if len(e.q) == 0 {
+		return false
+	}
+	it := e.q[0]
+	e.now = it.at
+	e.handled++
+	e.hole = true
+	e.handlers[it.h].Handle(e, it.op, it.arg)
+	if e.hole {
+		e.hole = false
+		e.pop()
+	}
+	return true
+}
+
 // Reset drops pending events and rewinds the clock, keeping the heap's
 // storage and the registered handlers so that repeated runs do not allocate.
 func (e *Engine) Reset() {
