@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -41,9 +42,9 @@ Flags:
 `
 
 type calibrateOptions struct {
-	out, raw, base, lib, format string
-	iters                       int
-	quick                       bool
+	out, raw, base, lib, format, fromRaw string
+	iters                                int
+	quick                                bool
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -57,6 +58,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.format, "format", "table", "output format: table or json")
 	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
 	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
+	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: calibrate: %v (moebench calibrate --help)", errUsage, err)
@@ -85,6 +87,17 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 			base = b
 		}
 	}
+	if o.fromRaw != "" {
+		data, err := os.ReadFile(o.fromRaw)
+		if err != nil {
+			return fmt.Errorf("%w: --from-raw: %v", errUsage, err)
+		}
+		var m gda.Measured
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%w: --from-raw %s: %v", errUsage, o.fromRaw, err)
+		}
+		return finishCalibration(m, base, o, stdout)
+	}
 	lib, err := native.Open(o.lib)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -103,6 +116,15 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 	consts, err := gda.FitGPU(m, base)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
+	}
+	if base != nil {
+		// The direct inversions ignore how the model composes a sequence;
+		// refine the composed costs by running the model against the
+		// measured issue times.
+		consts, _, _, err = gda.Refine(m, base, consts)
+		if err != nil {
+			return fmt.Errorf("calibrate: %w", err)
+		}
 	}
 	frag := profile.File{
 		Name:        "calibration",

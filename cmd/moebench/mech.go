@@ -73,7 +73,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	h := header("mech", p, "modelled (paper values beside them where measured)")
-	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, nil) })
+	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, nil, "paper") })
 }
 
 func anyChanged(fs interface{ Changed(string) bool }, names ...string) bool {

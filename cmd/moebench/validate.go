@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
+
+	"moebench/transport/gda"
+	"moebench/transport/profile"
 
 	"moebench/internal/report"
 	"moebench/transport/mech"
@@ -22,9 +28,11 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		prof      profileFlags
 		only      []string
 		failAbove float64
+		measured  string
 	)
 	fs.StringSliceVar(&only, "only", nil, "run only these `experiments` (comma list; default all)")
 	fs.Float64Var(&failAbove, "fail-above", 0, "exit with an error when any row's relative error exceeds this `fraction` (0 = never)")
+	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements (`FILE` from calibrate --raw) instead of the paper")
 	prof.register(fs)
 	out.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -39,6 +47,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	p, err := prof.load()
 	if err != nil {
 		return err
+	}
+	if measured != "" {
+		return validateMeasured(p, measured, out, stdout, failAbove)
 	}
 	exps, err := mech.Select(only)
 	if err != nil {
@@ -58,7 +69,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
-	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum) }); err != nil {
+	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "paper") }); err != nil {
 		return err
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {
@@ -67,40 +78,32 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// jsonRow has exactly the keys the validate JSON promises.
-type jsonRow struct {
-	Experiment string   `json:"experiment"`
-	Case       string   `json:"case"`
-	Metric     string   `json:"metric"`
-	Unit       string   `json:"unit"`
-	Paper      *float64 `json:"paper"`
-	Model      float64  `json:"model"`
-	RelErr     *float64 `json:"rel_err"`
-}
-
-func renderRows(w io.Writer, format string, h report.Header, rows []mech.Row, sum *mech.Summary) error {
+// renderRows renders rows; ref names the reference column: "paper", or
+// "measured" when the reference is this machine's measurement.
+func renderRows(w io.Writer, format string, h report.Header, rows []mech.Row, sum *mech.Summary, ref string) error {
 	switch format {
 	case "json":
-		doc := struct {
-			Header  report.Header `json:"header"`
-			Rows    []jsonRow     `json:"rows"`
-			Summary *mech.Summary `json:"summary,omitempty"`
-		}{Header: h, Rows: []jsonRow{}, Summary: sum}
+		items := []map[string]any{}
 		for _, r := range rows {
-			jr := jsonRow{r.Experiment, r.Case, r.Metric, r.Unit, nil, r.Model, nil}
+			item := map[string]any{"experiment": r.Experiment, "case": r.Case, "metric": r.Metric, "unit": r.Unit,
+				ref: nil, "model": r.Model, "rel_err": nil}
 			if r.HasPaper() {
-				p, e := r.Paper, r.RelErr()
-				jr.Paper = &p
-				if !math.IsNaN(e) {
-					jr.RelErr = &e
+				item[ref] = r.Paper
+				if e := r.RelErr(); !math.IsNaN(e) {
+					item["rel_err"] = e
 				}
 			}
-			doc.Rows = append(doc.Rows, jr)
+			items = append(items, item)
 		}
+		doc := struct {
+			Header  report.Header    `json:"header"`
+			Rows    []map[string]any `json:"rows"`
+			Summary *mech.Summary    `json:"summary,omitempty"`
+		}{Header: h, Rows: items, Summary: sum}
 		return report.WriteJSON(w, doc)
 	default:
 		t := &report.Table{
-			Columns: []string{"experiment", "case", "metric", "unit", "paper", "model", "rel_err"},
+			Columns: []string{"experiment", "case", "metric", "unit", ref, "model", "rel_err"},
 			Numeric: []bool{false, false, false, false, true, true, true},
 		}
 		for _, r := range rows {
@@ -119,8 +122,8 @@ func renderRows(w io.Writer, format string, h report.Header, rows []mech.Row, su
 			return err
 		}
 		if sum != nil && sum.Rows > 0 {
-			_, err := fmt.Fprintf(w, "\n%d rows with a paper value: median error %s, mean %s, max %s (%s)\n",
-				sum.Rows, report.Pct(sum.MedianErr), report.Pct(sum.MeanErr), report.Pct(sum.MaxErr), sum.Worst)
+			_, err := fmt.Fprintf(w, "\n%d rows with a %s value: median error %s, mean %s, max %s (%s)\n",
+				sum.Rows, ref, report.Pct(sum.MedianErr), report.Pct(sum.MeanErr), report.Pct(sum.MaxErr), sum.Worst)
 			return err
 		}
 		return nil
@@ -135,3 +138,34 @@ func csvNum(v float64) string {
 }
 
 func nan() float64 { return math.NaN() }
+
+// validateMeasured compares the model with a GPU's raw measurements.
+func validateMeasured(p *profile.Profile, path string, out outputFlags, stdout io.Writer, failAbove float64) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: --measured: %v", errUsage, err)
+	}
+	var m gda.Measured
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("%w: --measured %s: %v", errUsage, path, err)
+	}
+	if len(m.IssueNs) == 0 {
+		return fmt.Errorf("%w: --measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", errUsage, path)
+	}
+	rows, err := mech.CompareMeasured(p, m)
+	if err != nil {
+		return err
+	}
+	sum := mech.Summarize(rows)
+	h := header("validate", p, "modelled vs measured on "+m.GPU)
+	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
+		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
+	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
+		return err
+	}
+	if failAbove > 0 && sum.MaxErr > failAbove {
+		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
+	}
+	return nil
+}

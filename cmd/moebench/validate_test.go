@@ -133,3 +133,20 @@ func TestMechSweepSkipsImpossibleCombinations(t *testing.T) {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 }
+
+func TestValidateAgainstLocalMeasurements(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCLI(t, "validate", "--profile", "p-ib,../../native/testdata/h200-calibration.json",
+		"--measured", "../../native/testdata/h200-raw.json", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"experiment,case,metric,unit,measured,model,rel_err", "ordering,gpu-fence,issue,µs,0.54", "NVIDIA H200"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := runCLI(t, "validate", "--measured", "validate_test.go"); err == nil {
+		t.Error("a file that is not calibrate's raw JSON must be rejected")
+	}
+}
