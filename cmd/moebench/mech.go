@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"moebench/native"
 	"moebench/transport/gda"
 	"moebench/transport/mech"
 	"moebench/transport/profile"
@@ -26,6 +27,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 		styles, orders                 []string
 		pointer                        bool
 		depth                          int
+		engine, lib                    string
 	)
 	fs.IntSliceVar(&threads, "threads", []int{1}, "rate: submitting GPU threads (list)")
 	fs.IntSliceVar(&qps, "qps", []int{1}, "rate: RC QPs (list)")
@@ -36,6 +38,8 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	fs.IntSliceVar(&pays, "payload", []int{8}, "payload bytes (list)")
 	fs.BoolVar(&pointer, "pointer", false, "name the payload by pointer instead of inlining it")
 	fs.IntVar(&depth, "depth", 1024, "rate: WQEs per send queue")
+	fs.StringVar(&engine, "engine", "model", "model, or native: measure the GPU side on the local GPU and print it beside the model")
+	fs.StringVar(&lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	prof.register(fs)
 	out.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -47,6 +51,13 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	p, err := prof.load()
 	if err != nil {
 		return err
+	}
+	switch engine {
+	case "model":
+	case "native":
+		return mechNative(p, lib, out, stdout, stderr)
+	default:
+		return fmt.Errorf("%w: --engine %q: want model or native", errUsage, engine)
 	}
 	var rows []mech.Row
 	pos := fs.Args()
@@ -180,4 +191,28 @@ func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) (
 		}
 	}
 	return rows, nil
+}
+
+// mechNative measures the GPU side on the local GPU (the calibrate suite's
+// single-thread issue, inline and posting-rate parts) and prints each
+// measurement beside the model's prediction for the same configuration.
+func mechNative(p *profile.Profile, libPath string, out outputFlags, stdout, stderr io.Writer) error {
+	lib, err := native.Open(libPath)
+	if err != nil {
+		return fmt.Errorf("mech --engine native: %w", err)
+	}
+	defer lib.Close()
+	m, err := measureGPU(lib, calibrateOptions{iters: 1000}, func(s string) { fmt.Fprintln(stderr, "mech:", s) })
+	if err != nil {
+		return fmt.Errorf("mech --engine native: %w", err)
+	}
+	rows, err := mech.CompareMeasured(p, m)
+	if err != nil {
+		return err
+	}
+	sum := mech.Summarize(rows)
+	h := header("mech --engine native", p, "modelled beside measured on "+m.GPU)
+	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s (no NIC on this host: the model's NIC is made non-binding for rates)",
+		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget))
+	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") })
 }

@@ -51,6 +51,10 @@ func Experiments() []Experiment {
 		{"clock", "issue against SM clock (Fig. 5 shape)", clock},
 		{"dc", "DC per-operation cost and destination-switch penalty (§4.3.3)", dc},
 		{"connections", "NIC message rate against active connections, by role, reuse and payload (Fig. 10, Tables 15-16)", connections},
+		{"proxy-single-op", "mini-proxy one 8 B write, baseline vs tuned handoff, cold vs warm workers (Tables 3, 9)", proxySingleOp},
+		{"proxy-capacity", "mini-proxy message rate over workers × batch × worker state (Table 10, Fig. 7)", proxyCapacity},
+		{"proxy-loaded", "probe RTT under background load: a shared proxy ring collapses, a reserved one does not (Fig. 6, Table 11)", proxyLoaded},
+		{"goodput", "pipelined pointer-write goodput against payload size, mini-proxy and mini-gda (Fig. 8)", goodput},
 	}
 }
 

@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"fmt"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/sim"
+)
+
+// Transport is mini-proxy as a transport.Transport.
+type Transport struct{ cfg Config }
+
+// New returns the mini-proxy transport for cfg.
+func New(cfg Config) Transport { return Transport{cfg: cfg} }
+
+// Name is the transport's name.
+func (t Transport) Name() string { return "mini-proxy " + t.cfg.String() }
+
+// Open builds the rings, workers and NICs of env.Ranks ranks, rank r on
+// fabric NIC r. Every operation goes through the NIC (same-node peers
+// too).
+func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
+	if err := t.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("mini-proxy: %w", err)
+	}
+	if env.Ranks < 1 {
+		return nil, fmt.Errorf("mini-proxy: need at least one rank (got %d)", env.Ranks)
+	}
+	if env.E == nil || env.Profile == nil || env.Delivered == nil {
+		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
+	}
+	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
+	c.m.onDeliver = c.delivered
+	c.used = make([]map[int]bool, env.Ranks)
+	for i := range c.used {
+		c.used[i] = map[int]bool{}
+	}
+	return c, nil
+}
+
+// conn carries the workload's operations. Times reported per Op:
+// IssueStart/IssueEnd the warp's enqueue, Posted the descriptor visible to
+// the worker, Served the NIC beginning the doorbell that carried the WQE,
+// Sent/Arrived/Visible from the NIC.
+type conn struct {
+	env   *transport.Env
+	m     *model
+	ops   []transport.Op // by op record index
+	idle  []*producer
+	users map[*producer]*transport.Warp
+	used  []map[int]bool // per rank: QPs that carried traffic
+}
+
+// ring picks op's ring: atomics (counts, tails) use the reserved rings
+// when there are any, writes the others, both by op.Channel.
+func (c *conn) ring(op transport.Op) *ring {
+	cfg := &c.m.cfg
+	rings := c.m.nodes[op.Src].rings
+	bulk := cfg.Rings - cfg.ReservedRings
+	ch := max(op.Channel, 0)
+	if op.Atomic && cfg.ReservedRings > 0 {
+		return rings[bulk+ch%cfg.ReservedRings]
+	}
+	return rings[ch%bulk]
+}
+
+// Post enqueues op from w. With the tuned handoff a ring keeps one
+// producer: a ring that a second warp posts to falls back to the baseline
+// (multi-producer) protocol for that warp.
+func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
+	if op.Src < 0 || op.Src >= c.env.Ranks || op.Dst < 0 || op.Dst >= c.env.Ranks {
+		panic(fmt.Sprintf("mini-proxy: op %d -> %d outside %d ranks", op.Src, op.Dst, c.env.Ranks))
+	}
+	r := c.ring(op)
+	var p *producer
+	if k := len(c.idle); k > 0 {
+		p = c.idle[k-1]
+		c.idle = c.idle[:k-1]
+	} else {
+		p = c.m.newProducer(nil, c.posted)
+		if c.users == nil {
+			c.users = map[*producer]*transport.Warp{}
+		}
+	}
+	p.th = &w.T
+	c.users[p] = w
+	tuned := c.m.cfg.Handoff == Tuned
+	if tuned {
+		if r.ownerWarp == nil {
+			r.ownerWarp = w
+		}
+		tuned = r.ownerWarp == w
+	}
+	bytes := op.Bytes
+	if op.Atomic {
+		bytes = 8
+	}
+	id := c.m.newOp(op.Src, op.Dst, bytes, op.Atomic, 0)
+	for int(id) >= len(c.ops) {
+		c.ops = append(c.ops, transport.Op{})
+	}
+	c.ops[id] = op
+	c.used[op.Src][int(op.Dst)] = true
+	p.post(e, r, id, tuned)
+}
+
+// posted runs at the warp's local time when its enqueue left the SM.
+func (c *conn) posted(e *sim.Engine, p *producer) {
+	w := c.users[p]
+	delete(c.users, p)
+	p.th = nil
+	c.idle = append(c.idle, p)
+	if w.Resume != nil {
+		w.Resume(e, w)
+	}
+}
+
+func (c *conn) delivered(e *sim.Engine, op int32, msg *hw.Msg) {
+	o := &c.m.ops[op]
+	c.env.Delivered(e, transport.Delivery{Op: c.ops[op], Times: transport.Times{
+		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,
+		Served: msg.Served, Sent: msg.Sent, Arrived: msg.Arrived, Visible: msg.Visible,
+		ConnMiss: msg.ConnMiss,
+	}})
+}
+
+// Resources reports the rings, workers and queues per rank.
+func (c *conn) Resources() transport.Resources {
+	cfg := &c.m.cfg
+	active := 0
+	for _, u := range c.used {
+		active = max(active, len(u)*cfg.Workers)
+	}
+	return transport.Resources{
+		QPsPerNIC:         cfg.Workers * c.env.Ranks,
+		ActiveConnPerNIC:  active,
+		ConnKnee:          c.m.fab.P.ConnEntries,
+		ProxyRings:        cfg.Rings,
+		ProxyWorkers:      cfg.Workers,
+		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*c.env.Ranks*cfg.SQDepth*64),
+	}
+}

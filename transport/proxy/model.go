@@ -1,0 +1,200 @@
+package proxy
+
+import (
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// inlineMax is the largest payload a worker inlines: it fits one 64 B WQE
+// beside the control and remote-address segments (Fig. 2).
+const inlineMax = 28
+
+// opRec is one operation on its way through the proxy.
+type opRec struct {
+	src, dst int32
+	bytes    int32
+	atomic   bool
+	refs     int8 // delivery and completion still to come
+	// Times: the producer's issue, the descriptor's visibility to the
+	// worker, the worker's pick-up, the completion counter's write as the
+	// GPU can first see it.
+	issueStart, issueEnd, visible, picked, counter sim.Time
+	user                                           int64 // the driver's own
+}
+
+// desc is one 16 B descriptor slot of a ring.
+type desc struct {
+	op      int32
+	written bool
+	visible sim.Time
+}
+
+// ring is one descriptor ring in host memory.
+type ring struct {
+	gid   int // index in model.rings
+	wi    int // index in its worker's rings
+	w     *worker
+	slots []desc
+	head  int64 // consumed by the worker
+	tail  int64 // reserved by producers
+	// Consumer progress as producers read it: pubVal from pubAt on,
+	// prevVal before. The worker publishes after each post.
+	prevVal, pubVal int64
+	pubAt           sim.Time
+	waiters         []*producer // blocked on space, by slot
+	ownerWarp       any         // Conn, tuned handoff: the ring's one producer
+}
+
+func (r *ring) slot(s int64) *desc { return &r.slots[s%int64(len(r.slots))] }
+
+// progress is the consumer index a read issued at t returns.
+func (r *ring) progress(t sim.Time) int64 {
+	if t >= r.pubAt {
+		return r.pubVal
+	}
+	return r.prevVal
+}
+
+// fifo is a queue on a slice, compacted as it drains.
+type fifo[T any] struct {
+	q    []T
+	head int
+}
+
+func (f *fifo[T]) push(v T) { f.q = append(f.q, v) }
+func (f *fifo[T]) len() int { return len(f.q) - f.head }
+func (f *fifo[T]) peek() T  { return f.q[f.head] }
+func (f *fifo[T]) pop() T {
+	v := f.q[f.head]
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head >= 256 && f.head*2 >= len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		f.q, f.head = f.q[:n], 0
+	}
+	return v
+}
+
+type node struct {
+	idx     int
+	nic     *hw.NIC
+	rings   []*ring
+	workers []*worker
+}
+
+// model is one run: ranks, each with its NIC, rings and workers.
+type model struct {
+	e     *sim.Engine
+	cfg   Config
+	c     costs
+	fab   *hw.Fabric
+	ranks int
+	nodes []*node
+	rings []*ring
+	ops   []opRec
+	free  []int32
+	pubID sim.HandlerID
+	// Hooks of the driver: the payload became visible at the destination
+	// (called at that time), the completion counter covering the op was
+	// written (called at the worker's event; op.counter says when the GPU
+	// can first see it).
+	onDeliver  func(e *sim.Engine, op int32, m *hw.Msg)
+	onComplete func(e *sim.Engine, op int32)
+}
+
+func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
+	cfg = cfg.withDefaults()
+	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks}
+	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.Workers*ranks, m)
+	m.pubID = e.Register(sim.HandlerFunc(m.publish))
+	for i := range ranks {
+		nd := &node{idx: i, nic: m.fab.NICs[i]}
+		for q := range cfg.Workers * ranks {
+			nd.nic.HostQueues(q, m.c.hostFetch)
+		}
+		for w := range cfg.Workers {
+			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: make([]sendQueue, ranks)}
+			wk.id = e.Register(wk)
+			nd.workers = append(nd.workers, wk)
+		}
+		for r := range cfg.Rings {
+			rg := &ring{gid: len(m.rings), w: nd.workers[r%cfg.Workers], slots: make([]desc, cfg.RingSlots)}
+			rg.wi = len(rg.w.rings)
+			rg.w.rings = append(rg.w.rings, rg)
+			nd.rings = append(nd.rings, rg)
+			m.rings = append(m.rings, rg)
+		}
+		m.nodes = append(m.nodes, nd)
+	}
+	return m
+}
+
+func (m *model) newOp(src, dst, bytes int, atomic bool, user int64) int32 {
+	var id int32
+	if k := len(m.free); k > 0 {
+		id = m.free[k-1]
+		m.free = m.free[:k-1]
+	} else {
+		m.ops = append(m.ops, opRec{})
+		id = int32(len(m.ops) - 1)
+	}
+	m.ops[id] = opRec{src: int32(src), dst: int32(dst), bytes: int32(bytes), atomic: atomic, refs: 2, user: user}
+	return id
+}
+
+func (m *model) release(id int32) {
+	o := &m.ops[id]
+	o.refs--
+	if o.refs == 0 {
+		m.free = append(m.free, id)
+	}
+}
+
+// Tags of the NIC messages: the op index, and whether the WQE is the
+// signaled last one of its chain.
+const signaled = int64(1) << 40
+
+// Delivered runs at the destination when the payload is visible.
+func (m *model) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, msg *hw.Msg) {
+	op := int32(msg.Tag &^ signaled)
+	if m.onDeliver != nil {
+		m.onDeliver(e, op, msg)
+	}
+	m.release(op)
+}
+
+// Completed runs at the requester when the CQE is in host memory. Only a
+// chain's last WQE is signaled; the others produce no CQE.
+func (m *model) Completed(e *sim.Engine, nic *hw.NIC, _ int32, msg *hw.Msg) {
+	if msg.Tag&signaled == 0 {
+		return
+	}
+	w := m.nodes[nic.Index].workers[int(msg.QP)/m.ranks]
+	w.cq.push(cqe{at: e.Now(), dst: msg.Dst})
+	if w.cq.len() == 1 {
+		w.notify(e, len(w.rings), e.Now())
+	}
+}
+
+// publish makes the progress a worker wrote visible and wakes producers
+// that wait for the space it frees.
+func (m *model) publish(e *sim.Engine, _ int32, arg int64) {
+	r := m.rings[arg]
+	c := &m.c
+	lim := r.pubVal + int64(len(r.slots))
+	k := 0
+	for _, p := range r.waiters {
+		if p.slot >= lim {
+			break
+		}
+		p.th.T = max(p.th.T, c.hostDetect(r.pubAt))
+		p.cached = r.pubVal
+		e.At(p.th.T, p.id, phWrite, 0)
+		k++
+	}
+	if k > 0 {
+		r.waiters = append(r.waiters[:0], r.waiters[k:]...)
+	}
+}

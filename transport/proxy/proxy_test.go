@@ -1,0 +1,217 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	ok := Config{Workers: 4, Rings: 32, Batch: 16}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("T4/R32/B16: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no workers", Config{Workers: 0, Rings: 1, Batch: 1}, "workers must be at least 1"},
+		{"no rings", Config{Workers: 1, Rings: 0, Batch: 1}, "rings must be at least 1"},
+		{"idle workers", Config{Workers: 4, Rings: 2, Batch: 1}, "2 rings leave some of 4 workers without a ring"},
+		{"no batch", Config{Workers: 1, Rings: 1, Batch: 0}, "batch must be at least 1"},
+		{"all reserved", Config{Workers: 1, Rings: 2, Batch: 1, ReservedRings: 2}, "reserved rings must leave at least one"},
+		{"short send queue", Config{Workers: 1, Rings: 1, Batch: 32, SQDepth: 16}, "send-queue depth 16 cannot hold a chain of 32"},
+		{"bad handoff", Config{Workers: 1, Rings: 1, Batch: 1, Handoff: 7}, "unknown handoff 7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseNames(t *testing.T) {
+	t.Parallel()
+	if h, err := ParseHandoff("tuned"); err != nil || h != Tuned {
+		t.Errorf("ParseHandoff(tuned) = %v, %v", h, err)
+	}
+	if _, err := ParseCPUState("lukewarm"); err == nil || !strings.Contains(err.Error(), "cold") {
+		t.Errorf("unknown state error should list the known ones: %v", err)
+	}
+	if c, err := ParseCompletion("gpu"); err != nil || c != CompletionGPU {
+		t.Errorf("ParseCompletion(gpu) = %v, %v", c, err)
+	}
+}
+
+func TestStreamRejectsSharedTunedRings(t *testing.T) {
+	t.Parallel()
+	_, err := Stream(profile.MustLoad("p-ib"), StreamConfig{Proxy: Config{Workers: 1, Rings: 1, Batch: 1, Handoff: Tuned}, ThreadsPerRing: 2, Bytes: 8})
+	if err == nil || !strings.Contains(err.Error(), "one producer per ring") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// The model is deterministic: the same run twice gives the same figures.
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	a, err := SingleOp(p, Single(Baseline, CompletionHost, Cold), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := SingleOp(p, Single(Baseline, CompletionHost, Cold), 4)
+	if a != b {
+		t.Errorf("single-op differs between runs: %+v vs %+v", a, b)
+	}
+	cfg := LoadedConfig{Proxy: Config{Workers: 2, Rings: 8, Batch: 16, State: Warm}, BackgroundCTAs: 16, ThreadsPerCTA: 8, Probes: 3, Warmup: 50 * sim.Microsecond}
+	x, err := Loaded(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := Loaded(p, cfg)
+	if x.RTT != y.RTT || x.BgRate != y.BgRate || fmt.Sprint(x.RTTs) != fmt.Sprint(y.RTTs) {
+		t.Errorf("loaded run differs between runs: %+v vs %+v", x, y)
+	}
+}
+
+// The tuned handoff's single-operation figures are ordered as the paper
+// has them: enqueue, then put+completion, then a round trip.
+func TestSingleOpOrdering(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	for _, cfg := range []Config{Single(Baseline, CompletionHost, Cold), Single(Tuned, CompletionGPU, Warm)} {
+		r, err := SingleOp(p, cfg, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(0 < r.Issue && r.Issue < r.PutC && r.PutC < r.RTT) {
+			t.Errorf("%v: issue %v, put+c %v, RTT %v", cfg, r.Issue, r.PutC, r.RTT)
+		}
+	}
+}
+
+type sentOp struct {
+	seen  int
+	times transport.Times
+}
+
+// TestConnDeliversEveryOpOnce drives the Conn from warps on four ranks,
+// with writes and atomics, both handoffs and reserved rings, and checks
+// that every Op is delivered exactly once with ordered timestamps.
+func TestConnDeliversEveryOpOnce(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{
+		{Workers: 2, Rings: 8, Batch: 16, Handoff: Baseline, ReservedRings: 2},
+		{Workers: 1, Rings: 4, Batch: 4, Handoff: Tuned, Completion: CompletionGPU, State: Warm, RingSlots: 8, SQDepth: 8},
+	} {
+		t.Run(cfg.String(), func(t *testing.T) {
+			t.Parallel()
+			const ranks, warpsPerRank, perWarp = 4, 6, 40
+			e := &sim.Engine{}
+			got := map[int64]*sentOp{}
+			env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: 4,
+				Delivered: func(e *sim.Engine, d transport.Delivery) {
+					s := got[d.Op.Tag]
+					if s == nil {
+						t.Errorf("delivery of unknown tag %d", d.Op.Tag)
+						return
+					}
+					s.seen++
+					s.times = d.Times
+					if e.Now() != d.Times.Visible {
+						t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
+					}
+				}}
+			conn, err := New(cfg).Open(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpu := hw.NewGPUCosts(env.Profile)
+			sms := make([]hw.SM, ranks*warpsPerRank)
+			var tag int64
+			for r := range ranks {
+				for i := range warpsPerRank {
+					w := &transport.Warp{Rank: r, SM: i, ID: i}
+					w.T = hw.Thread{C: &gpu, SM: &sms[r*warpsPerRank+i]}
+					w.T.SM.Lanes = 1
+					left := perWarp
+					post := func(e *sim.Engine, w *transport.Warp) {
+						if left == 0 {
+							return
+						}
+						left--
+						tag++
+						op := transport.Op{Src: r, Dst: (r + 1 + int(tag)%(ranks-1)) % ranks, Channel: i + int(tag)%3,
+							Bytes: []int{8, 7168, 512}[tag%3], Atomic: tag%5 == 0, Tag: tag}
+						got[tag] = &sentOp{}
+						conn.Post(e, w, op)
+					}
+					w.Resume = post
+					e.At(0, e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, _ int64) { post(e, w) })), 0, 0)
+				}
+			}
+			e.Run()
+			if len(got) != ranks*warpsPerRank*perWarp {
+				t.Fatalf("posted %d ops, want %d", len(got), ranks*warpsPerRank*perWarp)
+			}
+			for tag, s := range got {
+				if s.seen != 1 {
+					t.Errorf("tag %d delivered %d times", tag, s.seen)
+					continue
+				}
+				x := s.times
+				seq := []sim.Time{x.IssueStart, x.IssueEnd, x.Posted, x.Served, x.Sent, x.Arrived, x.Visible}
+				for i := 1; i < len(seq); i++ {
+					if seq[i] < seq[i-1] {
+						t.Errorf("tag %d: times out of order: %+v", tag, x)
+						break
+					}
+				}
+			}
+			res := conn.Resources()
+			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*ranks {
+				t.Errorf("resources %+v", res)
+			}
+		})
+	}
+}
+
+func TestOpenRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	env := &transport.Env{E: &sim.Engine{}, Profile: profile.MustLoad("p-ib"), Ranks: 2, Delivered: func(*sim.Engine, transport.Delivery) {}}
+	if _, err := New(Config{Workers: 1, Rings: 1}).Open(env); err == nil || !strings.Contains(err.Error(), "batch") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func ExampleSingleOp() {
+	p := profile.MustLoad("p-ib")
+	for _, h := range []Handoff{Baseline, Tuned} {
+		r, _ := SingleOp(p, Single(h, CompletionGPU, Cold), 4)
+		fmt.Printf("%s enqueue: %.2f µs\n", h, r.Issue.Us())
+	}
+	// Output:
+	// baseline enqueue: 2.27 µs
+	// tuned enqueue: 0.13 µs
+}
+
+func BenchmarkLoadedRTT(b *testing.B) {
+	b.ReportAllocs()
+	p := profile.MustLoad("p-ib")
+	cfg := LoadedConfig{Proxy: Config{Workers: 4, Rings: 32, Batch: 16, State: Warm}, BackgroundCTAs: 64, ThreadsPerCTA: 8, Reserved: true, Probes: 3, Warmup: 300 * sim.Microsecond}
+	for b.Loop() {
+		if _, err := Loaded(p, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

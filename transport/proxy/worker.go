@@ -1,0 +1,234 @@
+package proxy
+
+import (
+	"moebench/transport/hw"
+	"moebench/transport/sim"
+)
+
+type cqe struct {
+	at  sim.Time
+	dst int32
+}
+
+// sendQueue is a worker's QP to one destination: the ops posted and not
+// yet reaped, and the chain lengths (one signaled CQE per chain).
+type sendQueue struct {
+	ops    fifo[int32]
+	chains fifo[int32]
+}
+
+// worker is one CPU proxy thread. Its loop visits its rings round-robin
+// and polls its CQ after each pass; between events its state is the local
+// time T and the next slot of the loop, pos (len(rings) is the CQ).
+type worker struct {
+	m       *model
+	nd      *node
+	idx     int
+	id      sim.HandlerID
+	rings   []*ring
+	pos     int
+	T       sim.Time
+	wakeAt  sim.Time
+	wakePos int
+	gen     int64
+	blocked int // destination whose send queue is full, or -1
+	cq      fifo[cqe]
+	qps     []sendQueue
+	// Posts counts ibv_post_send calls; WRs the work requests posted.
+	Posts, WRs int64
+}
+
+// Handle runs a wake-up: the loop reached a slot where something is
+// visible.
+func (w *worker) Handle(e *sim.Engine, _ int32, gen int64) {
+	if gen != w.gen {
+		return // superseded by an earlier wake-up
+	}
+	w.T, w.pos, w.wakeAt = e.Now(), w.wakePos, sim.Never
+	w.step(e)
+	w.schedule(e)
+}
+
+func (w *worker) step(e *sim.Engine) {
+	c := &w.m.c
+	if w.blocked >= 0 {
+		// Spinning on the CQ until the full send queue has room.
+		if !w.reap(e) {
+			w.T += c.cqEmpty
+		}
+		if w.m.cfg.SQDepth-w.qps[w.blocked].ops.len() > 0 {
+			w.blocked = -1
+		}
+		return
+	}
+	if w.pos < len(w.rings) {
+		r := w.rings[w.pos]
+		if d := r.slot(r.head); r.head < r.tail && d.written && d.visible <= w.T {
+			if !w.visit(e, r) {
+				return // blocked: revisit this ring once the CQ frees room
+			}
+		} else {
+			w.T += c.ringPoll
+		}
+		w.pos++
+		return
+	}
+	if !w.reap(e) {
+		w.T += c.cqEmpty
+	}
+	w.pos = 0
+}
+
+// visit consumes up to B visible descriptors for one destination from r,
+// chains them into one post and rings the doorbell. It returns false when
+// the destination's send queue is full.
+func (w *worker) visit(e *sim.Engine, r *ring) bool {
+	m := w.m
+	c := &m.c
+	cfg := &m.cfg
+	w.T += c.ringPoll // the load that found the head descriptor
+	dst := m.ops[r.slot(r.head).op].dst
+	q := &w.qps[dst]
+	free := cfg.SQDepth - q.ops.len()
+	if free <= 0 {
+		w.blocked = int(dst)
+		return false
+	}
+	first := r.head
+	k := 0
+	for s := r.head; s < r.tail && k < cfg.Batch && k < free; s++ {
+		d := r.slot(s)
+		if !d.written || d.visible > w.T || m.ops[d.op].dst != dst {
+			break
+		}
+		w.T += c.descConsume
+		m.ops[d.op].picked = w.T
+		k++
+	}
+	r.head += int64(k)
+	w.T += c.postChain + sim.Time(k)*c.postWR
+	qp := w.idx*m.ranks + int(dst)
+	for s := first; s < first+int64(k); s++ {
+		d := r.slot(s)
+		o := &m.ops[d.op]
+		tag := int64(d.op)
+		if s == first+int64(k)-1 {
+			tag |= signaled
+		}
+		w.nd.nic.Post(qp, hw.Msg{Dst: dst, Bytes: o.bytes, BBs: 1, Pointer: o.bytes > inlineMax, Atomic: o.atomic, Tag: tag})
+		q.ops.push(d.op)
+		d.written = false
+	}
+	q.chains.push(int32(k))
+	w.nd.nic.Ring(e, w.T, qp, c.hostMMIO)
+	w.Posts++
+	w.WRs += int64(k)
+	// Publish progress for the producers' reads.
+	r.prevVal, r.pubVal, r.pubAt = r.pubVal, r.head, w.T
+	if len(r.waiters) > 0 {
+		e.At(w.T, m.pubID, 0, int64(r.gid))
+	}
+	return true
+}
+
+// reap consumes every CQE that is in host memory by T and updates the
+// completion counter. It reports whether it found one.
+func (w *worker) reap(e *sim.Engine) bool {
+	m := w.m
+	c := &m.c
+	found := false
+	for w.cq.len() > 0 && w.cq.peek().at <= w.T {
+		x := w.cq.pop()
+		found = true
+		w.T += c.cqPoll
+		q := &w.qps[x.dst]
+		k := int(q.chains.pop())
+		var seen sim.Time
+		if m.cfg.Completion == CompletionHost {
+			w.T += c.counterHost
+			seen = w.T
+		} else {
+			w.T += c.counterGDR
+			seen = w.T + c.gdrFlight
+		}
+		for range k {
+			op := q.ops.pop()
+			m.ops[op].counter = seen
+			if m.onComplete != nil {
+				m.onComplete(e, op)
+			}
+			m.release(op)
+		}
+	}
+	return found
+}
+
+// schedule finds the first slot of the loop, from (T, pos), at which
+// something known is visible, and sleeps until then.
+func (w *worker) schedule(e *sim.Engine) {
+	if w.blocked >= 0 {
+		if w.cq.len() > 0 {
+			w.wake(e, w.spinTime(w.cq.peek().at), w.pos)
+		}
+		return
+	}
+	for j, r := range w.rings {
+		if d := r.slot(r.head); r.head < r.tail && d.written {
+			w.notify(e, j, d.visible)
+		}
+	}
+	if w.cq.len() > 0 {
+		w.notify(e, len(w.rings), w.cq.peek().at)
+	}
+}
+
+// notify tells the worker that something becomes visible at v in loop
+// slot i (a ring's head descriptor, or the CQ at len(rings)).
+func (w *worker) notify(e *sim.Engine, i int, v sim.Time) {
+	if w.blocked >= 0 {
+		if i == len(w.rings) {
+			if t := w.spinTime(v); t < w.wakeAt {
+				w.wake(e, t, w.pos)
+			}
+		}
+		return
+	}
+	if t := w.slotTime(i, v); t < w.wakeAt {
+		w.wake(e, t, i)
+	}
+}
+
+// slotTime is the start of the first visit of loop slot i at or after v,
+// the loop being at slot pos at time T and every slot in between an empty
+// poll: ringPoll per ring, cqEmpty for the CQ.
+func (w *worker) slotTime(i int, v sim.Time) sim.Time {
+	c := &w.m.c
+	n := len(w.rings)
+	period := sim.Time(n)*c.ringPoll + c.cqEmpty
+	target := max(v, w.T, w.m.e.Now())
+	if period <= 0 {
+		return target
+	}
+	base := w.T - sim.Time(w.pos)*c.ringPoll // start of the current pass
+	at := base + sim.Time(i)*c.ringPoll
+	if at < target {
+		at += (target - at + period - 1) / period * period
+	}
+	return at
+}
+
+// spinTime is the first poll of a CQ-only spin loop at or after v.
+func (w *worker) spinTime(v sim.Time) sim.Time {
+	c := &w.m.c
+	target := max(v, w.T, w.m.e.Now())
+	if c.cqEmpty <= 0 {
+		return target
+	}
+	return w.T + (target-w.T+c.cqEmpty-1)/c.cqEmpty*c.cqEmpty
+}
+
+func (w *worker) wake(e *sim.Engine, t sim.Time, pos int) {
+	w.gen++
+	w.wakeAt, w.wakePos = t, pos
+	e.At(t, w.id, 0, w.gen)
+}
