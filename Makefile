@@ -17,7 +17,7 @@ build:
 
 # The main job on built-in defaults.
 run: build
-	./$(BIN) validate
+	./$(BIN) run
 
 test: lint unit race fuzz-smoke
 

@@ -33,6 +33,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "simulate MoE dispatch and combine over the transports, with layer timings", runRun},
+		{"sweep", "run the layer over lists of any knob", runSweep},
 		{"mech", "run the paper's GPU-submission microbenchmarks in the model", runMech},
 		{"validate", "compare every modelled experiment with the paper's measurement", runValidate},
 		{"trace", "generate, convert and inspect routing traces", runTrace},

@@ -113,10 +113,13 @@ type qpState struct {
 	busy    bool
 	// A DC initiator (DCI) serves one destination at a time: re-targeting
 	// it waits out the previous destination and connects to the new DCT.
-	dc       bool
-	target   int32
-	hasTgt   bool
-	switches int64
+	// lastReady keeps a QP's WQEs in order: a WQE may not leave before
+	// the one ahead of it, whose payload read may take longer than its own.
+	lastReady sim.Time
+	dc        bool
+	target    int32
+	hasTgt    bool
+	switches  int64
 	// Stats
 	doorbells int64
 }
@@ -344,6 +347,8 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		if m.Pointer {
 			ready += p.DMARead + p.PCIeTime(int(m.Bytes))
 		}
+		ready = max(ready, q.lastReady)
+		q.lastReady = ready
 		e.At(ready, n.id, opTxReady, int64(id))
 	}
 	q.fetched += cnt

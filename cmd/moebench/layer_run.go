@@ -1,0 +1,474 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+	"moebench/workloads"
+)
+
+const runExamples = `  moebench run                                     # deepseek-v3, LL, 128 tokens, EP16 (2 × 8 GPUs), every transport
+  moebench run --ranks 8 --gpus-per-node 4 --experts 288 --preset deepep-v1
+  moebench run --transport mini-gda --background bulk:64:shared
+  moebench run --mode normal --nvlink --format json --out run.json
+  moebench run --routing powerlaw:1.2 --seed 7 --format csv
+`
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	return layerCommand("run", args, stdout, stderr)
+}
+
+// layerFlags are the knobs of run and sweep; sweep accepts lists for
+// every numeric knob, run only for --transport and --preset.
+type layerFlags struct {
+	workload    string
+	modes       []string
+	tokens      []int
+	ranks       []int
+	perNode     []int
+	experts     []int
+	topk        int
+	hidden      int
+	dtype       string
+	routing     string
+	transports  []string
+	presets     []string
+	qps         []int
+	nvlink      bool
+	numSMs      int
+	chunk       int
+	backgrounds []string
+	seed        uint64
+	noPayload   bool
+	progress    bool
+	prof        profileFlags
+	out         outputFlags
+}
+
+func (f *layerFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
+	fs.StringSliceVar(&f.modes, "mode", []string{"ll"}, "DeepEP mode: ll (low latency) or normal (high throughput)")
+	fs.IntSliceVar(&f.tokens, "tokens", nil, "tokens per rank (DeepEP's max tokens per rank; default the workload's, 128)")
+	fs.IntSliceVar(&f.ranks, "ranks", nil, "expert-parallel ranks (GPUs; default the workload's, 16)")
+	fs.IntSliceVar(&f.perNode, "gpus-per-node", nil, "GPUs per node (default the workload's, 8)")
+	fs.IntSliceVar(&f.experts, "experts", nil, "experts, placed evenly on the ranks (default the workload's)")
+	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
+	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
+	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
+	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
+	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
+	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
+	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
+	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
+	f.prof.register(fs)
+	f.out.register(fs)
+}
+
+// setAxis is one --set constant with the values to sweep.
+type setAxis struct {
+	name   string
+	values []string
+}
+
+// config is one point of a run or sweep, before the transport is chosen.
+type config struct {
+	shape  moe.Shape
+	mode   moe.Mode
+	nvlink bool
+	qps    int
+	bg     moe.Background
+	bgName string
+	sets   []string // name=value
+}
+
+// item is one simulated run ready to render.
+type item struct {
+	cfg    config
+	preset preset.Preset
+	res    *moe.Result
+	knobs  []knob
+}
+
+type knob struct{ name, value string }
+
+func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
+	sweep := name == "sweep"
+	usage, examples := "run [flags]", runExamples
+	if sweep {
+		usage, examples = "sweep [flags]", sweepExamples
+	}
+	fs := newFlags(name, usage, examples, stderr)
+	var f layerFlags
+	f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: %s takes no arguments (got %q)", errUsage, name, fs.Args())
+	}
+	if err := f.out.check(); err != nil {
+		return err
+	}
+	if !sweep {
+		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "background"} {
+			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
+				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
+			}
+		}
+	}
+	base, axes, err := f.loadProfile(sweep)
+	if err != nil {
+		return err
+	}
+	configs, err := f.expand(fs, axes)
+	if err != nil {
+		return err
+	}
+	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
+	if err != nil {
+		return err
+	}
+	spec, err := moe.ParseRoutingSpec(f.routing)
+	if err != nil {
+		return fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	// Vary the knobs shown as columns: the ones given more than one value.
+	total := len(configs) * len(presets)
+	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
+	routes := map[moe.Shape]*moe.Routing{}
+	var items []item
+	for _, c := range configs {
+		rt := routes[c.shape]
+		if rt == nil {
+			rt, err = moe.Generate(c.shape, spec, f.seed)
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+			}
+			routes[c.shape] = rt
+		}
+		prof := base
+		if len(c.sets) > 0 {
+			prof = base.Clone()
+			if err := prof.ApplySets(c.sets); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+		}
+		for _, p := range presets {
+			res, err := runOne(&f, c, rt, prof, p)
+			if err != nil {
+				return err
+			}
+			items = append(items, item{cfg: c, preset: p, res: res, knobs: knobsOf(fs, axes, c)})
+			bar.Step(p.Name)
+		}
+	}
+	bar.Done()
+	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
+	h.Seed = &f.seed
+	h.Extra = describe(&f, configs, spec)
+	return f.out.emit(stdout, func(w io.Writer) error { return renderLayer(w, f.out.format, h, items) })
+}
+
+// loadProfile loads the base profile; --set entries with several values
+// become sweep axes (run accepts one value each).
+func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error) {
+	prof, err := profile.Load(f.prof.spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	var axes []setAxis
+	for _, s := range f.prof.sets {
+		n, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: --set %q: want name=value", errUsage, s)
+		}
+		n = strings.TrimSpace(n)
+		vals := splitList([]string{v})
+		if len(vals) == 0 {
+			return nil, nil, fmt.Errorf("%w: --set %q: no value", errUsage, s)
+		}
+		if len(vals) > 1 && !sweep {
+			return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, s)
+		}
+		for _, x := range vals {
+			// Check every value now so a sweep fails before running.
+			if err := prof.Clone().Set(n, x); err != nil {
+				return nil, nil, fmt.Errorf("%w: --set %s: %v", errUsage, s, err)
+			}
+		}
+		axes = append(axes, setAxis{n, vals})
+	}
+	return prof, axes, nil
+}
+
+// expand builds the cross product of the knobs.
+func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error) {
+	w, err := workloads.Get(f.workload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --workload: %v", errUsage, err)
+	}
+	or := func(v []int, def int) []int {
+		if len(v) == 0 {
+			return []int{def}
+		}
+		return v
+	}
+	s0 := w.Shape
+	if f.topk != 0 {
+		s0.TopK = f.topk
+	}
+	if f.hidden != 0 {
+		s0.Hidden = f.hidden
+	}
+	if f.dtype != "" {
+		d, err := moe.ParseDType(f.dtype)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
+		}
+		s0.Dispatch = d
+	}
+	var modes []moe.Mode
+	for _, m := range f.modes {
+		mode, err := moe.ParseMode(m)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
+		}
+		modes = append(modes, mode)
+	}
+	type bgv struct {
+		name string
+		b    moe.Background
+	}
+	var bgs []bgv
+	for _, b := range f.backgrounds {
+		v, err := workloads.ParseBackground(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
+		}
+		bgs = append(bgs, bgv{b, v})
+	}
+	// Every combination of --set values.
+	sets := [][]string{nil}
+	for _, a := range axes {
+		var next [][]string
+		for _, prev := range sets {
+			for _, v := range a.values {
+				next = append(next, append(slices.Clone(prev), a.name+"="+v))
+			}
+		}
+		sets = next
+	}
+	var out []config
+	for _, ranks := range or(f.ranks, s0.Ranks) {
+		for _, per := range or(f.perNode, s0.GPUsPerNode) {
+			for _, tok := range or(f.tokens, s0.Tokens) {
+				for _, ex := range or(f.experts, s0.Experts) {
+					s := s0
+					s.Ranks, s.GPUsPerNode, s.Tokens = ranks, per, tok
+					if ex != s0.Experts {
+						s.Experts, s.PhysicalExperts = ex, 0
+					}
+					if err := s.Validate(); err != nil {
+						return nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+					}
+					for _, mode := range modes {
+						nv := f.nvlink
+						if !fs.Changed("nvlink") {
+							nv = mode == moe.Normal
+						}
+						for _, q := range or(f.qps, 0) {
+							if q < 0 {
+								return nil, fmt.Errorf("%w: --qps-per-peer %d: must be 0 (the preset's) or more", errUsage, q)
+							}
+							for _, b := range bgs {
+								for _, st := range sets {
+									out = append(out, config{shape: s, mode: mode, nvlink: nv, qps: q, bg: b.b, bgName: b.name, sets: st})
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if f.numSMs < 0 {
+		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
+	}
+	if f.chunk < 0 {
+		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
+	}
+	return out, nil
+}
+
+// shapeErr names the flag behind a shape validation error.
+func shapeErr(err error) error {
+	msg := err.Error()
+	for field, flag := range map[string]string{
+		"experts:": "--experts:", "physical experts:": "--experts:", "top-k:": "--topk:", "tokens:": "--tokens:",
+		"ranks:": "--ranks:", "gpus per node:": "--gpus-per-node:", "hidden:": "--hidden:",
+	} {
+		if strings.HasPrefix(msg, field) {
+			return errors.New(flag + strings.TrimPrefix(msg, field))
+		}
+	}
+	return err
+}
+
+// resolvePresets turns --transport (mechanisms) or --preset (names) into
+// presets. A mechanism runs through the preset of its own name, else its
+// first preset, so that new presets appear without changes here.
+func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, error) {
+	all := preset.All()
+	if byName {
+		var out []preset.Preset
+		for _, n := range splitList(names) {
+			if n == "all" {
+				out = append(out, all...)
+				continue
+			}
+			p, err := preset.Get(n)
+			if err != nil {
+				return nil, fmt.Errorf("%w: --preset: %v", errUsage, err)
+			}
+			out = append(out, p)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%w: --preset: no preset given", errUsage)
+		}
+		return out, nil
+	}
+	var mechs []string
+	for _, p := range all {
+		if !slices.Contains(mechs, p.Mechanism) {
+			mechs = append(mechs, p.Mechanism)
+		}
+	}
+	rep := func(m string) (preset.Preset, bool) {
+		for _, p := range all {
+			if p.Name == m && p.Mechanism == m {
+				return p, true
+			}
+		}
+		for _, p := range all {
+			if p.Mechanism == m {
+				return p, true
+			}
+		}
+		return preset.Preset{}, false
+	}
+	var out []preset.Preset
+	for _, t := range splitList(transports) {
+		if t == "all" {
+			for _, m := range mechs {
+				p, _ := rep(m)
+				out = append(out, p)
+			}
+			continue
+		}
+		p, ok := rep(t)
+		if !ok {
+			return nil, fmt.Errorf("%w: --transport %q: no preset of that mechanism (have: %s, or all)", errUsage, t, strings.Join(mechs, ", "))
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: --transport: no transport given", errUsage)
+	}
+	return out, nil
+}
+
+func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
+	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
+	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps}
+	if reserved > 0 {
+		o.QPsPerPeer = max(c.qps, layer) + reserved
+	}
+	tr, err := p.Transport(o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
+	}
+	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
+	if err != nil {
+		if errors.Is(err, moe.ErrQueueDepth) {
+			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+		}
+		if strings.HasPrefix(err.Error(), "num-sms:") || strings.HasPrefix(err.Error(), "top-k:") {
+			return nil, fmt.Errorf("%w: --%v", errUsage, err)
+		}
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return res, nil
+}
+
+// knobsOf lists the knobs that take several values in this run, with c's.
+func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
+	var k []knob
+	multi := func(name string) bool {
+		v := fs.Lookup(name)
+		return v != nil && v.Changed && strings.Contains(v.Value.String(), ",")
+	}
+	if multi("ranks") {
+		k = append(k, knob{"ranks", strconv.Itoa(c.shape.Ranks)})
+	}
+	if multi("gpus-per-node") {
+		k = append(k, knob{"gpus/node", strconv.Itoa(c.shape.GPUsPerNode)})
+	}
+	if multi("tokens") {
+		k = append(k, knob{"tokens", strconv.Itoa(c.shape.Tokens)})
+	}
+	if multi("experts") {
+		k = append(k, knob{"experts", strconv.Itoa(c.shape.Experts)})
+	}
+	if multi("mode") {
+		k = append(k, knob{"mode", c.mode.String()})
+	}
+	if multi("qps-per-peer") {
+		k = append(k, knob{"qps/peer", strconv.Itoa(c.qps)})
+	}
+	if multi("background") {
+		k = append(k, knob{"background", c.bgName})
+	}
+	for i, a := range axes {
+		if len(a.values) > 1 {
+			_, v, _ := strings.Cut(c.sets[i], "=")
+			k = append(k, knob{a.name, v})
+		}
+	}
+	return k
+}
+
+// describe is the header's account of what ran.
+func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
+	c := configs[0]
+	s := c.shape
+	nv := "off"
+	if c.nvlink {
+		nv = "on"
+	}
+	l := []string{
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv),
+		fmt.Sprintf("routing %s; background %s", spec, c.bg),
+	}
+	if len(configs) > 1 {
+		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
+	}
+	return l
+}

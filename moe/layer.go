@@ -1,0 +1,355 @@
+package moe
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// Mode is DeepEP's kernel family.
+type Mode uint8
+
+// The modes. The zero Mode is invalid.
+const (
+	LL     Mode = iota + 1 // low latency: one write per selection, QP = local expert
+	Normal                 // high throughput: deduplicated per rank, chunked, tail atomics
+)
+
+// String returns the name ParseMode reads.
+func (m Mode) String() string {
+	switch m {
+	case LL:
+		return "ll"
+	case Normal:
+		return "normal"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode reads "ll" or "normal".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "ll", "low-latency":
+		return LL, nil
+	case "normal", "ht":
+		return Normal, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want ll or normal)", s)
+}
+
+// DeepEP's launch shapes.
+const (
+	// warpsPerSM is the LL kernels' block: 32 warps split into
+	// ceil(experts/SMs) warp groups (csrc/kernels internode_ll.cu).
+	warpsPerSM = 32
+	// normalSMs is DeepEP's Buffer.num_sms default for normal mode; its
+	// kernels use num_sms/2 channels, one QP each.
+	normalSMs = 24
+	// defaultChunk is normal mode's RDMA chunk: tokens batched into one
+	// write before the remote tail is bumped (DeepEP Config
+	// num_max_rdma_chunked_send_tokens; its tuned configs use 8-20).
+	defaultChunk = 16
+)
+
+// LayerConfig is one layer run's input.
+type LayerConfig struct {
+	Routing   *Routing
+	Mode      Mode
+	Transport transport.Transport
+	Profile   *profile.Profile
+	// NVLink lets same-node peers bypass the NIC (DeepEP's
+	// allow_nvlink_for_low_latency_mode; normal mode always does).
+	NVLink bool
+	// NumSMs is the SMs the kernels use; 0 is DeepEP's choice
+	// (LL: ceil(experts / warp groups) over the GPU's SMs; normal: 24).
+	NumSMs int
+	// Chunk is normal mode's tokens per RDMA write; 0 means 16.
+	Chunk      int
+	Background Background
+	// NoPayload skips the payload checksums (placement and exactly-once
+	// are still checked).
+	NoPayload bool
+	Log       *zap.Logger
+}
+
+// Validate reports the first field that makes the run impossible.
+func (c *LayerConfig) Validate() error {
+	switch {
+	case c.Routing == nil:
+		return errors.New("routing: none given")
+	case c.Transport == nil:
+		return errors.New("transport: none given")
+	case c.Profile == nil:
+		return errors.New("profile: none given")
+	case c.Mode != LL && c.Mode != Normal:
+		return fmt.Errorf("mode: %v, want ll or normal", c.Mode)
+	case c.NumSMs < 0:
+		return fmt.Errorf("num-sms: %d is negative (0 = DeepEP's choice)", c.NumSMs)
+	case c.Chunk < 0:
+		return fmt.Errorf("chunk: %d is negative (0 = %d tokens)", c.Chunk, defaultChunk)
+	}
+	if err := c.Routing.Shape.Validate(); err != nil {
+		return err
+	}
+	if sms := int(c.Profile.Get("gpu.sms")); c.NumSMs > sms {
+		return fmt.Errorf("num-sms: %d exceeds the GPU's %d SMs (gpu.sms)", c.NumSMs, sms)
+	}
+	if err := c.Background.Validate(); err != nil {
+		return fmt.Errorf("background: %w", err)
+	}
+	return nil
+}
+
+// Channels is how many transport channels (queues per peer) the layer's
+// own traffic uses, and how many more a reserved background needs beyond
+// them: ask the transport for at least layer+reserved QPs per peer when
+// the background is reserved. LL uses one channel per destination local
+// expert, normal mode one per channel (num_sms/2).
+func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved int) {
+	if mode == Normal {
+		layer = max(1, normalSMsOr(numSMs)/2)
+	} else {
+		layer = s.LocalExperts()
+	}
+	if bg.Reserved && bg.CTAs > 0 {
+		reserved = bg.queues()
+	}
+	return layer, reserved
+}
+
+func normalSMsOr(n int) int {
+	if n > 0 {
+		return n
+	}
+	return normalSMs
+}
+
+// QueueDepther is implemented by transports that can say how many WQEs one
+// send queue holds.
+type QueueDepther interface{ QueueDepth() int }
+
+// queueDepth asks the transport, then its Conn; as a last resort it reads
+// the depth back from the queue memory a GPU-queue transport reports
+// (QPs × depth × 64 B WQEs). 0 means unknown.
+func queueDepth(t transport.Transport, c transport.Conn) int {
+	if d, ok := t.(QueueDepther); ok {
+		return d.QueueDepth()
+	}
+	if d, ok := c.(QueueDepther); ok {
+		return d.QueueDepth()
+	}
+	r := c.Resources()
+	if r.QPsPerNIC > 0 && r.ProxyRings == 0 && r.DCIsPerNIC == 0 && r.QueueBytesPerRank > 0 {
+		return int(r.QueueBytesPerRank / (int64(r.QPsPerNIC) * 64))
+	}
+	return 0
+}
+
+// ErrQueueDepth marks a run whose transport queues cannot hold what the
+// mode keeps in flight.
+var ErrQueueDepth = errors.New("QP depth too small")
+
+// checkDepth applies DeepEP's rule for LL mode: the send path never polls
+// completions, so each QP must hold 2·(max tokens + 1) WQEs (one token per
+// slot to one expert plus its count, double buffered).
+func checkDepth(s Shape, depth int) error {
+	need := 2 * (s.Tokens + 1)
+	if depth <= 0 || depth >= need {
+		return nil
+	}
+	return fmt.Errorf("%w: the transport's queues hold %d WQEs, LL mode keeps up to 2·(tokens + 1) = %d in flight per QP (DeepEP asserts this: its send path never polls completions); lower --tokens to at most %d",
+		ErrQueueDepth, depth, need, depth/2-1)
+}
+
+// nicModel gives the NIC's own processing time of an op on an idle NIC,
+// from doorbell service to the first byte on the wire.
+type nicModel struct{ p hw.NICParams }
+
+func (n *nicModel) floor(op transport.Op, nvlink bool) sim.Time {
+	if nvlink {
+		return 0
+	}
+	p := &n.p
+	t := p.Doorbell + p.WQE + p.DMARead + p.PCIeTime(64) + p.Tx
+	if !op.Atomic && op.Bytes > 8 {
+		t += p.DMARead + p.PCIeTime(op.Bytes)
+	}
+	return t
+}
+
+// gpuModel is the GPU-side compute and copy model shared by both modes.
+type gpuModel struct {
+	nic     nicModel
+	costs   hw.GPUCosts
+	warpBpp float64    // bytes per picosecond one warp copies
+	gpuBpp  float64    // bytes per picosecond the GPU copies
+	memAt   []sim.Time // per rank: when the GPU's copy bandwidth is next free
+}
+
+func newGPUModel(p *profile.Profile, ranks int) *gpuModel {
+	return &gpuModel{
+		nic:     nicModel{hw.NewNICParams(p)},
+		costs:   hw.NewGPUCosts(p),
+		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
+		gpuBpp:  p.Get("gpu.copy_gbs") / 1000,
+		memAt:   make([]sim.Time, ranks),
+	}
+}
+
+func bytesTime(b int64, bpp float64) sim.Time {
+	if b <= 0 {
+		return 0
+	}
+	return sim.Time(math.Ceil(float64(b) / bpp))
+}
+
+// copy moves bytes on rank's GPU starting at start with `par` warps in
+// parallel, each moving its share at the warp rate, while the GPU's copy
+// bandwidth is shared by every copy on the rank in event order. It returns
+// when the copy is done.
+func (g *gpuModel) copy(rank int, start sim.Time, bytes int64, perWarp int64) sim.Time {
+	if bytes <= 0 {
+		return start
+	}
+	s := max(start, g.memAt[rank])
+	g.memAt[rank] = s + bytesTime(bytes, g.gpuBpp)
+	return max(start+bytesTime(perWarp, g.warpBpp), g.memAt[rank])
+}
+
+// pollDetect is when a polling warp observes a value visible at v: polls
+// are one L2 load plus the loop gap apart; on average the value lands half
+// a period before the next poll, which then takes one load.
+func (g *gpuModel) pollDetect(v sim.Time) sim.Time {
+	return v + (g.costs.L2Load+g.costs.PollGap)/2 + g.costs.L2Load
+}
+
+// warpPool holds the sending warps of a phase in one slice, so that
+// Warp.ID indexes the workload's own state.
+type warpPool[S any] struct {
+	w  []transport.Warp
+	st []S
+}
+
+func (p *warpPool[S]) init(n int) {
+	p.w = make([]transport.Warp, n)
+	p.st = make([]S, n)
+}
+
+// RunLayer simulates dispatch and then combine, each from a common start
+// as DeepEP times its kernels, and checks the results.
+func RunLayer(cfg LayerConfig) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	s := cfg.Routing.Shape
+	res := &Result{
+		Transport: cfg.Transport.Name(),
+		Mode:      cfg.Mode,
+		Shape:     s,
+		NVLink:    cfg.NVLink,
+		RouteHash: cfg.Routing.Hash(),
+	}
+	var err error
+	switch cfg.Mode {
+	case LL:
+		err = runLL(&cfg, res)
+	case Normal:
+		err = runNormal(&cfg, res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Resources.ConnKnee == 0 {
+		res.Resources.ConnKnee = ConnKnee(cfg.Profile)
+	}
+	var sum Breakdown
+	for c := range sum {
+		sum[c] = res.Dispatch.Breakdown[c] + res.Combine.Breakdown[c]
+	}
+	if sum.Total() > 0 {
+		res.BoundBy = sum.Largest().String()
+	}
+	res.Correct = len(res.Problems) == 0
+	return res, nil
+}
+
+// ConnKnee is the profile's onset of NIC connection-context pressure
+// (conn.knee_connections, or the context cache's conn.entries), or 0 when
+// the profile has neither.
+func ConnKnee(p *profile.Profile) int {
+	for _, name := range []string{"conn.knee_connections", "conn.entries"} {
+		if _, declared := profile.Lookup(name); !declared {
+			continue
+		}
+		if c, ok := p.Constant(name); ok {
+			return int(c.Value)
+		}
+	}
+	return 0
+}
+
+// openPhase builds a fresh engine and connection for one phase: each
+// kernel starts from idle queues, as after the barrier DeepEP's tests put
+// between timed runs.
+func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
+	e := &sim.Engine{}
+	s := cfg.Routing.Shape
+	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode,
+		NVLink: cfg.NVLink, Delivered: delivered, Log: cfg.Log}
+	conn, err := cfg.Transport.Open(env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
+	}
+	return e, conn, nil
+}
+
+// mergeResources keeps the larger of each figure over the phases.
+func mergeResources(a, b transport.Resources) transport.Resources {
+	a.QPsPerNIC = max(a.QPsPerNIC, b.QPsPerNIC)
+	a.ActiveConnPerNIC = max(a.ActiveConnPerNIC, b.ActiveConnPerNIC)
+	a.ConnKnee = max(a.ConnKnee, b.ConnKnee)
+	a.DCIsPerNIC = max(a.DCIsPerNIC, b.DCIsPerNIC)
+	a.ProxyRings = max(a.ProxyRings, b.ProxyRings)
+	a.ProxyWorkers = max(a.ProxyWorkers, b.ProxyWorkers)
+	a.QueueBytesPerRank = max(a.QueueBytesPerRank, b.QueueBytesPerRank)
+	a.ConnMissRate = max(a.ConnMissRate, b.ConnMissRate)
+	return a
+}
+
+// problemList collects correctness problems, capped like the oracles'.
+type problemList struct {
+	list []string
+	n    int
+}
+
+func (p *problemList) add(format string, args ...any) {
+	p.n++
+	if len(p.list) < maxReported {
+		p.list = append(p.list, fmt.Sprintf(format, args...))
+	}
+}
+
+func (p *problemList) addErr(err error) {
+	if err != nil {
+		p.n++
+		p.list = append(p.list, err.Error())
+	}
+}
+
+func (p *problemList) out() []string {
+	if p.n > len(p.list) {
+		return append(p.list, fmt.Sprintf("and %d more", p.n-len(p.list)))
+	}
+	return p.list
+}

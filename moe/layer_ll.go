@@ -1,0 +1,901 @@
+package moe
+
+import (
+	"fmt"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/sim"
+)
+
+// Low-latency mode, message by message as DeepEP V1's internode_ll.cu
+// kernels send it (deepep.md):
+//
+// Dispatch. SM s of a rank casts tokens s, s+S, ... to FP8 with all its
+// warps, then warp j posts the token's j-th selection as one write of
+// LLDispatchBytes to the expert's rank on channel = destination local
+// expert. After the token loop, warp group g of SM s posts, for each
+// expert it is responsible for (e = s·G+g, ...), one count atomic on the
+// same channel with Flush, once every write of that expert has been
+// posted. After a grid sync the receiving warp groups poll the count of
+// their (local expert, source) block and copy its tokens into the packed
+// layout; a rank is ready when every block is packed.
+//
+// Combine. Warp group g of SM s, for each (local expert, destination rank)
+// block it is responsible for, sends every token it received in dispatch
+// back as one LLCombineBytes write (each warp copies its tokens into the
+// send buffer first), then one flag atomic for the expert. A rank waits
+// for every expert's flag, the grid sync, then reduces top-k.
+
+// llShape is the LL kernels' launch: S SMs of G warp groups of wpg warps.
+type llShape struct{ S, G, wpg int }
+
+func llLaunch(s Shape, numSMs, deviceSMs int) llShape {
+	e := s.Physical()
+	var S, G int
+	if numSMs > 0 {
+		S = numSMs
+		G = min(warpsPerSM, (e+S-1)/S)
+	} else {
+		G = (e + deviceSMs - 1) / deviceSMs
+		G = min(G, warpsPerSM)
+		S = (e + G - 1) / G
+		S = min(S, deviceSMs)
+	}
+	return llShape{S: S, G: G, wpg: warpsPerSM / G}
+}
+
+// LLBufferBytes is DeepEP's low-latency buffer per rank
+// (get_low_latency_rdma_size_hint): double-buffered send, receive and
+// signalling areas, each message slot sized for BF16 or FP8 dispatch,
+// whichever is larger.
+func LLBufferBytes(s Shape) int64 {
+	e, t := int64(s.Physical()), int64(s.Tokens)
+	h := int64(s.Hidden)
+	scales := (h + ScaleGroup - 1) / ScaleGroup
+	dmsg := int64(LLHeaderBytes) + max(h*2, h+scales*4)
+	cmsg := h * 2
+	send := max(t*dmsg, e*t*cmsg)
+	recv := max(e*t*dmsg, e*t*cmsg)
+	signal := e * 4
+	return 2 * (send + recv + signal)
+}
+
+// Warp roles.
+const (
+	roleData int8 = iota
+	roleCount
+	roleCombine
+	roleFlag
+)
+
+// llWarp is the workload's state of one sending warp.
+type llWarp struct {
+	op    transport.Op
+	start sim.Time // IssueStart of the post in progress
+	sm    int32    // global SM (rank·S + s)
+	g     int32    // warp group (count and combine roles)
+	j     int32    // cursor: expert round (count) or token (combine)
+	role  int8
+}
+
+// Event ops of the LL phases.
+const (
+	opSMStep int32 = iota
+	opPost
+	opTaskReady
+	opGridSync
+	opLocal
+	opRecvDone
+)
+
+// llBase is what both LL phases share.
+type llBase struct {
+	cfg    *LayerConfig
+	s      Shape
+	l      *LLLayout
+	g      *gpuModel
+	e      *sim.Engine
+	conn   transport.Conn
+	id     sim.HandlerID
+	ls     llShape
+	nl, R  int
+	E      int
+	pool   warpPool[llWarp]
+	sms    []hw.SM
+	bg     *bgRunner
+	probs  *problemList
+	phase  *Phase
+	locals []transport.Delivery
+	freeL  []int32
+	// per rank
+	issueDone  []sim.Time
+	lastStart  []sim.Time // IssueStart of the post that ended last
+	sendDone   []sim.Time // grid sync: every sending warp done
+	sendLeft   []int32
+	readyLeft  int
+	messages   int64
+	deliveries int64
+}
+
+func (b *llBase) init(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, phase *Phase) {
+	b.cfg, b.s, b.l, b.g, b.probs, b.phase = cfg, l.Shape, l, g, probs, phase
+	b.ls = llLaunch(b.s, cfg.NumSMs, g.costs.SMs)
+	b.nl, b.R, b.E = b.s.LocalExperts(), b.s.Ranks, b.s.Physical()
+	b.issueDone = make([]sim.Time, b.R)
+	b.lastStart = make([]sim.Time, b.R)
+	b.sendDone = make([]sim.Time, b.R)
+	b.sendLeft = make([]int32, b.R)
+	b.readyLeft = b.R
+	phase.Ranks = make([]RankTiming, b.R)
+}
+
+func (b *llBase) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
+	b.pool.w[i] = transport.Warp{Rank: rank, SM: sm % b.ls.S, ID: i,
+		T: hw.Thread{C: &b.g.costs, SM: &b.sms[sm]}, Resume: resume}
+	b.pool.st[i].sm = int32(sm)
+}
+
+// post sends warp i's op at the warp's time: through the transport, or as
+// a local copy (same rank) that the warp makes itself.
+func (b *llBase) post(e *sim.Engine, i int) {
+	w := &b.pool.w[i]
+	ws := &b.pool.st[i]
+	w.T.T = max(w.T.T, e.Now())
+	ws.start = w.T.T
+	op := ws.op
+	if op.Src != op.Dst {
+		b.messages++
+		b.conn.Post(e, w, op)
+		return
+	}
+	// Same rank: a copy (or a local atomic) through device memory.
+	if op.Atomic {
+		w.T.Compute(b.g.costs.Atomic)
+	} else {
+		w.T.T = b.g.copy(w.Rank, w.T.T, int64(op.Bytes), int64(op.Bytes))
+	}
+	t := transport.Times{IssueStart: ws.start, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
+	var idx int32
+	if n := len(b.freeL); n > 0 {
+		idx = b.freeL[n-1]
+		b.freeL = b.freeL[:n-1]
+	} else {
+		b.locals = append(b.locals, transport.Delivery{})
+		idx = int32(len(b.locals) - 1)
+	}
+	b.locals[idx] = transport.Delivery{Op: op, Times: t}
+	e.At(t.Visible, b.id, opLocal, int64(idx))
+	w.Resume(e, w)
+}
+
+// noteIssue records a finished post for the rank's issue-done time.
+func (b *llBase) noteIssue(w *transport.Warp, start sim.Time) {
+	if w.T.T > b.issueDone[w.Rank] {
+		b.issueDone[w.Rank] = w.T.T
+		b.lastStart[w.Rank] = start
+	}
+}
+
+func (b *llBase) countBytes(d transport.Delivery) {
+	if d.Op.Src == d.Op.Dst {
+		return
+	}
+	if d.Times.NVLink {
+		b.phase.NVLinkBytes += int64(d.Op.Bytes)
+	} else {
+		b.phase.ScaleOutBytes += int64(d.Op.Bytes)
+	}
+}
+
+// selfPath is the critical path when the rank's own sends gated it.
+func (b *llBase) selfPath(r int) transport.Times {
+	return transport.Times{IssueStart: b.lastStart[r], IssueEnd: b.issueDone[r], Arrived: b.issueDone[r]}
+}
+
+// rankReady records a rank's outcome; after the last one the background
+// stops.
+func (b *llBase) rankReady(r int, ready sim.Time, bd Breakdown) {
+	rt := &b.phase.Ranks[r]
+	rt.Ready, rt.IssueDone, rt.Breakdown = ready, b.issueDone[r], bd
+	b.readyLeft--
+	if b.readyLeft == 0 {
+		b.bg.stop()
+	}
+}
+
+// run executes the phase; a layer that cannot finish (a transport that
+// loses an op) is reported rather than looping forever under background.
+func (b *llBase) run() error {
+	b.e.RunUntil(runLimit)
+	b.bg.stop()
+	b.e.Run()
+	if b.readyLeft > 0 {
+		return fmt.Errorf("transport %s: %d of %d ranks never became ready within %v of simulated time (an op was lost or a queue deadlocked)",
+			b.cfg.Transport.Name(), b.readyLeft, b.R, runLimit)
+	}
+	b.phase.Messages = b.messages
+	b.phase.Events = b.e.Handled()
+	b.phase.Background = b.bg.count()
+	return nil
+}
+
+// runLimit bounds a phase's simulated time.
+const runLimit = 10 * sim.Second
+
+// tagCount marks control atomics (counts, flags, tails); the low bits are
+// the block.
+const tagCount = int64(1) << 61
+
+// --- dispatch ---
+
+type llSM struct {
+	rank      int32
+	s         int32
+	iter      int32
+	pending   int32
+	countLeft int32
+	warp0     int32
+	t         sim.Time
+}
+
+type llDispatch struct {
+	llBase
+	nw        int // warps per SM
+	smst      []llSM
+	remaining []int32    // [rank][expert] writes not yet posted
+	lastPost  []sim.Time // [rank][expert] when the last of them was posted
+	waiter    []int32    // [rank][expert] count warp waiting, -1 none
+	// per receive task (expert·R + source)
+	detect    []sim.Time
+	ctimes    []transport.Times
+	counted   []uint8
+	grpNext   []int32    // [rank][group] next round
+	grpFree   []sim.Time // [rank][group]
+	tasksLeft []int32    // per rank
+	ready     []sim.Time
+	gate      []int32
+	gateStart []sim.Time
+	// correctness
+	got     []Delivery
+	sumGot  []uint64
+	msgBase int64
+}
+
+func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, []Delivery, error) {
+	d := &llDispatch{}
+	d.init(cfg, l, g, probs, ph)
+	e, conn, err := openPhase(cfg, d.delivered)
+	if err != nil {
+		return transport.Resources{}, nil, err
+	}
+	d.e, d.conn = e, conn
+	if err := checkDepth(d.s, queueDepth(cfg.Transport, conn)); err != nil {
+		return transport.Resources{}, nil, err
+	}
+	d.id = e.Register(d)
+	S, G, R, E := d.ls.S, d.ls.G, d.R, d.E
+	k := d.s.TopK
+	d.nw = max(k, G)
+	d.sms = make([]hw.SM, R*S)
+	d.smst = make([]llSM, R*S)
+	d.pool.init(R * S * d.nw)
+	for sm := range d.smst {
+		r := sm / S
+		d.sms[sm].Lanes = k
+		d.smst[sm] = llSM{rank: int32(r), s: int32(sm % S), warp0: int32(sm * d.nw), countLeft: int32(G)}
+		for j := range d.nw {
+			d.newWarp(sm*d.nw+j, r, sm, d.resume)
+		}
+		e.At(0, d.id, opSMStep, int64(sm))
+	}
+	for r := range R {
+		d.sendLeft[r] = int32(S)
+	}
+	d.remaining = make([]int32, R*E)
+	d.lastPost = make([]sim.Time, R*E)
+	d.waiter = make([]int32, R*E)
+	for src := range R {
+		copy(d.remaining[src*E:(src+1)*E], l.Counts[src*E:(src+1)*E])
+	}
+	for i := range d.waiter {
+		d.waiter[i] = -1
+	}
+	d.detect = make([]sim.Time, E*R)
+	d.ctimes = make([]transport.Times, E*R)
+	d.counted = make([]uint8, E*R)
+	d.grpNext = make([]int32, R*S*G)
+	d.grpFree = make([]sim.Time, R*S*G)
+	d.tasksLeft = make([]int32, R)
+	d.ready = make([]sim.Time, R)
+	d.gate = make([]int32, R)
+	d.gateStart = make([]sim.Time, R)
+	for r := range R {
+		d.tasksLeft[r] = int32(d.nl * R)
+	}
+	d.got = make([]Delivery, 0, len(l.Msgs))
+	d.sumGot = make([]uint64, R)
+	d.bg = newBackground(e, cfg.Background, conn, g, R, d.nl)
+	if err := d.run(); err != nil {
+		return transport.Resources{}, nil, err
+	}
+	ph.finish(llBytes(l, d.s.LLDispatchBytes()))
+	if !cfg.NoPayload {
+		want := make([]uint64, R)
+		for src := range R {
+			for _, m := range l.From(src) {
+				want[m.DstRank] += Payload(src, int(m.Token))
+			}
+		}
+		for r := range R {
+			if want[r] != d.sumGot[r] {
+				probs.add("dispatch payload checksum: rank %d received %016x, want %016x", r, d.sumGot[r], want[r])
+			}
+		}
+	}
+	return conn.Resources(), d.got, nil
+}
+
+// llBytes is each rank's algorithm-bandwidth numerator: its valid
+// selections × the message size.
+func llBytes(l *LLLayout, msg int) []int64 {
+	out := make([]int64, l.Shape.Ranks)
+	for r := range out {
+		out[r] = int64(l.Start[r+1]-l.Start[r]) * int64(msg)
+	}
+	return out
+}
+
+func (d *llDispatch) Handle(e *sim.Engine, op int32, arg int64) {
+	switch op {
+	case opSMStep:
+		d.step(e, int(arg))
+	case opPost:
+		d.post(e, int(arg))
+	case opTaskReady:
+		t := int(arg)
+		r := t / d.R / d.nl
+		i := t - r*d.nl*d.R // le·R + src
+		d.tryGroup(e, r, i%(d.ls.S*d.ls.G))
+	case opGridSync:
+		r := int(arg)
+		for grp := range d.ls.S * d.ls.G {
+			d.tryGroup(e, r, grp)
+		}
+	case opLocal:
+		dl := d.locals[arg]
+		d.freeL = append(d.freeL, int32(arg))
+		d.delivered(e, dl)
+	}
+}
+
+// step runs one token of SM sm's loop: cast with every warp, then post the
+// token's selections from warps 0..k-1.
+func (d *llDispatch) step(e *sim.Engine, sm int) {
+	st := &d.smst[sm]
+	r := int(st.rank)
+	tok := int(st.s) + int(st.iter)*d.ls.S
+	if tok >= d.cfg.Routing.Tokens[r] {
+		d.startCounts(e, sm)
+		return
+	}
+	st.iter++
+	k := d.s.TopK
+	msg := d.s.LLDispatchBytes()
+	// Cast: read the BF16 token, write the FP8 message, all warps of the SM.
+	castBytes := int64(d.s.Hidden*2 + msg)
+	tc := d.g.copy(r, max(st.t, e.Now()), castBytes, castBytes/warpsPerSM)
+	st.t = tc
+	idx := d.cfg.Routing.Idx[r][tok*k : tok*k+k]
+	// Messages of rank r are in (token, slot) order; find this token's.
+	mi := d.msgIndex(r, tok)
+	for j, ex := range idx {
+		if ex < 0 {
+			continue
+		}
+		m := d.l.Msgs[mi]
+		mi++
+		wi := int(st.warp0) + j
+		w := &d.pool.w[wi]
+		ws := &d.pool.st[wi]
+		ws.role = roleData
+		ws.op = transport.Op{Src: r, Dst: int(m.DstRank), Channel: int(m.LocalExpert), Bytes: msg, Tag: int64(mi - 1)}
+		w.T.T = max(w.T.T, tc)
+		st.pending++
+		e.At(w.T.T, d.id, opPost, int64(wi))
+	}
+	if st.pending == 0 {
+		e.At(st.t, d.id, opSMStep, int64(sm))
+	}
+}
+
+// msgIndex finds the first message of token tok of rank r: messages are in
+// (token, slot) order, so a binary search over the rank's range does it.
+func (d *llDispatch) msgIndex(r, tok int) int {
+	lo, hi := d.l.Start[r], d.l.Start[r+1]
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(d.l.Msgs[mid].Token) < tok {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
+	ws := &d.pool.st[w.ID]
+	d.noteIssue(w, ws.start)
+	st := &d.smst[ws.sm]
+	r := w.Rank
+	switch ws.role {
+	case roleData:
+		x := r*d.E + ws.op.Dst*d.nl + ws.op.Channel
+		d.remaining[x]--
+		d.lastPost[x] = max(d.lastPost[x], w.T.T)
+		if d.remaining[x] == 0 {
+			if wi := d.waiter[x]; wi >= 0 {
+				d.waiter[x] = -1
+				ww := &d.pool.w[wi]
+				ww.T.T = max(ww.T.T, d.lastPost[x])
+				e.At(max(ww.T.T, e.Now()), d.id, opPost, int64(wi))
+			}
+		}
+		st.t = max(st.t, w.T.T)
+		st.pending--
+		if st.pending == 0 {
+			e.At(max(st.t, e.Now()), d.id, opSMStep, int64(ws.sm))
+		}
+	case roleCount:
+		ws.j++
+		d.nextCount(e, w.ID)
+	}
+}
+
+// startCounts runs after SM sm's token loop (__syncthreads): its warp
+// groups post the count of each expert they are responsible for.
+func (d *llDispatch) startCounts(e *sim.Engine, sm int) {
+	st := &d.smst[sm]
+	t := max(st.t, e.Now())
+	for j := range d.nw {
+		t = max(t, d.pool.w[int(st.warp0)+j].T.T)
+	}
+	for j := range d.nw {
+		d.pool.w[int(st.warp0)+j].T.T = t
+	}
+	for g := range d.ls.G {
+		wi := int(st.warp0) + g
+		ws := &d.pool.st[wi]
+		ws.role, ws.g, ws.j = roleCount, int32(g), 0
+		d.nextCount(e, wi)
+	}
+}
+
+func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
+	w := &d.pool.w[wi]
+	ws := &d.pool.st[wi]
+	st := &d.smst[ws.sm]
+	r := w.Rank
+	ex := (int(st.s)*d.ls.G + int(ws.g)) + int(ws.j)*d.ls.S*d.ls.G
+	if ex >= d.E {
+		st.countLeft--
+		if st.countLeft == 0 {
+			d.sendLeft[r]--
+			if d.sendLeft[r] == 0 {
+				d.sendDone[r] = d.issueDone[r]
+				e.At(max(d.sendDone[r], e.Now()), d.id, opGridSync, int64(r))
+			}
+		}
+		return
+	}
+	dst, le := ex/d.nl, ex%d.nl
+	ws.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: 8, Atomic: true, Flush: true,
+		Tag: tagCount | int64(ex*d.R+r)}
+	x := r*d.E + ex
+	if d.remaining[x] > 0 {
+		d.waiter[x] = int32(wi)
+		return
+	}
+	w.T.T = max(w.T.T, d.lastPost[x])
+	e.At(max(w.T.T, e.Now()), d.id, opPost, int64(wi))
+}
+
+func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
+	tag := dl.Op.Tag
+	if tag&tagBackground != 0 {
+		d.bg.delivered++
+		return
+	}
+	d.countBytes(dl)
+	dst := dl.Op.Dst
+	rt := &d.phase.Ranks[dst]
+	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	if tag&tagCount != 0 {
+		t := int(tag &^ tagCount)
+		if d.counted[t] > 0 {
+			d.probs.add("dispatch: count of expert %d from rank %d delivered twice", t/d.R, t%d.R)
+			return
+		}
+		d.counted[t] = 1
+		d.ctimes[t] = dl.Times
+		d.detect[t] = d.g.pollDetect(dl.Times.Visible)
+		e.At(d.detect[t], d.id, opTaskReady, int64(t))
+		return
+	}
+	m := d.l.Msgs[tag]
+	src := dl.Op.Src
+	t := (int(m.DstRank)*d.nl+int(m.LocalExpert))*d.R + src
+	if d.counted[t] > 0 {
+		d.probs.add("dispatch: rank %d token %d reached expert %d after its count: the receiver would copy a stale slot",
+			src, m.Token, int(m.DstRank)*d.nl+int(m.LocalExpert))
+	}
+	d.got = append(d.got, Delivery{SrcRank: int32(src), Token: m.Token, DstRank: int32(dst), LocalExpert: m.LocalExpert, Slot: m.RecvSlot})
+	if !d.cfg.NoPayload {
+		d.sumGot[dst] += Payload(src, int(m.Token))
+	}
+}
+
+// tryGroup starts the receive rounds of warp group grp of rank r whose
+// count has been observed, once the grid sync has passed.
+func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
+	if d.sendLeft[r] > 0 || e.Now() < d.sendDone[r] {
+		return
+	}
+	SG := d.ls.S * d.ls.G
+	gi := r*SG + grp
+	msg := int64(d.s.LLDispatchBytes())
+	for {
+		i := grp + int(d.grpNext[gi])*SG
+		if i >= d.nl*d.R {
+			return
+		}
+		le, src := i/d.R, i%d.R
+		ex := r*d.nl + le
+		t := ex*d.R + src
+		if d.counted[t] == 0 || d.detect[t] > e.Now() {
+			return
+		}
+		d.grpNext[gi]++
+		start := max(e.Now(), d.grpFree[gi])
+		n := int64(d.l.Counts[src*d.E+ex])
+		per := (n + int64(d.ls.wpg) - 1) / int64(d.ls.wpg) * msg
+		end := d.g.copy(r, start, n*msg, per)
+		d.grpFree[gi] = end
+		if end > d.ready[r] {
+			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
+		}
+		d.tasksLeft[r]--
+		if d.tasksLeft[r] == 0 {
+			d.finishRank(r)
+		}
+	}
+}
+
+func (d *llDispatch) finishRank(r int) {
+	t := int(d.gate[r])
+	var bd Breakdown
+	if d.detect[t] >= d.sendDone[r] {
+		op := transport.Op{Atomic: true, Bytes: 8}
+		bd = attribute(d.ctimes[t], t%d.R == r, d.g.nic.floor(op, d.ctimes[t].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
+	} else {
+		bd = attribute(d.selfPath(r), true, 0, 0, d.gateStart[r], d.ready[r], CauseCopy)
+	}
+	d.rankReady(r, d.ready[r], bd)
+}
+
+// --- combine ---
+
+// llGroup is one warp group's progress through its combine blocks.
+type llGroup struct {
+	rank    int32
+	grp     int32
+	round   int32
+	pending int32 // warps still sending this block
+	warp0   int32
+	nw      int32
+	t       sim.Time
+}
+
+type llCombine struct {
+	llBase
+	groups    []llGroup
+	blockOff  []int32 // [expert·R + src] start in blockMsg
+	blockMsg  []int32 // message indices grouped by (expert, src) block, in slot order
+	flagSeen  []bool  // [expert·R + dst]
+	flagsLeft []int32 // per rank
+	maxDetect []sim.Time
+	gateT     []transport.Times
+	gateLocal []bool
+	seen      []bool // per message
+	out       [][]float64
+}
+
+func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
+	c := &llCombine{}
+	c.init(cfg, l, g, probs, ph)
+	e, conn, err := openPhase(cfg, c.delivered)
+	if err != nil {
+		return transport.Resources{}, err
+	}
+	c.e, c.conn = e, conn
+	c.id = e.Register(c)
+	S, G, R, E := c.ls.S, c.ls.G, c.R, c.E
+	// Blocks: the messages expert ex received from src, in slot order.
+	c.blockOff = make([]int32, E*R+1)
+	for src := range R {
+		for ex := range E {
+			c.blockOff[ex*R+src+1] = l.Counts[src*E+ex]
+		}
+	}
+	for i := 1; i < len(c.blockOff); i++ {
+		c.blockOff[i] += c.blockOff[i-1]
+	}
+	c.blockMsg = make([]int32, len(l.Msgs))
+	for src := range R {
+		for i := l.Start[src]; i < l.Start[src+1]; i++ {
+			m := l.Msgs[i]
+			ex := int(m.DstRank)*c.nl + int(m.LocalExpert)
+			c.blockMsg[int(c.blockOff[ex*R+src])+int(m.RecvSlot)] = int32(i)
+		}
+	}
+	// Each group gets as many warps as its largest block needs, up to wpg.
+	SG := S * G
+	c.groups = make([]llGroup, R*SG)
+	nwarps := 0
+	for r := range R {
+		for grp := range SG {
+			most := 0
+			for i := grp; i < c.nl*R; i += SG {
+				le, dst := i/R, i%R
+				b := (r*c.nl+le)*R + dst
+				most = max(most, int(c.blockOff[b+1]-c.blockOff[b]))
+			}
+			nw := max(1, min(most, c.ls.wpg))
+			c.groups[r*SG+grp] = llGroup{rank: int32(r), grp: int32(grp), warp0: int32(nwarps), nw: int32(nw)}
+			nwarps += nw
+		}
+	}
+	c.sms = make([]hw.SM, R*S)
+	c.pool.init(nwarps)
+	for gi := range c.groups {
+		gr := &c.groups[gi]
+		r := int(gr.rank)
+		sm := r*S + int(gr.grp)/G
+		c.sms[sm].Lanes = warpsPerSM
+		for j := range int(gr.nw) {
+			c.newWarp(int(gr.warp0)+j, r, sm, c.resume)
+			c.pool.st[int(gr.warp0)+j].g = int32(gi)
+		}
+		e.At(0, c.id, opSMStep, int64(gi))
+	}
+	for r := range R {
+		c.sendLeft[r] = int32(SG)
+	}
+	c.flagSeen = make([]bool, E*R)
+	c.flagsLeft = make([]int32, R)
+	c.maxDetect = make([]sim.Time, R)
+	c.gateT = make([]transport.Times, R)
+	c.gateLocal = make([]bool, R)
+	for r := range R {
+		c.flagsLeft[r] = int32(E)
+	}
+	c.seen = make([]bool, len(l.Msgs))
+	c.out = make([][]float64, R)
+	for r := range R {
+		c.out[r] = make([]float64, cfg.Routing.Tokens[r])
+	}
+	c.bg = newBackground(e, cfg.Background, conn, g, R, c.nl)
+	if err := c.run(); err != nil {
+		return transport.Resources{}, err
+	}
+	ph.finish(llBytes(l, c.s.LLCombineBytes()))
+	for i, ok := range c.seen {
+		if !ok {
+			m := l.Msgs[i]
+			probs.add("combine: the output of token %d (slot %d) from expert %d never came back", m.Token, m.Slot, m.Expert(c.s))
+		}
+	}
+	for r := range R {
+		probs.addErr(cfg.Routing.CheckCombine(r, c.out[r]))
+	}
+	return conn.Resources(), nil
+}
+
+func (c *llCombine) Handle(e *sim.Engine, op int32, arg int64) {
+	switch op {
+	case opSMStep:
+		c.startBlock(e, int(arg))
+	case opPost:
+		c.post(e, int(arg))
+	case opLocal:
+		dl := c.locals[arg]
+		c.freeL = append(c.freeL, int32(arg))
+		c.delivered(e, dl)
+	case opGridSync, opRecvDone:
+		c.maybeReduce(e, int(arg))
+	}
+}
+
+// block returns group gi's current (local expert, destination) block, or
+// false when it has none left.
+func (c *llCombine) block(gi int) (le, dst int, ok bool) {
+	gr := &c.groups[gi]
+	SG := c.ls.S * c.ls.G
+	i := int(gr.grp) + int(gr.round)*SG
+	if i >= c.nl*c.R {
+		return 0, 0, false
+	}
+	return i / c.R, i % c.R, true
+}
+
+// startBlock starts group gi's next block: its warps stripe the tokens.
+func (c *llCombine) startBlock(e *sim.Engine, gi int) {
+	gr := &c.groups[gi]
+	r := int(gr.rank)
+	le, dst, ok := c.block(gi)
+	if !ok {
+		c.sendLeft[r]--
+		if c.sendLeft[r] == 0 {
+			c.sendDone[r] = c.issueDone[r]
+			e.At(max(c.sendDone[r], e.Now()), c.id, opGridSync, int64(r))
+		}
+		return
+	}
+	gr.pending = gr.nw
+	for j := range int(gr.nw) {
+		wi := int(gr.warp0) + j
+		ws := &c.pool.st[wi]
+		ws.role, ws.j = roleCombine, int32(j)
+		c.pool.w[wi].T.T = max(c.pool.w[wi].T.T, gr.t)
+		c.nextToken(e, wi, le, dst)
+	}
+}
+
+// nextToken has warp wi copy its next token of the block into the send
+// buffer and post it, or reports the warp done with the block.
+func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
+	w := &c.pool.w[wi]
+	ws := &c.pool.st[wi]
+	gr := &c.groups[ws.g]
+	r := w.Rank
+	b := (r*c.nl+le)*c.R + dst
+	n := int(c.blockOff[b+1] - c.blockOff[b])
+	if int(ws.j) >= n {
+		gr.t = max(gr.t, w.T.T)
+		gr.pending--
+		if gr.pending == 0 {
+			// bar.sync of the group, then its first warp posts the flag.
+			f := int(gr.warp0)
+			fw := &c.pool.w[f]
+			fs := &c.pool.st[f]
+			fw.T.T = max(fw.T.T, gr.t)
+			ex := r*c.nl + le
+			fs.role = roleFlag
+			fs.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ex*c.R+dst)}
+			e.At(max(fw.T.T, e.Now()), c.id, opPost, int64(f))
+		}
+		return
+	}
+	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
+	bytes := c.s.LLCombineBytes()
+	ws.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: bytes, Tag: int64(mi)}
+	if dst != r {
+		// Remote: stage the token in the send buffer first.
+		w.T.T = c.g.copy(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes))
+	}
+	e.At(max(w.T.T, e.Now()), c.id, opPost, int64(wi))
+}
+
+func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
+	ws := &c.pool.st[w.ID]
+	c.noteIssue(w, ws.start)
+	gr := &c.groups[ws.g]
+	switch ws.role {
+	case roleCombine:
+		le, dst, _ := c.block(int(ws.g))
+		ws.j += gr.nw
+		c.nextToken(e, w.ID, le, dst)
+	case roleFlag:
+		gr.t = max(gr.t, w.T.T)
+		gr.round++
+		e.At(max(gr.t, e.Now()), c.id, opSMStep, int64(ws.g))
+	}
+}
+
+func (c *llCombine) delivered(e *sim.Engine, dl transport.Delivery) {
+	tag := dl.Op.Tag
+	if tag&tagBackground != 0 {
+		c.bg.delivered++
+		return
+	}
+	c.countBytes(dl)
+	dst := dl.Op.Dst
+	rt := &c.phase.Ranks[dst]
+	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	if tag&tagCount != 0 {
+		f := int(tag &^ tagCount)
+		if c.flagSeen[f] {
+			c.probs.add("combine: flag of expert %d at rank %d delivered twice", f/c.R, dst)
+			return
+		}
+		c.flagSeen[f] = true
+		det := c.g.pollDetect(dl.Times.Visible)
+		if det >= c.maxDetect[dst] {
+			c.maxDetect[dst], c.gateT[dst], c.gateLocal[dst] = det, dl.Times, dl.Op.Src == dst
+		}
+		c.flagsLeft[dst]--
+		if c.flagsLeft[dst] == 0 {
+			e.At(det, c.id, opRecvDone, int64(dst))
+		}
+		return
+	}
+	m := c.l.Msgs[tag]
+	ex := int(m.DstRank)*c.nl + int(m.LocalExpert)
+	if c.flagSeen[ex*c.R+dst] {
+		c.probs.add("combine: token %d of rank %d came back from expert %d after the expert's flag", m.Token, dst, ex)
+	}
+	if c.seen[tag] {
+		c.probs.add("combine: token %d of rank %d came back from expert %d twice", m.Token, dst, ex)
+		return
+	}
+	c.seen[tag] = true
+	k := c.s.TopK
+	w := c.cfg.Routing.Weights[dst][int(m.Token)*k+int(m.Slot)]
+	c.out[dst][m.Token] += float64(w) * ExpertOutput(dst, int(m.Token), c.s.LogicalOf(ex))
+}
+
+// maybeReduce runs rank r's reduction once every flag was observed and its
+// own sends passed the grid sync.
+func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
+	if c.flagsLeft[r] > 0 || c.sendLeft[r] > 0 || c.phase.Ranks[r].Ready > 0 {
+		return
+	}
+	start := max(c.maxDetect[r], c.sendDone[r])
+	if e.Now() < start {
+		return
+	}
+	k := c.s.TopK
+	tokens := int64(c.cfg.Routing.Tokens[r])
+	perToken := int64(k+1) * int64(c.s.LLCombineBytes())
+	per := (tokens + int64(c.ls.S) - 1) / int64(c.ls.S) * perToken / warpsPerSM
+	end := c.g.copy(r, start, tokens*perToken, per)
+	if end == start {
+		end++ // a rank with no tokens is ready just after the sync
+	}
+	var bd Breakdown
+	if c.maxDetect[r] >= c.sendDone[r] {
+		op := transport.Op{Atomic: true, Bytes: 8}
+		bd = attribute(c.gateT[r], c.gateLocal[r], c.g.nic.floor(op, c.gateT[r].NVLink), c.maxDetect[r], start, end, CauseReduce)
+	} else {
+		bd = attribute(c.selfPath(r), true, 0, 0, start, end, CauseReduce)
+	}
+	c.rankReady(r, end, bd)
+}
+
+// runLL runs both LL phases and the checks.
+func runLL(cfg *LayerConfig, res *Result) error {
+	s := cfg.Routing.Shape
+	if s.TopK > warpsPerSM {
+		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
+	}
+	l := cfg.Routing.LL()
+	g := newGPUModel(cfg.Profile, s.Ranks)
+	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
+	var probs problemList
+	r1, got, err := runLLDispatch(cfg, l, g, &probs, &res.Dispatch)
+	if err != nil {
+		return err
+	}
+	probs.addErr(l.CheckDispatch(got))
+	got = nil
+	g2 := newGPUModel(cfg.Profile, s.Ranks)
+	r2, err := runLLCombine(cfg, l, g2, &probs, &res.Combine)
+	if err != nil {
+		return err
+	}
+	res.Events = res.Dispatch.Events + res.Combine.Events
+	res.Resources = Resources{Resources: mergeResources(r1, r2), BufferBytesPerRank: LLBufferBytes(s)}
+	res.Problems, res.ProblemCount = probs.out(), probs.n
+	return nil
+}

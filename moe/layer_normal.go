@@ -1,0 +1,580 @@
+package moe
+
+import (
+	"fmt"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/sim"
+)
+
+// Normal (high-throughput) mode, after DeepEP's normal kernels, simplified
+// to one hop per destination rank (the transport takes same-node peers
+// over NVLink when Env.NVLink is set):
+//
+// Dispatch. A notify step first: every rank writes its counts to every
+// peer; each rank's host waits until its counts arrived (the moe_recv
+// counter is GPU-written host memory), then launches the dispatch kernel.
+// Tokens split into C = num_sms/2 channels by index; for each channel and
+// destination rank the token's row goes once (dedup by rank, NormalLayout)
+// in chunks of Chunk tokens: the sender warp stages the chunk in its send
+// buffer, writes it, then bumps the receiver's tail with an atomic on the
+// channel's queue. Sender warps rotate over destinations to spread incast.
+// The receiver's channel warps copy each chunk into recv_x once its tail
+// is visible.
+//
+// Combine reverses every chunk: the rank that received tokens sends each
+// back once (hidden BF16), the source reduces the contributions as their
+// tails arrive.
+
+// hostLaunch is the host's turn-around in the notify step: allocating the
+// receive tensors and launching the dispatch kernel after its busy-wait
+// saw the counts (model assumption; DeepEP issue #261 discusses the
+// notify/CPU sync as a visible share of serving time).
+const hostLaunch = 5 * sim.Microsecond
+
+// normalSenders is sender warps per channel (DeepEP's RDMA sender warps
+// per channel SM number 7-8 depending on version).
+const normalSenders = 8
+
+// nChunk is one chunked transfer of normal mode.
+type nChunk struct {
+	src, dst, ch int32
+	first, n     int32 // tokens tokList[first:first+n] of src
+}
+
+type normalPlan struct {
+	C      int
+	chunk  int
+	tokens []int32 // token indices, grouped by (src, dst, channel)
+	chunks []nChunk
+	rankP  []int32 // RankList positions, parallel to tokens
+}
+
+func planNormal(r *Routing, n *NormalLayout, C, chunk int) *normalPlan {
+	s := r.Shape
+	R := s.Ranks
+	key := func(src, dst, ch int) int { return (src*R+dst)*C + ch }
+	cnt := make([]int32, R*R*C+1)
+	for src := range R {
+		T := r.Tokens[src]
+		for t := range T {
+			ch := t * C / max(1, T)
+			for _, dst := range n.RanksOf(src, t) {
+				cnt[key(src, int(dst), ch)+1]++
+			}
+		}
+	}
+	for i := 1; i < len(cnt); i++ {
+		cnt[i] += cnt[i-1]
+	}
+	p := &normalPlan{C: C, chunk: chunk, tokens: make([]int32, cnt[len(cnt)-1]), rankP: make([]int32, cnt[len(cnt)-1])}
+	fill := append([]int32(nil), cnt...)
+	for src := range R {
+		T := r.Tokens[src]
+		for t := range T {
+			ch := t * C / max(1, T)
+			g := n.TokenStart[src] + t
+			for j, dst := range n.RanksOf(src, t) {
+				k := key(src, int(dst), ch)
+				p.tokens[fill[k]] = int32(t)
+				p.rankP[fill[k]] = int32(n.RankStart[g] + j)
+				fill[k]++
+			}
+		}
+	}
+	for src := range R {
+		for dst := range R {
+			for ch := range C {
+				k := key(src, dst, ch)
+				for f := cnt[k]; f < cnt[k+1]; f += int32(chunk) {
+					p.chunks = append(p.chunks, nChunk{src: int32(src), dst: int32(dst), ch: int32(ch), first: f, n: min(int32(chunk), cnt[k+1]-f)})
+				}
+			}
+		}
+	}
+	return p
+}
+
+// normalPhase runs one direction of normal mode.
+type normalPhase struct {
+	llBase
+	plan     *normalPlan
+	combine  bool
+	bytesTok int
+	start    []sim.Time // per rank: its kernel launched
+	notify   []sim.Time
+	// sender warps: each walks its list of chunks
+	wlist  []int32 // chunk indices, grouped by warp
+	woff   []int32
+	wpos   []int32
+	wtail  []bool // the warp's next post is the tail of its current chunk
+	chFree []sim.Time
+	// receive
+	dataSeen  []bool
+	tailSeen  []bool
+	left      []int32
+	ready     []sim.Time
+	gateT     []transport.Times
+	gateLocal []bool
+	gateDet   []sim.Time
+	gateStart []sim.Time
+	seenTok   []uint8
+	out       [][]float64
+	sumGot    []uint64
+	tails     map[int]tailInfo // tail times from delivery until received
+}
+
+const opStartKernel int32 = 50
+
+func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuModel, probs *problemList, ph *Phase, combine bool, notify []sim.Time) (transport.Resources, error) {
+	p := &normalPhase{plan: plan, combine: combine}
+	p.cfg, p.s, p.g, p.probs, p.phase = cfg, n.Shape, g, probs, ph
+	s := n.Shape
+	p.ls = llShape{S: normalSMsOr(cfg.NumSMs), G: 1, wpg: warpsPerSM}
+	p.nl, p.R, p.E = s.LocalExperts(), s.Ranks, s.Physical()
+	R, C := p.R, plan.C
+	p.issueDone = make([]sim.Time, R)
+	p.lastStart = make([]sim.Time, R)
+	p.sendDone = make([]sim.Time, R)
+	p.sendLeft = make([]int32, R)
+	p.readyLeft = R
+	ph.Ranks = make([]RankTiming, R)
+	p.bytesTok = s.NormalTokenBytes()
+	if combine {
+		p.bytesTok = s.Hidden * s.Combine.Bytes()
+	}
+	e, conn, err := openPhase(cfg, p.delivered)
+	if err != nil {
+		return transport.Resources{}, err
+	}
+	p.e, p.conn = e, conn
+	p.id = e.Register(p)
+	// Sender warps: W per (rank, channel); warp w takes the destinations
+	// at offsets 1+w, 1+w+W, ... from its rank, round-robin by chunk.
+	W := min(R, normalSenders)
+	nw := R * C * W
+	p.woff = make([]int32, nw+1)
+	perWarp := make([][]int32, nw)
+	// chunks by (sender, peer, channel) in chunk order
+	for i, c := range plan.chunks {
+		snd, peer := int(c.src), int(c.dst)
+		if combine {
+			snd, peer = peer, snd
+		}
+		off := ((peer-snd)%R + R - 1) % R // 0 for the next rank, R-1 for itself
+		w := (snd*C+int(c.ch))*W + off%W
+		perWarp[w] = append(perWarp[w], int32(i))
+	}
+	p.wlist = make([]int32, 0, len(plan.chunks))
+	for w := range nw {
+		// Round-robin over the warp's destinations: stable sort by the
+		// chunk's round within its (sender, peer, channel) run.
+		list := perWarp[w]
+		round := make(map[int32]int32, len(list))
+		var prev nChunk
+		var q int32
+		for j, ci := range list {
+			c := plan.chunks[ci]
+			if j > 0 && c.src == prev.src && c.dst == prev.dst && c.ch == prev.ch {
+				q++
+			} else {
+				q = 0
+			}
+			round[ci] = q
+			prev = c
+		}
+		sortStableBy(list, func(ci int32) int32 { return round[ci] })
+		p.wlist = append(p.wlist, list...)
+		p.woff[w+1] = int32(len(p.wlist))
+		perWarp[w] = nil
+	}
+	p.wpos = make([]int32, nw)
+	p.wtail = make([]bool, nw)
+	p.sms = make([]hw.SM, R*C)
+	p.pool.init(nw)
+	for w := range nw {
+		r := w / (C * W)
+		sm := w / W
+		p.sms[sm].Lanes = W
+		p.newWarp(w, r, sm, p.resume)
+	}
+	for r := range R {
+		p.sendLeft[r] = int32(C * W)
+	}
+	p.start = make([]sim.Time, R)
+	p.chFree = make([]sim.Time, R*C)
+	p.dataSeen = make([]bool, len(plan.chunks))
+	p.tailSeen = make([]bool, len(plan.chunks))
+	p.left = make([]int32, R)
+	for _, c := range plan.chunks {
+		rcv := c.dst
+		if combine {
+			rcv = c.src
+		}
+		p.left[rcv]++
+	}
+	p.ready = make([]sim.Time, R)
+	p.gateT = make([]transport.Times, R)
+	p.gateLocal = make([]bool, R)
+	p.gateDet = make([]sim.Time, R)
+	p.gateStart = make([]sim.Time, R)
+	p.seenTok = make([]uint8, len(n.RankList))
+	p.sumGot = make([]uint64, R)
+	if combine {
+		p.out = make([][]float64, R)
+		for r := range R {
+			p.out[r] = make([]float64, cfg.Routing.Tokens[r])
+		}
+	}
+	p.bg = newBackground(e, cfg.Background, conn, g, R, C)
+	p.notify = notify
+	for r := range R {
+		st := sim.Time(0)
+		if notify != nil {
+			st = notify[r]
+		}
+		p.start[r] = st
+		e.At(st, p.id, opStartKernel, int64(r))
+	}
+	if err := p.run(); err != nil {
+		return transport.Resources{}, err
+	}
+	// Algorithm bytes: DeepEP counts every selection's token bytes.
+	per := make([]int64, R)
+	for r := range R {
+		sel := 0
+		for _, x := range cfg.Routing.Idx[r] {
+			if x >= 0 {
+				sel++
+			}
+		}
+		per[r] = int64(sel) * int64(p.bytesTok)
+	}
+	ph.finish(per)
+	for i, c := range p.seenTok {
+		if c != 1 {
+			what := "never arrived"
+			if c > 1 {
+				what = fmt.Sprintf("arrived %d times", c)
+			}
+			probs.add("normal %s: token-to-rank pair %d %s", phaseName(combine), i, what)
+		}
+	}
+	if combine {
+		for r := range R {
+			probs.addErr(cfg.Routing.CheckCombine(r, p.out[r]))
+		}
+	} else if !cfg.NoPayload {
+		want := make([]uint64, R)
+		for src := range R {
+			for t := range cfg.Routing.Tokens[src] {
+				for _, dst := range n.RanksOf(src, t) {
+					want[dst] += Payload(src, t)
+				}
+			}
+		}
+		for r := range R {
+			if want[r] != p.sumGot[r] {
+				probs.add("normal dispatch payload checksum: rank %d received %016x, want %016x", r, p.sumGot[r], want[r])
+			}
+		}
+	}
+	return conn.Resources(), nil
+}
+
+func phaseName(combine bool) string {
+	if combine {
+		return "combine"
+	}
+	return "dispatch"
+}
+
+func sortStableBy(v []int32, key func(int32) int32) {
+	// insertion-free stable counting by key
+	if len(v) < 2 {
+		return
+	}
+	maxK := int32(0)
+	for _, x := range v {
+		maxK = max(maxK, key(x))
+	}
+	buckets := make([][]int32, maxK+1)
+	for _, x := range v {
+		k := key(x)
+		buckets[k] = append(buckets[k], x)
+	}
+	v = v[:0]
+	for _, b := range buckets {
+		v = append(v, b...)
+	}
+}
+
+func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
+	switch op {
+	case opStartKernel:
+		r := int(arg)
+		W := min(p.R, normalSenders)
+		for w := r * p.plan.C * W; w < (r+1)*p.plan.C*W; w++ {
+			p.pool.w[w].T.T = e.Now()
+			p.next(e, w)
+		}
+	case opPost:
+		p.post(e, int(arg))
+	case opLocal:
+		dl := p.locals[arg]
+		p.freeL = append(p.freeL, int32(arg))
+		p.delivered(e, dl)
+	case opTaskReady:
+		p.receive(e, int(arg))
+	}
+}
+
+// next posts warp w's next chunk (or its tail), or retires the warp.
+func (p *normalPhase) next(e *sim.Engine, w int) {
+	wr := &p.pool.w[w]
+	ws := &p.pool.st[w]
+	pos := p.woff[w] + p.wpos[w]
+	if pos >= p.woff[w+1] {
+		r := wr.Rank
+		p.sendLeft[r]--
+		if p.sendLeft[r] == 0 {
+			p.sendDone[r] = p.issueDone[r]
+		}
+		return
+	}
+	ci := p.wlist[pos]
+	c := p.plan.chunks[ci]
+	snd, peer := int(c.src), int(c.dst)
+	if p.combine {
+		snd, peer = peer, snd
+	}
+	if p.wtail[w] {
+		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)}
+	} else {
+		bytes := int(c.n) * p.bytesTok
+		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: bytes, Tag: int64(ci)}
+		if snd != peer {
+			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
+		}
+	}
+	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
+}
+
+func (p *normalPhase) resume(e *sim.Engine, w *transport.Warp) {
+	ws := &p.pool.st[w.ID]
+	p.noteIssue(w, ws.start)
+	if p.wtail[w.ID] {
+		p.wpos[w.ID]++
+	}
+	p.wtail[w.ID] = !p.wtail[w.ID]
+	p.next(e, w.ID)
+}
+
+func (p *normalPhase) delivered(e *sim.Engine, dl transport.Delivery) {
+	tag := dl.Op.Tag
+	if tag&tagBackground != 0 {
+		p.bg.delivered++
+		return
+	}
+	p.countBytes(dl)
+	dst := dl.Op.Dst
+	rt := &p.phase.Ranks[dst]
+	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	if tag&tagCount != 0 {
+		ci := int(tag &^ tagCount)
+		if !p.dataSeen[ci] {
+			p.probs.add("normal %s: chunk %d's tail arrived before its data", phaseName(p.combine), ci)
+		}
+		p.tailSeen[ci] = true
+		det := p.g.pollDetect(dl.Times.Visible)
+		p.pendingTimes(ci, dl.Times, dl.Op.Src == dst)
+		e.At(det, p.id, opTaskReady, int64(ci))
+		return
+	}
+	ci := int(tag)
+	p.dataSeen[ci] = true
+	c := p.plan.chunks[ci]
+	for j := c.first; j < c.first+c.n; j++ {
+		p.seenTok[p.plan.rankP[j]]++
+		t := int(p.plan.tokens[j])
+		if p.combine {
+			src := int(c.src)
+			p.out[src][t] += partial(p.cfg.Routing, src, t, int(c.dst))
+		} else if !p.cfg.NoPayload {
+			p.sumGot[dst] += Payload(int(c.src), t)
+		}
+	}
+}
+
+// tailTimes holds a chunk's tail times from delivery until it is received.
+func (p *normalPhase) pendingTimes(ci int, t transport.Times, local bool) {
+	if p.tails == nil {
+		p.tails = map[int]tailInfo{}
+	}
+	p.tails[ci] = tailInfo{t, local}
+}
+
+type tailInfo struct {
+	t     transport.Times
+	local bool
+}
+
+// receive copies (dispatch) or reduces (combine) chunk ci once its tail
+// was observed and the receiving kernel runs.
+func (p *normalPhase) receive(e *sim.Engine, ci int) {
+	c := p.plan.chunks[ci]
+	rcv := int(c.dst)
+	if p.combine {
+		rcv = int(c.src)
+	}
+	ti := p.tails[ci]
+	delete(p.tails, ci)
+	det := e.Now()
+	x := rcv*p.plan.C + int(c.ch)
+	start := max(det, p.start[rcv], p.chFree[x])
+	bytes := int64(c.n) * int64(p.bytesTok)
+	work := CauseCopy
+	if p.combine {
+		work = CauseReduce
+	}
+	end := p.g.copy(rcv, start, bytes, bytes/int64(min(int(c.n), warpsPerSM/2)))
+	p.chFree[x] = end
+	if end > p.ready[rcv] {
+		p.ready[rcv] = end
+		p.gateT[rcv], p.gateLocal[rcv], p.gateDet[rcv], p.gateStart[rcv] = ti.t, ti.local, det, start
+	}
+	p.left[rcv]--
+	if p.left[rcv] == 0 {
+		p.finishRank(rcv, work)
+	}
+}
+
+func (p *normalPhase) finishRank(r int, work Cause) {
+	var bd Breakdown
+	if p.ready[r] == 0 {
+		// Nothing to receive: ready when the kernel started.
+		p.ready[r] = p.start[r] + 1
+		bd = attribute(transport.Times{}, true, 0, 0, p.start[r], p.ready[r], work)
+	} else {
+		op := transport.Op{Atomic: true, Bytes: 8}
+		bd = attribute(p.gateT[r], p.gateLocal[r], p.g.nic.floor(op, p.gateT[r].NVLink), p.gateDet[r], p.gateStart[r], p.ready[r], work)
+	}
+	p.rankReady(r, p.ready[r], bd)
+}
+
+// partial is rank's contribution to token t of src in normal combine: its
+// experts' outputs weighted by the token's top-k weights.
+func partial(r *Routing, src, t, rank int) float64 {
+	s := r.Shape
+	k := s.TopK
+	nl := s.LocalExperts()
+	var sum float64
+	for j := range k {
+		ex := r.Idx[src][t*k+j]
+		if ex < 0 || int(ex)/nl != rank {
+			continue
+		}
+		sum += float64(r.Weights[src][t*k+j]) * ExpertOutput(src, t, s.LogicalOf(int(ex)))
+	}
+	return sum
+}
+
+// runNotify models the notify step: every rank writes its counts to every
+// peer from one warp per channel, the receiving host sees them, then
+// launches the dispatch kernel. It returns each rank's launch time.
+func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Resources, int64, error) {
+	s := cfg.Routing.Shape
+	R := s.Ranks
+	last := make([]sim.Time, R)
+	left := make([]int, R)
+	for r := range left {
+		left[r] = R - 1
+	}
+	e, conn, err := openPhase(cfg, func(_ *sim.Engine, d transport.Delivery) {
+		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
+		left[d.Op.Dst]--
+	})
+	if err != nil {
+		return nil, transport.Resources{}, 0, err
+	}
+	bytes := 4 * (1 + s.LocalExperts()) // tokens for the rank + per expert
+	sms := make([]hw.SM, R)
+	warps := make([]transport.Warp, R*C)
+	next := make([]int, R*C)
+	var id sim.HandlerID
+	var msgs int64
+	resume := func(e *sim.Engine, w *transport.Warp) { e.At(max(w.T.T, e.Now()), id, 0, int64(w.ID)) }
+	id = e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, arg int64) {
+		w := &warps[arg]
+		ch := int(arg) % C
+		// Channel warp ch writes to peers ch+1, ch+1+C, ... after itself.
+		off := 1 + ch + next[arg]*C
+		if off >= R {
+			return
+		}
+		next[arg]++
+		msgs++
+		conn.Post(e, w, transport.Op{Src: w.Rank, Dst: (w.Rank + off) % R, Channel: ch, Bytes: bytes, Flush: true})
+	}))
+	for i := range warps {
+		r := i / C
+		sms[r].Lanes = C
+		warps[i] = transport.Warp{Rank: r, SM: 0, ID: i, T: hw.Thread{C: &g.costs, SM: &sms[r]}, Resume: resume}
+		e.At(0, id, 0, int64(i))
+	}
+	e.Run()
+	out := make([]sim.Time, R)
+	hostSee := sim.Ns(cfg.Profile.Get("pcie.dma_write_ns"))
+	for r := range R {
+		if left[r] != 0 {
+			return nil, transport.Resources{}, 0, fmt.Errorf("transport %s: notify step lost %d messages to rank %d", cfg.Transport.Name(), left[r], r)
+		}
+		out[r] = g.pollDetect(last[r]) + hostSee + hostLaunch
+	}
+	return out, conn.Resources(), msgs, nil
+}
+
+// NormalBufferBytes approximates DeepEP's normal-mode buffers per rank:
+// the RDMA buffer (send and receive rings of num_max_rdma_chunked_recv
+// tokens per channel and node) and the NVLink buffer (num_max_nvl_chunked
+// recv tokens per channel and local peer), with its default 128/288.
+func NormalBufferBytes(s Shape, channels int) int64 {
+	tb := int64(s.NormalTokenBytes())
+	rdma := 2 * int64(channels) * int64(s.Nodes()) * 128 * tb
+	nvl := int64(channels) * int64(s.GPUsPerNode) * 288 * tb
+	return rdma + nvl
+}
+
+func runNormal(cfg *LayerConfig, res *Result) error {
+	s := cfg.Routing.Shape
+	chunk := cfg.Chunk
+	if chunk == 0 {
+		chunk = defaultChunk
+	}
+	C, _ := Channels(s, Normal, cfg.NumSMs, Background{})
+	res.NumSMs = normalSMsOr(cfg.NumSMs)
+	n := cfg.Routing.Normal()
+	plan := planNormal(cfg.Routing, n, C, chunk)
+	var probs problemList
+	g := newGPUModel(cfg.Profile, s.Ranks)
+	notify, r0, nmsgs, err := runNotify(cfg, g, C)
+	if err != nil {
+		return err
+	}
+	g = newGPUModel(cfg.Profile, s.Ranks)
+	r1, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Dispatch, false, notify)
+	if err != nil {
+		return err
+	}
+	res.Dispatch.Messages += nmsgs
+	g = newGPUModel(cfg.Profile, s.Ranks)
+	r2, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Combine, true, nil)
+	if err != nil {
+		return err
+	}
+	res.Events = res.Dispatch.Events + res.Combine.Events
+	res.Resources = Resources{Resources: mergeResources(mergeResources(r0, r1), r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
+	res.Problems, res.ProblemCount = probs.out(), probs.n
+	return nil
+}
