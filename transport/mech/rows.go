@@ -49,6 +49,7 @@ func Experiments() []Experiment {
 		{"rate", "message rate over threads × QPs × SMs × WQEs per doorbell × publication (Table 5)", rate},
 		{"completion-scope", "PE-wide quiet vs per-QP completion against QPs (Fig. 4)", completionScope},
 		{"clock", "issue against SM clock (Fig. 5 shape)", clock},
+		{"presets", "library presets through one 8 B operation (Table 3)", presets},
 		{"dc", "DC per-operation cost and destination-switch penalty (§4.3.3)", dc},
 		{"connections", "NIC message rate against active connections, by role, reuse and payload (Fig. 10, Tables 15-16)", connections},
 		{"proxy-single-op", "mini-proxy one 8 B write, baseline vs tuned handoff, cold vs warm workers (Tables 3, 9)", proxySingleOp},

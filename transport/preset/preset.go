@@ -7,88 +7,81 @@ import (
 
 	"moebench/transport"
 	"moebench/transport/gda"
+	"moebench/transport/proxy"
 )
 
-// Preset is a named transport configuration.
+// Preset is a named transport configuration: data over one mechanism.
 type Preset struct {
 	Name        string
 	Mechanism   string // mini-gda, mini-proxy or dc
 	Description string
 	Source      string
-	build       func(Options) (transport.Transport, error)
+	// Exactly one of GDA (mini-gda and dc) and Proxy is set.
+	GDA   *gda.Config
+	Proxy *proxy.Config
+	// PerExpertQPs: the workload's QPs per peer follow its local experts
+	// (DeepEP LL maps QP index = destination local expert).
+	PerExpertQPs bool
 }
 
-// Options are the workload-dependent knobs a preset may take: DeepEP's LL
-// kernels need one QP per destination local expert.
+// Options are the workload-dependent knobs a preset may take.
 type Options struct {
 	LocalExperts int // experts per rank, for presets that map QPs to them
 	QPsPerPeer   int // 0 = the preset's own choice
 }
 
-// Transport builds the preset's transport for a workload.
-func (p Preset) Transport(o Options) (transport.Transport, error) { return p.build(o) }
-
-func gdaPreset(name, desc, src string, cfg gda.Config, perExpert bool) Preset {
-	return Preset{Name: name, Mechanism: "mini-gda", Description: desc, Source: src,
-		build: func(o Options) (transport.Transport, error) {
-			c := cfg
-			c.Name = name
-			if perExpert && o.LocalExperts > 0 {
-				c.QPsPerPeer = max(c.QPsPerPeer, o.LocalExperts)
-			}
-			if o.QPsPerPeer > 0 {
-				c.QPsPerPeer = o.QPsPerPeer
-			}
-			if err := c.Validate(); err != nil {
-				return nil, fmt.Errorf("preset %s: %w", name, err)
-			}
-			return c.Transport(), nil
-		}}
-}
-
-// all lists the presets; extra registers those of other mechanisms.
-func all() []Preset {
-	base := gda.DefaultConfig()
-	ps := []Preset{
-		gdaPreset("mini-gda", "minimal GPU submission: one QP per destination local expert, GPU-scope fence, a doorbell per WQE, reservation-order publication",
-			"paper §4 (mini-gda), Table 3", base, true),
-		gdaPreset("deepep-v1", "DeepEP V1 LL over NVSHMEM IBGDA: QP = destination local expert, doorbell every 4th message, GPU-scope release ordering, per-QP completion",
-			"deepep.md (QPs and doorbells); paper Table 1, §3.2", withDB(withOrder(base, gda.OrderReleaseGPU), 4), true),
-		gdaPreset("nvshmem-ibgda", "NVSHMEM IBGDA defaults: two RC QPs per peer, __threadfence ordering, doorbell deferred up to 32 ready WQEs",
-			"paper Table 1 and Table 3 (NVSHMEM: two RC QPs per peer; default batch 32)", withQPs(withDB(withOrder(base, gda.OrderThreadFence), 32), 2), false),
-		gdaPreset("gdaki", "NCCL GIN GDAKI: one context with one RC QP per peer, GPU-scope fence, per-thread reservation-order publication, no aggregation",
-			"paper Table 1 and Table 3 (GDAKI: one context, one RC QP per peer)", withQPs(base, 1), false),
+// QPsPerPeer is the preset's own RC QPs per peer (0 for other mechanisms).
+func (p Preset) QPsPerPeer() int {
+	if p.GDA == nil || p.GDA.DCIs > 0 {
+		return 0
 	}
-	dcCfg := base
-	dcCfg.DCIs, dcCfg.DCTs = 16, 1
-	one := dcCfg
-	one.DCIs = 1
-	ps = append(ps,
-		Preset{Name: "dc", Mechanism: "dc", Description: "mini-gda over Dynamically Connected transport: 16 DCIs per NIC picked by the channel, one DCT per PE, a 16 B address vector in every WQE",
-			Source: "paper §3.4, Fig. 2 (compact AV), §4.3.3 (16 DCIs, 1-8 DCTs per PE)", build: dcBuild("dc", dcCfg)},
-		Preset{Name: "dc-1dci", Mechanism: "dc", Description: "DC with a single DCI per NIC: every change of destination re-targets it (NVSHMEM with one DCI, Table 8)",
-			Source: "paper Table 8 (1 DCI requested)", build: dcBuild("dc-1dci", one)},
-	)
-	return append(ps, extra...)
+	return p.GDA.QPsPerPeer
 }
 
-func dcBuild(name string, cfg gda.Config) func(Options) (transport.Transport, error) {
-	return func(o Options) (transport.Transport, error) {
-		c := cfg
-		c.Name = name
+// Transport builds the preset's transport for a workload.
+func (p Preset) Transport(o Options) (transport.Transport, error) {
+	switch {
+	case p.GDA != nil:
+		c := *p.GDA
+		c.Name = p.Name
+		if p.PerExpertQPs && o.LocalExperts > 0 {
+			c.QPsPerPeer = max(c.QPsPerPeer, o.LocalExperts)
+		}
+		if o.QPsPerPeer > 0 && c.DCIs == 0 {
+			c.QPsPerPeer = o.QPsPerPeer
+		}
 		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("preset %s: %w", name, err)
+			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 		}
 		return c.Transport(), nil
+	case p.Proxy != nil:
+		c := *p.Proxy
+		if o.QPsPerPeer > 0 {
+			// The workload asks for extra queues (reserved background
+			// traffic): for a proxy these are reserved rings.
+			c.Rings += o.QPsPerPeer
+			c.ReservedRings += o.QPsPerPeer
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+		}
+		return named{proxy.New(c), p.Name}, nil
 	}
+	return nil, fmt.Errorf("preset %s configures no transport", p.Name)
 }
 
-// extra holds presets of the other mechanisms, added by their files.
-var extra []Preset
+// named gives a transport its preset's name.
+type named struct {
+	transport.Transport
+	name string
+}
 
-func withOrder(c gda.Config, o gda.Ordering) gda.Config { c.Ordering = o; return c }
-func withDB(c gda.Config, n int) gda.Config             { c.PerDoorbell = n; return c }
-func withQPs(c gda.Config, n int) gda.Config            { c.QPsPerPeer = n; return c }
+func (n named) Name() string { return n.name }
+
+func all() []Preset {
+	ps := append(gdaPresets(), dcPresets()...)
+	return append(ps, proxyPresets()...)
+}
 
 // Names lists the presets.
 func Names() []string {
@@ -109,7 +102,7 @@ func Get(name string) (Preset, error) {
 	return Preset{}, fmt.Errorf("unknown preset %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// All returns every preset in a stable order.
+// All returns every preset, grouped by mechanism.
 func All() []Preset {
 	ps := all()
 	slices.SortStableFunc(ps, func(a, b Preset) int { return strings.Compare(a.Mechanism, b.Mechanism) })

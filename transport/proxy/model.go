@@ -44,6 +44,7 @@ type ring struct {
 	pubAt           sim.Time
 	waiters         []*producer // blocked on space, by slot
 	ownerWarp       any         // Conn, tuned handoff: the ring's one producer
+	cachedProg      int64       // fifo handoff: the progress producers last read
 }
 
 func (r *ring) slot(s int64) *desc { return &r.slots[s%int64(len(r.slots))] }

@@ -63,6 +63,10 @@ func (p *producer) Handle(e *sim.Engine, ph int32, _ int64) {
 			}
 		} else {
 			p.th.Compute(c.gpu.Atomic) // reserve the slot on a shared counter
+			if m.cfg.Handoff == FIFO && p.slot < r.cachedProg+int64(len(r.slots)) {
+				p.write(e)
+				return
+			}
 		}
 		p.th.Compute(c.hostLoad) // read the host-resident progress
 		e.At(p.th.T, p.id, phCheck, 0)
@@ -70,6 +74,7 @@ func (p *producer) Handle(e *sim.Engine, ph int32, _ int64) {
 		n := int64(len(r.slots))
 		if prog := r.progress(p.th.T); p.slot < prog+n {
 			p.cached = prog
+			r.cachedProg = max(r.cachedProg, prog)
 			p.write(e)
 			return
 		}
@@ -102,13 +107,17 @@ func (p *producer) write(e *sim.Engine) {
 	c := &m.c
 	r := p.r
 	p.th.Compute(c.hostStore)
-	if !p.tuned {
+	fifo := m.cfg.Handoff == FIFO
+	switch {
+	case fifo:
+		p.th.Fence(c.gpu.FenceSCGPU)
+	case !p.tuned:
 		p.th.Fence(c.gpu.ReleaseSys)
 	}
 	o := &m.ops[p.op]
 	o.issueEnd = p.th.T
 	o.visible = p.th.T + c.descFlight
-	if !p.tuned {
+	if !p.tuned && !fifo {
 		o.visible += c.basePublish
 	}
 	d := r.slot(p.slot)
