@@ -347,6 +347,16 @@ func (p *problemList) addErr(err error) {
 	}
 }
 
+// merge appends q's problems after p's.
+func (p *problemList) merge(q *problemList) {
+	for _, s := range q.list {
+		if len(p.list) < maxReported {
+			p.list = append(p.list, s)
+		}
+	}
+	p.n += q.n
+}
+
 func (p *problemList) out() []string {
 	if p.n > len(p.list) {
 		return append(p.list, fmt.Sprintf("and %d more", p.n-len(p.list)))

@@ -882,18 +882,33 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	l := cfg.Routing.LL()
 	g := newGPUModel(cfg.Profile, s.Ranks)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
-	var probs problemList
-	r1, got, err := runLLDispatch(cfg, l, g, &probs, &res.Dispatch)
-	if err != nil {
-		return err
-	}
-	probs.addErr(l.CheckDispatch(got))
-	got = nil
+	// Dispatch and combine are simulated from their own start, each on its
+	// own engine, so they run side by side on two cores; each is
+	// deterministic, and so is the result.
+	var (
+		probs, probs2 problemList
+		r1            transport.Resources
+		err1          error
+		done          = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		var got []Delivery
+		r1, got, err1 = runLLDispatch(cfg, l, g, &probs, &res.Dispatch)
+		if err1 == nil {
+			probs.addErr(l.CheckDispatch(got))
+		}
+	}()
 	g2 := newGPUModel(cfg.Profile, s.Ranks)
-	r2, err := runLLCombine(cfg, l, g2, &probs, &res.Combine)
+	r2, err := runLLCombine(cfg, l, g2, &probs2, &res.Combine)
+	<-done
+	if err1 != nil {
+		return err1
+	}
 	if err != nil {
 		return err
 	}
+	probs.merge(&probs2)
 	res.Events = res.Dispatch.Events + res.Combine.Events
 	res.Resources = Resources{Resources: mergeResources(r1, r2), BufferBytesPerRank: LLBufferBytes(s)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n

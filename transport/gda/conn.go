@@ -24,6 +24,15 @@ type Config struct {
 	// carrying a 16 B address vector.
 	DCIs int
 	DCTs int
+	// Library software a preset adds to every post beyond the mechanism
+	// (queue management, QP lookup, ready-head updates), as SM cycles plus
+	// fixed time.
+	LibCycles, LibNs float64
+}
+
+// libCost is the library's extra issue time at the profile's SM clock.
+func (c Config) libCost(g *hw.GPUCosts) sim.Time {
+	return sim.Ns(c.LibCycles*1000/g.ClockMHz + c.LibNs)
 }
 
 // avBytes is the address vector a DC WQE carries (compact form, Fig. 2).
@@ -45,6 +54,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mini-gda: QP depth must be at least 1, got %d", c.Depth)
 	case c.PerDoorbell < 1 || c.PerDoorbell > c.Depth:
 		return fmt.Errorf("mini-gda: WQEs per doorbell must be in [1, depth %d], got %d", c.Depth, c.PerDoorbell)
+	case c.LibCycles < 0 || c.LibNs < 0:
+		return fmt.Errorf("mini-gda: library cost must not be negative (got %v cycles, %v ns)", c.LibCycles, c.LibNs)
 	case c.DCIs < 0 || c.DCTs < 0:
 		return fmt.Errorf("mini-gda: DCIs and DCTs must not be negative (got %d, %d)", c.DCIs, c.DCTs)
 	case c.Publication == PubCoop:
@@ -93,7 +104,6 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 		}
 	}
 	c.sqs = make([]sendQueue, env.Ranks*qps)
-	c.posters = map[*transport.Warp]*poster{}
 	c.selfID = env.E.Register(c)
 	return c, nil
 }
@@ -105,6 +115,7 @@ func (c *conn) Handle(e *sim.Engine, _ int32, arg int64) { c.deliver(e, int32(ar
 type sendQueue struct {
 	reserved, published int
 	outstanding         int
+	retired             int // WQEs retired by signaled completions
 	sinceDB             int
 	pubWait             map[int]*poster
 	spaceWait           []*poster
@@ -112,18 +123,16 @@ type sendQueue struct {
 }
 
 type conn struct {
-	cfg     Config
-	env     *transport.Env
-	gpu     hw.GPUCosts
-	fab     *hw.Fabric
-	sqs     []sendQueue
-	nv      *nvlink
-	posters map[*transport.Warp]*poster
-	ops     []pending
-	free    []int32
-	selfID  sim.HandlerID
-	perNIC  int // send queues (RC QPs or DCIs) per NIC
-	dcts    int
+	cfg    Config
+	env    *transport.Env
+	gpu    hw.GPUCosts
+	fab    *hw.Fabric
+	sqs    []sendQueue
+	nv     *nvlink
+	ops    sim.Slab[pending]
+	selfID sim.HandlerID
+	perNIC int // send queues (RC QPs or DCIs) per NIC
+	dcts   int
 }
 
 // pending is an Op between Post and delivery.
@@ -154,17 +163,12 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	w.T.T = max(w.T.T, e.Now())
 	idx := c.track(op, w.T.T)
 	if c.nv.local(op.Src, op.Dst) {
-		c.nv.copy(&w.T, &c.ops[idx].times, op.Bytes, op.Src)
-		e.At(c.ops[idx].times.Visible, c.selfID, 0, int64(idx))
+		c.nv.copy(&w.T, &c.ops.At(idx).times, op.Bytes, op.Src)
+		e.At(c.ops.At(idx).times.Visible, c.selfID, 0, int64(idx))
 		e.At(w.T.T, c.resumeID(w), pResume, 0)
 		return
 	}
-	p := c.posters[w]
-	if p == nil {
-		p = &poster{c: c, w: w}
-		p.id = e.Register(p)
-		c.posters[w] = p
-	}
+	p := c.poster(w)
 	p.op = idx
 	av := 0
 	if c.cfg.DCIs > 0 {
@@ -178,34 +182,31 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 }
 
 func (c *conn) track(op transport.Op, at sim.Time) int32 {
-	var idx int32
-	if n := len(c.free); n > 0 {
-		idx = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		c.ops = append(c.ops, pending{})
-		idx = int32(len(c.ops) - 1)
-	}
-	c.ops[idx] = pending{op: op, times: transport.Times{IssueStart: at}}
+	idx := c.ops.Alloc()
+	*c.ops.At(idx) = pending{op: op, times: transport.Times{IssueStart: at}}
 	return idx
 }
 
 func (c *conn) deliver(e *sim.Engine, idx int32) {
-	d := transport.Delivery{Op: c.ops[idx].op, Times: c.ops[idx].times}
-	c.free = append(c.free, idx)
+	pd := c.ops.At(idx)
+	d := transport.Delivery{Op: pd.op, Times: pd.times}
+	c.ops.Free(idx)
 	c.env.Delivered(e, d)
 }
 
-// resumeID registers (once per warp) the handler that hands control back.
-func (c *conn) resumeID(w *transport.Warp) sim.HandlerID {
-	p := c.posters[w]
-	if p == nil {
-		p = &poster{c: c, w: w}
-		p.id = c.env.E.Register(p)
-		c.posters[w] = p
+// poster returns w's poster, registering it on the warp's first post.
+func (c *conn) poster(w *transport.Warp) *poster {
+	if p, ok := w.Local.(*poster); ok && p.c == c {
+		return p
 	}
-	return p.id
+	p := &poster{c: c, w: w}
+	p.id = c.env.E.Register(p)
+	w.Local = p
+	return p
 }
+
+// resumeID is the handler that hands control back to w.
+func (c *conn) resumeID(w *transport.Warp) sim.HandlerID { return c.poster(w).id }
 
 const pResume int32 = 100
 
@@ -226,6 +227,7 @@ func (p *poster) Handle(e *sim.Engine, op int32, _ int64) {
 			return
 		}
 		q.used = true
+		th.Compute(c.cfg.libCost(g))
 		if c.cfg.Publication == PubThread {
 			th.Compute(g.Reserve)
 		} else {
@@ -254,12 +256,16 @@ func (p *poster) Handle(e *sim.Engine, op int32, _ int64) {
 func (p *poster) publish(e *sim.Engine, q *sendQueue) {
 	c := p.c
 	th := &p.w.T
-	pd := &c.ops[p.op]
+	pd := c.ops.At(p.op)
 	op := pd.op
 	src := c.fab.NICs[op.Src]
 	qp := p.sq - op.Src*c.perNIC
+	// Like the libraries, request a CQE only every few WQEs (and on a
+	// flush): one CQE retires the unsignaled WQEs before it.
+	every := max(1, min(64, c.cfg.Depth/4))
 	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(p.lay.BBs),
-		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(p.op)}
+		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(p.op),
+		WQE: int32(q.published), Unsignaled: (q.published+1)%every != 0 && !op.Flush}
 	if c.cfg.DCIs > 0 {
 		// Contexts: the DCI at the requester, one of the destination's
 		// DCTs at the responder (keyed apart from RC QP numbers).
@@ -287,7 +293,7 @@ func (p *poster) publish(e *sim.Engine, q *sendQueue) {
 // Delivered reports an Op whose payload is visible.
 func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
 	idx := int32(m.Tag)
-	t := &c.ops[idx].times
+	t := &c.ops.At(idx).times
 	t.Posted, t.Served, t.Sent, t.Arrived, t.Visible = m.Rung, m.Served, m.Sent, m.Arrived, m.Visible
 	t.ConnMiss, t.DCISwitch = m.ConnMiss, m.DCISwitch
 	c.deliver(e, idx)
@@ -296,10 +302,13 @@ func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
 // Completed retires a WQE and frees its slot for a waiting warp.
 func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
 	q := &c.sqs[nic.Index*c.perNIC+int(m.QP)]
-	q.outstanding--
-	if len(q.spaceWait) > 0 {
+	n := int(m.WQE) + 1 - q.retired
+	q.retired += n
+	q.outstanding -= n
+	for len(q.spaceWait) > 0 && n > 0 {
 		p := q.spaceWait[0]
 		q.spaceWait = q.spaceWait[1:]
+		n--
 		// The warp reclaims at its next CQ poll, then retries.
 		p.w.T.T = max(p.w.T.T, pollDetect(&c.gpu, e.Now())+c.gpu.CQPoll)
 		e.At(p.w.T.T, p.id, pReserve, 0)

@@ -20,8 +20,13 @@ type SingleConfig struct {
 	// QP's CQ.
 	Quiet bool
 	// DC sends on a DCI to a DCT instead of an RC QP.
-	DC    bool
-	Iters int
+	DC bool
+	// Shared: the QP is shared, so the slot is reserved with an atomic.
+	Shared bool
+	// LibCycles and LibNs are a library's software cost per post beyond
+	// the mechanism (presets).
+	LibCycles, LibNs float64
+	Iters            int
 }
 
 // SingleResult holds the three single-operation figures of Table 3.
@@ -78,7 +83,11 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 		msg.TxCtx, msg.RxCtx = 1<<22, 1<<23
 	}
 	post := func(th *hw.Thread, nic, dst int) int32 {
-		th.Compute(c.Reserve + sim.Time(lay.Loads)*c.L2Load)
+		reserve := c.Reserve
+		if cfg.Shared {
+			reserve = c.Atomic
+		}
+		th.Compute(sim.Ns(cfg.LibCycles*1000/c.ClockMHz+cfg.LibNs) + reserve + sim.Time(lay.Loads)*c.L2Load)
 		th.Store(lay.Segments, 1)
 		m := msg
 		m.Dst = int32(dst)

@@ -80,8 +80,12 @@ type Msg struct {
 	BBs     int32 // 64 B basic blocks of the WQE
 	Pointer bool  // payload named by pointer: the NIC reads it by DMA
 	Atomic  bool  // an 8 B fetch-add, executed by the responder NIC
-	DC      bool  // sent on a DCI to a DCT
-	Src     int32 // requester NIC index
+	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
+	// the same QP retires them (§3.3).
+	Unsignaled bool
+	WQE        int32 // the transport's index of this WQE in its queue
+	DC         bool  // sent on a DCI to a DCT
+	Src        int32 // requester NIC index
 	// Connection contexts the requester (TxCtx: its QP or DCI) and the
 	// responder (RxCtx: its QP or DCT) need in their caches.
 	TxCtx, RxCtx int32
@@ -182,8 +186,7 @@ func (n *NIC) QPs() int { return len(n.qps) }
 type Fabric struct {
 	P    NICParams
 	NICs []*NIC
-	msgs []Msg
-	free []int32
+	msgs sim.Slab[Msg]
 	sink Sink
 }
 
@@ -202,20 +205,13 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 }
 
 // Msg returns the message with id.
-func (f *Fabric) Msg(id int32) *Msg { return &f.msgs[id] }
+func (f *Fabric) Msg(id int32) *Msg { return f.msgs.At(id) }
 
 // Post writes a WQE into qp's ring: the GPU built it, the NIC learns of it
 // only at the next doorbell.
 func (n *NIC) Post(qp int, m Msg) int32 {
 	f := n.fab
-	var id int32
-	if k := len(f.free); k > 0 {
-		id = f.free[k-1]
-		f.free = f.free[:k-1]
-	} else {
-		f.msgs = append(f.msgs, Msg{})
-		id = int32(len(f.msgs) - 1)
-	}
+	id := f.msgs.Alloc()
 	m.QP = int32(qp)
 	m.Src = int32(n.Index)
 	if m.TxCtx == 0 && m.RxCtx == 0 {
@@ -225,7 +221,10 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 		m.RxCtx = int32(n.Index)<<12 ^ int32(qp)
 	}
 	m.refs = 2
-	f.msgs[id] = m
+	if m.Unsignaled {
+		m.refs = 1
+	}
+	*f.msgs.At(id) = m
 	q := &n.qps[qp]
 	q.ring = append(q.ring, id)
 	return id
@@ -266,23 +265,23 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		n.receive(e, int32(arg))
 	case opDeliver:
 		id := int32(arg)
-		m := &n.fab.msgs[id]
+		m := n.fab.msgs.At(id)
 		n.Delivered++
 		n.fab.sink.Delivered(e, n, id, m)
 		n.fab.release(id)
 	case opComplete:
 		id := int32(arg)
-		m := &n.fab.msgs[id]
+		m := n.fab.msgs.At(id)
 		n.fab.sink.Completed(e, n, id, m)
 		n.fab.release(id)
 	}
 }
 
 func (f *Fabric) release(id int32) {
-	m := &f.msgs[id]
+	m := f.msgs.At(id)
 	m.refs--
 	if m.refs == 0 {
-		f.free = append(f.free, id)
+		f.msgs.Free(id)
 	}
 }
 
@@ -315,20 +314,20 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	ids := q.ring[:cnt]
 	bbs := 0
 	for _, id := range ids {
-		bbs += int(n.fab.msgs[id].BBs)
+		bbs += int(n.fab.msgs.At(id).BBs)
 	}
 	// The QP's context must be in the NIC's cache before its WQEs run; a
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := n.fab.msgs[ids[0]].TxCtx; !n.ctx.Touch(ctx) {
+	if ctx := n.fab.msgs.At(ids[0]).TxCtx; !n.ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
 	fetched := now + p.Doorbell + miss + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
 	t := now + p.Doorbell
 	for _, id := range ids {
-		m := &n.fab.msgs[id]
+		m := n.fab.msgs.At(id)
 		m.Rung, m.Served = db.at, now
 		m.ConnMiss = miss
 		t += p.WQE
@@ -363,7 +362,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 // processing pipeline (shared with received messages), then the link.
 func (n *NIC) transmit(e *sim.Engine, id int32) {
 	p := n.P
-	m := &n.fab.msgs[id]
+	m := n.fab.msgs.At(id)
 	slot := max(e.Now(), n.pipeAt)
 	n.pipeAt = slot + p.MsgSlot
 	wire := p.WireTime(int(m.Bytes))
@@ -385,7 +384,7 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 // context on a miss, which stalls the pipeline (head of line).
 func (n *NIC) receive(e *sim.Engine, id int32) {
 	p := n.P
-	m := &n.fab.msgs[id]
+	m := n.fab.msgs.At(id)
 	start := max(e.Now(), n.pipeAt)
 	if m.RxCtx != n.lastRx || !n.haveRx {
 		n.lastRx, n.haveRx = m.RxCtx, true
@@ -413,11 +412,10 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 		m.CQE += p.DCTarget
 	}
 	e.At(m.Visible, n.id, opDeliver, int64(id))
-	src := n.fab.NICs[srcOf(n.fab, m)]
-	e.At(m.CQE, src.id, opComplete, int64(id))
+	if !m.Unsignaled {
+		e.At(m.CQE, n.fab.NICs[m.Src].id, opComplete, int64(id))
+	}
 }
-
-func srcOf(f *Fabric, m *Msg) int { return int(m.Src) }
 
 // Doorbells counts the doorbells qp has handled.
 func (n *NIC) Doorbells(qp int) int64 { return n.qps[qp].doorbells }

@@ -40,7 +40,23 @@ func (a *item) before(b *item) bool {
 // use. An Engine is not safe for concurrent use: models are single-threaded
 // by design, and parallelism comes from running independent engines.
 type Engine struct {
-	q        []item
+	// q is the near heap: events of the current wheel slot and earlier.
+	// Later events wait unsorted in wheel slots of SlotWidth each, and
+	// events past the wheel's horizon in the far heap; a slot is moved
+	// into q when the clock reaches it. With a million events in flight
+	// the heap then holds only a slot's worth, which keeps sifts short
+	// and in cache. Order is by (time, sequence) whichever way an event
+	// came, so the wheel changes speed, never results.
+	q []item
+	// Each wheel slot is a list of fixed-size blocks from a shared pool,
+	// so filling a slot never copies what it already holds.
+	wheel    [wheelSlots][]int32 // block indices
+	blocks   []*[blockLen]item
+	blockN   []int32 // items used in each block
+	freeBlk  []int32
+	inWheel  int
+	far      []item
+	cur      int64 // absolute slot number of the near heap
 	handlers []Handler
 	now      Time
 	seq      uint64
@@ -58,12 +74,24 @@ func (e *Engine) Now() Time { return e.now }
 // Handled counts events run so far.
 func (e *Engine) Handled() uint64 { return e.handled }
 
+// Wheel geometry: slots of 2^17 ps (131 ns), 8,192 of them (1.07 ms).
+const (
+	slotShift  = 17
+	wheelSlots = 1 << 13
+)
+
+const blockLen = 256
+
+// SlotWidth is the time one wheel slot covers.
+const SlotWidth Time = 1 << slotShift
+
 // Pending counts scheduled events not yet run.
 func (e *Engine) Pending() int {
+	n := len(e.q) + e.inWheel + len(e.far)
 	if e.hole {
-		return len(e.q) - 1
+		n--
 	}
-	return len(e.q)
+	return n
 }
 
 // HandlerID names a registered handler.
@@ -83,14 +111,92 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 		panic(fmt.Sprintf("sim: event scheduled at %v, before now (%v)", t, e.now))
 	}
 	e.seq++
-	if e.hole {
-		e.hole = false
-		e.q[0] = item{at: t, seq: e.seq, h: uint32(h), op: op, arg: arg}
-		e.down(0)
-		return
+	it := item{at: t, seq: e.seq, h: uint32(h), op: op, arg: arg}
+	slot := int64(t) >> slotShift
+	switch {
+	case slot <= e.cur:
+		if e.hole {
+			e.hole = false
+			e.q[0] = it
+			e.down(0)
+			return
+		}
+		e.q = append(e.q, it)
+		e.up(len(e.q) - 1)
+	case slot < e.cur+wheelSlots:
+		if e.blocks == nil {
+			e.initWheel()
+		}
+		w := &e.wheel[slot&(wheelSlots-1)]
+		if k := len(*w); k == 0 || e.blockN[(*w)[k-1]] == blockLen {
+			*w = append(*w, e.newBlock())
+		}
+		b := (*w)[len(*w)-1]
+		e.blocks[b][e.blockN[b]] = it
+		e.blockN[b]++
+		e.inWheel++
+	default:
+		e.far = append(e.far, it)
+		heapUp(e.far, len(e.far)-1)
 	}
-	e.q = append(e.q, item{at: t, seq: e.seq, h: uint32(h), op: op, arg: arg})
-	e.up(len(e.q) - 1)
+}
+
+// initWheel gives every slot room for a few blocks up front, so that
+// moving through the wheel does not allocate.
+func (e *Engine) initWheel() {
+	const per = 4
+	idx := make([]int32, wheelSlots*per)
+	for i := range e.wheel {
+		e.wheel[i] = idx[i*per : i*per : (i+1)*per]
+	}
+	e.blocks = make([]*[blockLen]item, 0, 64)
+}
+
+// newBlock takes a block from the pool, growing it when empty.
+func (e *Engine) newBlock() int32 {
+	if k := len(e.freeBlk); k > 0 {
+		b := e.freeBlk[k-1]
+		e.freeBlk = e.freeBlk[:k-1]
+		return b
+	}
+	e.blocks = append(e.blocks, new([blockLen]item))
+	e.blockN = append(e.blockN, 0)
+	return int32(len(e.blocks) - 1)
+}
+
+// advance refills the empty near heap from the next occupied wheel slot
+// (or the far heap) and reports whether any event remains.
+func (e *Engine) advance() bool {
+	for len(e.q) == 0 {
+		if e.inWheel == 0 {
+			if len(e.far) == 0 {
+				return false
+			}
+			// Jump straight to the far heap's first slot.
+			e.cur = int64(e.far[0].at)>>slotShift - 1
+		}
+		e.cur++
+		w := &e.wheel[e.cur&(wheelSlots-1)]
+		for _, b := range *w {
+			n := e.blockN[b]
+			e.q = append(e.q, e.blocks[b][:n]...)
+			e.inWheel -= int(n)
+			e.blockN[b] = 0
+			e.freeBlk = append(e.freeBlk, b)
+		}
+		*w = (*w)[:0]
+		// Far events that the wheel now covers move in.
+		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
+			e.q = append(e.q, e.far[0])
+			e.far = heapPop(e.far)
+		}
+		if len(e.q) > 1 {
+			for i := (len(e.q) - 2) / 4; i >= 0; i-- {
+				e.down(i)
+			}
+		}
+	}
+	return true
 }
 
 // After schedules h to run d after now.
@@ -109,7 +215,7 @@ func (e *Engine) Run() { e.RunUntil(Never) }
 // remain.
 func (e *Engine) RunUntil(limit Time) bool {
 	e.stopped = false
-	for len(e.q) > 0 && !e.stopped {
+	for !e.stopped && (len(e.q) > 0 || e.advance()) {
 		if e.q[0].at > limit {
 			return true
 		}
@@ -123,12 +229,12 @@ func (e *Engine) RunUntil(limit Time) bool {
 			e.pop()
 		}
 	}
-	return len(e.q) > 0
+	return e.Pending() > 0
 }
 
 // Step runs the next event, if any, and reports whether it ran one.
 func (e *Engine) Step() bool {
-	if len(e.q) == 0 {
+	if len(e.q) == 0 && !e.advance() {
 		return false
 	}
 	it := e.q[0]
@@ -149,6 +255,16 @@ func (e *Engine) Reset() {
 	e.hole = false
 	clear(e.q)
 	e.q = e.q[:0]
+	for i := range e.wheel {
+		for _, b := range e.wheel[i] {
+			e.blockN[b] = 0
+			e.freeBlk = append(e.freeBlk, b)
+		}
+		e.wheel[i] = e.wheel[i][:0]
+	}
+	e.inWheel, e.cur = 0, 0
+	clear(e.far)
+	e.far = e.far[:0]
 	e.now, e.seq, e.handled, e.stopped = 0, 0, 0, false
 }
 
@@ -220,4 +336,43 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// heapUp and heapPop keep the far heap, a plain 4-ary heap.
+func heapUp(q []item, i int) {
+	x := q[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.before(&q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = x
+}
+
+func heapPop(q []item) []item {
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if q[j].before(&q[m]) {
+				m = j
+			}
+		}
+		if !q[m].before(&q[i]) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	return q
 }

@@ -196,3 +196,57 @@ func BenchmarkEngineModelShaped(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(e.Handled()-start)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 }
+
+// spreader schedules follow-up events at delays from picoseconds to past
+// the wheel's horizon, checking that time never goes backwards and that
+// equal times keep schedule order.
+type spreader struct {
+	t       *testing.T
+	id      HandlerID
+	rng     *rand.Rand
+	left    int
+	lastAt  Time
+	lastSeq int64
+}
+
+func (s *spreader) Handle(e *Engine, _ int32, arg int64) {
+	if e.Now() < s.lastAt || (e.Now() == s.lastAt && arg < s.lastSeq) {
+		s.t.Fatalf("event %d at %v ran after event %d at %v", arg, e.Now(), s.lastSeq, s.lastAt)
+	}
+	s.lastAt, s.lastSeq = e.Now(), arg
+	for range 2 {
+		if s.left == 0 {
+			return
+		}
+		s.left--
+		var d Time
+		switch s.rng.IntN(4) {
+		case 0:
+			d = Time(s.rng.IntN(10)) // same slot, ties likely
+		case 1:
+			d = Time(s.rng.IntN(int(10 * Microsecond)))
+		case 2:
+			d = Time(s.rng.IntN(int(3 * Millisecond))) // past the horizon
+		default:
+			d = SlotWidth * Time(s.rng.IntN(wheelSlots+3))
+		}
+		e.After(d, s.id, 0, int64(e.seq+1))
+	}
+}
+
+func TestWheelKeepsTotalOrderAcrossHorizons(t *testing.T) {
+	t.Parallel()
+	var e Engine
+	s := &spreader{t: t, rng: rand.New(rand.NewPCG(7, 8)), left: 200000, lastSeq: -1}
+	s.id = e.Register(s)
+	for i := range 64 {
+		e.At(Time(i)*Microsecond, s.id, 0, int64(e.seq+1))
+	}
+	e.Run()
+	if e.Pending() != 0 || s.left != 0 {
+		t.Fatalf("%d events pending, %d not scheduled", e.Pending(), s.left)
+	}
+	if e.Handled() != 200064 {
+		t.Fatalf("handled %d events, want 200064", e.Handled())
+	}
+}

@@ -1,0 +1,39 @@
+package sim
+
+// Slab stores values in fixed-size chunks and recycles freed slots, so
+// that models holding a million in-flight messages neither copy them as
+// the population grows nor allocate once it is steady. Indices stay valid
+// until freed; pointers from At stay valid until the slot is freed.
+type Slab[T any] struct {
+	chunks [][]T
+	n      int32 // slots handed out so far
+	free   []int32
+}
+
+const slabShift = 12 // 4,096 values a chunk
+
+// Alloc returns a zeroed slot's index.
+func (s *Slab[T]) Alloc() int32 {
+	if k := len(s.free); k > 0 {
+		i := s.free[k-1]
+		s.free = s.free[:k-1]
+		var zero T
+		*s.At(i) = zero
+		return i
+	}
+	i := s.n
+	if int(i>>slabShift) == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]T, 1<<slabShift))
+	}
+	s.n++
+	return i
+}
+
+// At returns the slot at index i.
+func (s *Slab[T]) At(i int32) *T { return &s.chunks[i>>slabShift][i&(1<<slabShift-1)] }
+
+// Free returns slot i for reuse.
+func (s *Slab[T]) Free(i int32) { s.free = append(s.free, i) }
+
+// Live counts slots in use.
+func (s *Slab[T]) Live() int { return int(s.n) - len(s.free) }
