@@ -17,9 +17,36 @@ import (
 // is no background.
 type Background struct {
 	CTAs     int  // background CTAs per rank
+	Threads  int  // posting threads per CTA; 0 means DefaultBackgroundThreads
 	Bytes    int  // bytes per write
 	Reserved bool // own queues instead of the layer's
 	Queues   int  // reserved queues per peer; 0 means 1
+}
+
+// DefaultBackgroundThreads is how many threads of a background CTA post
+// writes, as in the paper's loaded-RTT runs (Table 11: eight threads per
+// CTA).
+const DefaultBackgroundThreads = 8
+
+// BackgroundWarmup is how long the background runs before the layer's
+// kernels launch, so that the layer meets queues in their loaded steady
+// state (rings and send queues filled), as the paper's probes do.
+const BackgroundWarmup = 200 * sim.Microsecond
+
+// origin is when the layer starts: after the warm-up when there is
+// background traffic.
+func (b Background) origin() sim.Time {
+	if b.CTAs > 0 {
+		return BackgroundWarmup
+	}
+	return 0
+}
+
+func (b Background) threads() int {
+	if b.Threads > 0 {
+		return b.Threads
+	}
+	return DefaultBackgroundThreads
 }
 
 // Validate reports an unusable background.
@@ -31,6 +58,8 @@ func (b Background) Validate() error {
 		return fmt.Errorf("bytes: %d per write, want at least 1", b.Bytes)
 	case b.Queues < 0:
 		return fmt.Errorf("queues: %d is negative", b.Queues)
+	case b.Threads < 0 || b.Threads > 1024:
+		return fmt.Errorf("threads: %d per CTA, want 0 (default) to 1024", b.Threads)
 	case b.CTAs > 1<<16:
 		return fmt.Errorf("CTAs: %d per rank is more than a GPU holds", b.CTAs)
 	}
@@ -46,7 +75,7 @@ func (b Background) String() string {
 	if b.Reserved {
 		q = fmt.Sprintf("%d reserved queue(s) per peer", b.queues())
 	}
-	return fmt.Sprintf("%d CTAs/rank streaming %d B writes, %s", b.CTAs, b.Bytes, q)
+	return fmt.Sprintf("%d CTAs/rank × %d threads streaming %d B writes, %s", b.CTAs, b.threads(), b.Bytes, q)
 }
 
 func (b Background) queues() int { return max(1, b.Queues) }
@@ -73,14 +102,15 @@ func newBackground(e *sim.Engine, cfg Background, conn transport.Conn, g *gpuMod
 		return nil
 	}
 	b := &bgRunner{cfg: cfg, conn: conn, ranks: ranks, layerCh: max(1, layerChannels)}
-	n := ranks * cfg.CTAs
+	per := cfg.CTAs * cfg.threads()
+	n := ranks * per
 	b.warps = make([]transport.Warp, n)
 	b.sms = make([]hw.SM, n)
 	b.sent = make([]int32, n)
 	b.id = e.Register(b)
 	for i := range b.warps {
 		b.sms[i].Lanes = 1
-		b.warps[i] = transport.Warp{Rank: i / cfg.CTAs, SM: -1 - i%cfg.CTAs, ID: i,
+		b.warps[i] = transport.Warp{Rank: i / per, SM: -1 - (i%per)/cfg.threads(), ID: i,
 			T: hw.Thread{C: &g.costs, SM: &b.sms[i]}, Resume: b.resume}
 		e.At(0, b.id, 0, int64(i))
 	}
@@ -93,7 +123,7 @@ func (b *bgRunner) Handle(e *sim.Engine, _ int32, arg int64) {
 		return
 	}
 	w := &b.warps[arg]
-	cta := int(arg) % b.cfg.CTAs
+	cta := (int(arg) / b.cfg.threads()) % b.cfg.CTAs
 	i := int(b.sent[arg])
 	b.sent[arg]++
 	dst := (w.Rank + 1 + (cta+i)%(b.ranks-1)) % b.ranks

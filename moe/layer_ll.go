@@ -287,7 +287,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 		for j := range d.nw {
 			d.newWarp(sm*d.nw+j, r, sm, d.resume)
 		}
-		e.At(0, d.id, opSMStep, int64(sm))
+		e.At(cfg.Background.origin(), d.id, opSMStep, int64(sm))
 	}
 	for r := range R {
 		d.sendLeft[r] = int32(S)
@@ -319,7 +319,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	if err := d.run(); err != nil {
 		return transport.Resources{}, nil, err
 	}
-	ph.finish(llBytes(l, d.s.LLDispatchBytes()))
+	ph.finish(llBytes(l, d.s.LLDispatchBytes()), cfg.Background.origin())
 	if !cfg.NoPayload {
 		want := make([]uint64, R)
 		for src := range R {
@@ -667,7 +667,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 			c.newWarp(int(gr.warp0)+j, r, sm, c.resume)
 			c.pool.st[int(gr.warp0)+j].g = int32(gi)
 		}
-		e.At(0, c.id, opSMStep, int64(gi))
+		e.At(cfg.Background.origin(), c.id, opSMStep, int64(gi))
 	}
 	for r := range R {
 		c.sendLeft[r] = int32(SG)
@@ -689,7 +689,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 	if err := c.run(); err != nil {
 		return transport.Resources{}, err
 	}
-	ph.finish(llBytes(l, c.s.LLCombineBytes()))
+	ph.finish(llBytes(l, c.s.LLCombineBytes()), cfg.Background.origin())
 	for i, ok := range c.seen {
 		if !ok {
 			m := l.Msgs[i]

@@ -230,9 +230,9 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	p.bg = newBackground(e, cfg.Background, conn, g, R, C)
 	p.notify = notify
 	for r := range R {
-		st := sim.Time(0)
+		st := cfg.Background.origin()
 		if notify != nil {
-			st = notify[r]
+			st += notify[r]
 		}
 		p.start[r] = st
 		e.At(st, p.id, opStartKernel, int64(r))
@@ -251,7 +251,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 		}
 		per[r] = int64(sel) * int64(p.bytesTok)
 	}
-	ph.finish(per)
+	ph.finish(per, cfg.Background.origin())
 	for i, c := range p.seenTok {
 		if c != 1 {
 			what := "never arrived"

@@ -166,9 +166,16 @@ type Result struct {
 	Events uint64
 }
 
-// finish fills a phase's summaries from its per-rank timings.
-func (p *Phase) finish(bytesPerRank []int64) {
+// finish fills a phase's summaries from its per-rank timings, measured
+// from origin (the kernels' launch).
+func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 	n := len(p.Ranks)
+	for i := range p.Ranks {
+		r := &p.Ranks[i]
+		r.Ready = max(0, r.Ready-origin)
+		r.LastDelivered = max(0, r.LastDelivered-origin)
+		r.IssueDone = max(0, r.IssueDone-origin)
+	}
 	ready := make([]float64, n)
 	deliv := make([]float64, n)
 	issue := make([]float64, n)

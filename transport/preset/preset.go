@@ -57,10 +57,9 @@ func (p Preset) Transport(o Options) (transport.Transport, error) {
 	case p.Proxy != nil:
 		c := *p.Proxy
 		if o.QPsPerPeer > 0 {
-			// The workload asks for extra queues (reserved background
-			// traffic): for a proxy these are reserved rings.
+			// The workload asks for queues beyond the layer's (reserved
+			// background traffic): for a proxy, rings of their own.
 			c.Rings += o.QPsPerPeer
-			c.ReservedRings += o.QPsPerPeer
 		}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
