@@ -227,7 +227,7 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // csvTable has one record per (run, phase) with every figure at full
 // precision.
 func csvTable(items []item) *report.Table {
-	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink", "qps_per_peer", "background", "sets",
+	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink", "qps_per_peer", "dcis", "workers", "batch", "rings", "background", "sets",
 		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
@@ -248,7 +248,8 @@ func csvTable(items []item) *report.Table {
 			}
 			row := []string{it.preset.Name, it.preset.Mechanism, r.Mode.String(), strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode),
 				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink),
-				strconv.Itoa(it.cfg.qps), it.cfg.bgName, sets, ph.name,
+				strconv.Itoa(it.cfg.qps), strconv.Itoa(it.cfg.dcis), strconv.Itoa(it.cfg.workers), strconv.Itoa(it.cfg.batch), strconv.Itoa(it.cfg.rings),
+				it.cfg.bgName, sets, ph.name,
 				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps),
 				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
 			for _, v := range p.Breakdown {

@@ -44,6 +44,10 @@ type layerFlags struct {
 	transports  []string
 	presets     []string
 	qps         []int
+	dcis        []int
+	workers     []int
+	batch       []int
+	rings       []int
 	nvlink      bool
 	numSMs      int
 	chunk       int
@@ -69,6 +73,10 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
+	fs.IntSliceVar(&f.dcis, "dcis", nil, "dc: DCIs per NIC, overriding the preset's")
+	fs.IntSliceVar(&f.workers, "workers", nil, "proxy: CPU workers per rank, overriding the preset's")
+	fs.IntSliceVar(&f.batch, "batch", nil, "proxy: work requests chained per post, overriding the preset's")
+	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
@@ -92,9 +100,11 @@ type config struct {
 	mode   moe.Mode
 	nvlink bool
 	qps    int
-	bg     moe.Background
-	bgName string
-	sets   []string // name=value
+	// Mechanism knobs over the presets' own values (0 = the preset's).
+	dcis, workers, batch, rings int
+	bg                          moe.Background
+	bgName                      string
+	sets                        []string // name=value
 }
 
 // item is one simulated run ready to render.
@@ -126,7 +136,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "background"} {
+		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "background"} {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -307,6 +317,33 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 			}
 		}
 	}
+	// The mechanism knobs multiply the list out further.
+	for _, k := range []struct {
+		flag string
+		vals []int
+		set  func(*config, int)
+	}{
+		{"dcis", f.dcis, func(c *config, v int) { c.dcis = v }},
+		{"workers", f.workers, func(c *config, v int) { c.workers = v }},
+		{"batch", f.batch, func(c *config, v int) { c.batch = v }},
+		{"rings", f.rings, func(c *config, v int) { c.rings = v }},
+	} {
+		if len(k.vals) == 0 {
+			continue
+		}
+		var next []config
+		for _, c := range out {
+			for _, v := range k.vals {
+				if v < 1 {
+					return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, k.flag, v)
+				}
+				c2 := c
+				k.set(&c2, v)
+				next = append(next, c2)
+			}
+		}
+		out = next
+	}
 	if f.numSMs < 0 {
 		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
 	}
@@ -395,7 +432,7 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 
 func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps}
+	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings}
 	if reserved > 0 {
 		o.QPsPerPeer = max(c.qps, layer) + reserved
 	}
@@ -441,6 +478,14 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 	}
 	if multi("qps-per-peer") {
 		k = append(k, knob{"qps/peer", strconv.Itoa(c.qps)})
+	}
+	for _, m := range []struct {
+		flag, name string
+		v          int
+	}{{"dcis", "DCIs", c.dcis}, {"workers", "workers", c.workers}, {"batch", "batch", c.batch}, {"rings", "rings", c.rings}} {
+		if multi(m.flag) {
+			k = append(k, knob{m.name, strconv.Itoa(m.v)})
+		}
 	}
 	if multi("background") {
 		k = append(k, knob{"background", c.bgName})

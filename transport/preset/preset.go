@@ -28,6 +28,12 @@ type Preset struct {
 type Options struct {
 	LocalExperts int // experts per rank, for presets that map QPs to them
 	QPsPerPeer   int // 0 = the preset's own choice
+	// Mechanism knobs; 0 keeps the preset's value, and a knob that does
+	// not apply to the preset's mechanism is ignored.
+	DCIs    int // dc
+	Workers int // mini-proxy: CPU workers per rank
+	Batch   int // mini-proxy: work requests chained per post
+	Rings   int // mini-proxy: descriptor rings per rank
 }
 
 // QPsPerPeer is the preset's own RC QPs per peer (0 for other mechanisms).
@@ -50,12 +56,24 @@ func (p Preset) Transport(o Options) (transport.Transport, error) {
 		if o.QPsPerPeer > 0 && c.DCIs == 0 {
 			c.QPsPerPeer = o.QPsPerPeer
 		}
+		if o.DCIs > 0 && c.DCIs > 0 {
+			c.DCIs = o.DCIs
+		}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 		}
 		return c.Transport(), nil
 	case p.Proxy != nil:
 		c := *p.Proxy
+		if o.Workers > 0 {
+			c.Workers = o.Workers
+		}
+		if o.Batch > 0 {
+			c.Batch = o.Batch
+		}
+		if o.Rings > 0 {
+			c.Rings = o.Rings
+		}
 		if o.QPsPerPeer > 0 {
 			// The workload asks for queues beyond the layer's (reserved
 			// background traffic): for a proxy, rings of their own.
