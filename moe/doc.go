@@ -1,7 +1,8 @@
-// Package moe is the data side of an expert-parallel MoE layer: its shape,
-// where its experts live, which experts each token picks, and what that
-// means for traffic. It holds no transport or timing; the dispatch and
-// combine simulations consume what it computes.
+// Package moe is an expert-parallel MoE layer: its shape, where its experts
+// live, which experts each token picks, what that means for traffic, and
+// the DeepEP-style dispatch and combine simulated over any transport
+// (RunLayer), with per-rank timings, a critical-path breakdown by cause and
+// correctness checks of every delivery.
 //
 // In: a Shape (experts, top-k, hidden size, tokens per rank, ranks, GPUs
 // per node, dtypes) and either a RoutingSpec with a seed (Generate) or

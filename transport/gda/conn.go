@@ -345,3 +345,7 @@ func (c *conn) Resources() transport.Resources {
 	}
 	return r
 }
+
+// QueueDepth is the WQEs one send queue holds, for workloads that check it
+// against what they keep in flight (DeepEP: at least 2·(max tokens + 1)).
+func (t gdaTransport) QueueDepth() int { return t.cfg.Depth }
