@@ -6,7 +6,7 @@ VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 3s
 # Packages with concurrent code run again under the race detector.
-RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/...
+RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./moe/...
 
 .PHONY: all build run test unit race fuzz-smoke bench lint native clean
 

@@ -219,24 +219,14 @@ func (e *Engine) RunUntil(limit Time) bool {
 		if e.q[0].at > limit {
 			return true
 		}
-		it := e.q[0]
-		e.now = it.at
-		e.handled++
-		e.hole = true
-		e.handlers[it.h].Handle(e, it.op, it.arg)
-		if e.hole {
-			e.hole = false
-			e.pop()
-		}
+		e.runTop()
 	}
 	return e.Pending() > 0
 }
 
-// Step runs the next event, if any, and reports whether it ran one.
-func (e *Engine) Step() bool {
-	if len(e.q) == 0 && !e.advance() {
-		return false
-	}
+// runTop runs the event at the top of the near heap. The handler's first
+// scheduled event may take its place (see hole).
+func (e *Engine) runTop() {
 	it := e.q[0]
 	e.now = it.at
 	e.handled++
@@ -246,6 +236,14 @@ func (e *Engine) Step() bool {
 		e.hole = false
 		e.pop()
 	}
+}
+
+// Step runs the next event, if any, and reports whether it ran one.
+func (e *Engine) Step() bool {
+	if len(e.q) == 0 && !e.advance() {
+		return false
+	}
+	e.runTop()
 	return true
 }
 
