@@ -32,7 +32,8 @@ fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$fz"; \
-			$(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+			$(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg >/tmp/moebench-fuzz.log 2>&1 \
+				|| { cat /tmp/moebench-fuzz.log; exit 1; }; \
 		done; \
 	done
 
