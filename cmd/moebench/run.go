@@ -35,6 +35,7 @@ func commands() []command {
 	return []command{
 		{"run", "simulate MoE dispatch and combine over the transports, with layer timings", runRun},
 		{"sweep", "run the layer over lists of any knob", runSweep},
+		{"replay", "replay a routing trace through the layer on the transports", runReplay},
 		{"mech", "run the paper's GPU-submission microbenchmarks in the model", runMech},
 		{"validate", "compare every modelled experiment with the paper's measurement", runValidate},
 		{"trace", "generate, convert and inspect routing traces", runTrace},

@@ -1,0 +1,551 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"moebench/internal/report"
+	"moebench/moe"
+)
+
+// replaySink renders a replay as it runs: begin before the first group,
+// group for each replayed (step, layer), end with the aggregate. Only the
+// aggregate is held until the end, so output streams like the input.
+type replaySink interface {
+	begin() error
+	group(g *groupResult) error
+	end(a *replayAgg) error
+}
+
+func newReplaySink(w io.Writer, format string, rp *replayer) replaySink {
+	h := rp.header()
+	switch format {
+	case "json":
+		return &jsonSink{w: w, h: h}
+	case "csv":
+		return &csvSink{w: csv.NewWriter(w), raw: w, h: h}
+	}
+	return newTableSink(w, h, rp)
+}
+
+// phaseNames index presetAgg.phase and phases().
+var phaseNames = [2]string{"dispatch", "combine"}
+
+// largestCauses lists up to n causes of b, largest first, with their µs.
+func largestCauses(b moe.Breakdown, n int) string {
+	idx := make([]int, 0, len(b))
+	for i, v := range b {
+		if v > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(x, y int) int {
+		switch {
+		case b[x] > b[y]:
+			return -1
+		case b[x] < b[y]:
+			return 1
+		}
+		return 0
+	})
+	var parts []string
+	for _, i := range idx[:min(n, len(idx))] {
+		parts = append(parts, moe.Cause(i).String()+" "+report.Num(b[i]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- table ----
+
+// tableSink streams the per-layer table with column widths fixed up
+// front (figures print with three significant digits, so they fit), then
+// renders the aggregate tables.
+type tableSink struct {
+	w     io.Writer
+	h     report.Header
+	cols  []string
+	num   []bool
+	width []int
+}
+
+func newTableSink(w io.Writer, h report.Header, rp *replayer) *tableSink {
+	t := &tableSink{w: w, h: h,
+		cols: []string{"step", "layer", "tokens/rank", "preset", "phase", "mean µs", "p50 µs", "p99 µs", "max µs", "issue done µs", "slowest rank",
+			"rank imb", "expert imb", "remote", "bound by", "slowest rank's largest causes (µs)"},
+		num: []bool{true, true, true, false, false, true, true, true, true, true, true, true, true, true, false, false},
+	}
+	digits := func(n int) int { return len(strconv.Itoa(max(n-1, 0))) }
+	t.width = make([]int, len(t.cols))
+	for i, c := range t.cols {
+		t.width[i] = max(utf8.RuneCountInString(c), 7)
+	}
+	t.width[0] = max(4, digits(max(rp.h.Steps, 1000)))
+	t.width[1] = max(5, digits(rp.h.Layers))
+	t.width[4] = len("dispatch")
+	t.width[3] = len("preset")
+	for _, p := range rp.presets {
+		t.width[3] = max(t.width[3], utf8.RuneCountInString(p.Name))
+	}
+	t.width[14] = len("dci_switch")
+	return t
+}
+
+func (t *tableSink) line(cells []string) error {
+	var b strings.Builder
+	for i, c := range cells {
+		pad := strings.Repeat(" ", max(0, t.width[i]-utf8.RuneCountInString(c)))
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		switch {
+		case t.num[i]:
+			b.WriteString(pad + c)
+		case i == len(cells)-1:
+			b.WriteString(c)
+		default:
+			b.WriteString(c + pad)
+		}
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+func (t *tableSink) begin() error {
+	var b strings.Builder
+	for _, l := range t.h.Lines() {
+		b.WriteString("# " + l + "\n")
+	}
+	b.WriteString("\nPer (step, layer): time over ranks (µs); the slowest rank; load received (imbalance = max/mean selections per rank and per expert; remote = share of selections leaving the node); what bounds the phase (mean over ranks) and the slowest rank's critical path:\n\n")
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return err
+	}
+	if err := t.line(t.cols); err != nil {
+		return err
+	}
+	rule := make([]string, len(t.cols))
+	for i := range rule {
+		rule[i] = strings.Repeat("-", t.width[i])
+	}
+	return t.line(rule)
+}
+
+func remoteShare(loc [3]int64) float64 {
+	tot := loc[0] + loc[1] + loc[2]
+	if tot == 0 {
+		return 0
+	}
+	return float64(loc[moe.Remote]) / float64(tot)
+}
+
+func (t *tableSink) group(g *groupResult) error {
+	for _, run := range g.runs {
+		for _, ph := range phases(run.res) {
+			p := ph.p
+			slow, path := "", ""
+			if r := slowestRank(p); r >= 0 {
+				slow, path = strconv.Itoa(r), largestCauses(p.Ranks[r].Breakdown, 3)
+			}
+			if err := t.line([]string{strconv.Itoa(g.step), strconv.Itoa(g.layer), strconv.Itoa(g.shape.Tokens), run.preset.Name, ph.name,
+				report.Num(p.Time.Mean), report.Num(p.Time.P50), report.Num(p.Time.P99), report.Num(p.Time.Max), report.Num(p.IssueDone.Max), slow,
+				report.Num(g.rankLoad.Imbalance), report.Num(g.expertLoad.Imbalance), report.Pct(remoteShare(g.traffic.ByLocality)),
+				p.BoundBy, path}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tableSink) end(a *replayAgg) error {
+	w := t.w
+	fmt.Fprintf(w, "\nOver %d (step, layer) groups; layer time = the slowest rank's (µs):\n\n", a.groups)
+	if err := aggTimeTable(a).WriteText(w, nil); err != nil {
+		return err
+	}
+	io.WriteString(w, "\nCritical path by cause (µs, mean over layers; over all ranks, and of each layer's slowest rank):\n\n")
+	if err := aggBreakdownTable(a).WriteText(w, nil); err != nil {
+		return err
+	}
+	io.WriteString(w, "\nLoad received, in selections (imbalance = max/mean; totals over the trace, and per layer):\n\n")
+	if err := aggLoadTable(a).WriteText(w, nil); err != nil {
+		return err
+	}
+	loc := a.locality
+	tot := max(loc[0]+loc[1]+loc[2], 1)
+	_, err := fmt.Fprintf(w, "\nSelections by locality: same rank %d (%s), same node %d (%s), remote %d (%s); %d tokens, %d selections\n",
+		loc[moe.SameRank], report.Pct(float64(loc[moe.SameRank])/float64(tot)), loc[moe.SameNode], report.Pct(float64(loc[moe.SameNode])/float64(tot)),
+		loc[moe.Remote], report.Pct(float64(loc[moe.Remote])/float64(tot)), a.tokens, a.selections)
+	if err != nil {
+		return err
+	}
+	for _, pa := range a.presets {
+		if !pa.correct {
+			if _, err := fmt.Fprintf(w, "! %s: some layers failed the checks (see the json output's problems)\n", pa.preset.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func slowestText(rc []rankCount, n int) string {
+	var parts []string
+	for _, c := range rc[:min(n, len(rc))] {
+		parts = append(parts, fmt.Sprintf("%d (%d)", c.Rank, c.Layers))
+	}
+	if len(rc) > n {
+		parts = append(parts, "…")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func aggTimeTable(a *replayAgg) *report.Table {
+	t := &report.Table{
+		Columns: []string{"preset", "transport", "phase", "layers", "mean µs", "p50 µs", "p99 µs", "max µs", "rank mean µs", "issue done µs", "slowest ranks (layers)", "slowest rank bound by", "correct"},
+		Numeric: []bool{false, false, false, true, true, true, true, true, true, true, false, false, false},
+	}
+	n := float64(max(a.groups, 1))
+	for _, pa := range a.presets {
+		for i := range pa.phase {
+			p := &pa.phase[i]
+			s := p.layer.summary()
+			ok := "yes"
+			if !pa.correct {
+				ok = "NO"
+			}
+			t.Rows = append(t.Rows, []string{pa.preset.Name, pa.preset.Mechanism, phaseNames[i], strconv.Itoa(p.layer.n),
+				report.Num(s.Mean), report.Num(s.P50), report.Num(s.P99), report.Num(s.Max), report.Num(p.rankMean / n), report.Num(p.issue / n),
+				slowestText(p.slowestRanks(), 3), p.slowestBreakdown(a.groups).Largest().String(), ok})
+		}
+	}
+	return t
+}
+
+func aggBreakdownTable(a *replayAgg) *report.Table {
+	t := &report.Table{Columns: append([]string{"preset", "phase", "of"}, moe.CauseNames()...), Numeric: []bool{false, false, false}}
+	for range moe.CauseNames() {
+		t.Numeric = append(t.Numeric, true)
+	}
+	for _, pa := range a.presets {
+		for i := range pa.phase {
+			p := &pa.phase[i]
+			for _, b := range []struct {
+				of string
+				b  moe.Breakdown
+			}{{"all ranks", p.meanBreakdown(a.groups)}, {"slowest rank", p.slowestBreakdown(a.groups)}} {
+				row := []string{pa.preset.Name, phaseNames[i], b.of}
+				for _, v := range b.b {
+					row = append(row, report.Num(v))
+				}
+				t.Rows = append(t.Rows, row)
+			}
+		}
+	}
+	return t
+}
+
+func aggLoadTable(a *replayAgg) *report.Table {
+	t := &report.Table{
+		Columns: []string{"received by", "total max", "total mean", "imbalance", "hottest", "its share", "layer imbalance mean", "worst", "worst at (step, layer)"},
+		Numeric: []bool{false, true, true, true, true, true, true, true, false},
+	}
+	for _, r := range []struct {
+		name  string
+		v     []int64
+		imb   *layerStats
+		worst [2]int
+	}{{"rank", a.perRank, &a.rankImb, a.worstRank}, {"expert", a.perExpert, &a.expertImb, a.worstExp}} {
+		l := moe.LoadOf(r.v)
+		share := 0.0
+		if a.selections > 0 {
+			share = float64(l.Max) / float64(a.selections)
+		}
+		t.Rows = append(t.Rows, []string{r.name, strconv.FormatInt(l.Max, 10), report.Num(l.Mean), report.Num(l.Imbalance), strconv.Itoa(l.ArgMax),
+			report.Pct(share), report.Num(r.imb.mean()), report.Num(r.imb.max), fmt.Sprintf("(%d, %d)", r.worst[0], r.worst[1])})
+	}
+	return t
+}
+
+// ---- JSON ----
+
+// jsonLoad is one load vector's summary.
+type jsonLoad struct {
+	Max       int64   `json:"max"`
+	ArgMax    int     `json:"argmax"`
+	Mean      float64 `json:"mean"`
+	Imbalance float64 `json:"imbalance"`
+}
+
+func toJSONLoad(l moe.Load) jsonLoad { return jsonLoad{l.Max, l.ArgMax, l.Mean, l.Imbalance} }
+
+type jsonLocality struct {
+	SameRank int64 `json:"same_rank"`
+	SameNode int64 `json:"same_node"`
+	Remote   int64 `json:"remote"`
+}
+
+func toJSONLocality(l [3]int64) jsonLocality {
+	return jsonLocality{l[moe.SameRank], l[moe.SameNode], l[moe.Remote]}
+}
+
+type jsonSlowest struct {
+	Rank      int                `json:"rank"`
+	TimeUs    float64            `json:"time_us"`
+	Breakdown map[string]float64 `json:"breakdown"`
+}
+
+// jsonLayer is one (step, layer) on one preset; dispatch and combine carry
+// the same keys as run's JSON.
+type jsonLayer struct {
+	Step        int       `json:"step"`
+	Layer       int       `json:"layer"`
+	Transport   string    `json:"transport"`
+	Preset      string    `json:"preset"`
+	Mode        string    `json:"mode"`
+	Ranks       int       `json:"ranks"`
+	GPUsPerNode int       `json:"gpus_per_node"`
+	Tokens      int       `json:"tokens"`
+	TotalTokens int       `json:"total_tokens"`
+	Experts     int       `json:"experts"`
+	TopK        int       `json:"topk"`
+	Hidden      int       `json:"hidden"`
+	NVLink      bool      `json:"nvlink"`
+	Dispatch    jsonPhase `json:"dispatch"`
+	Combine     jsonPhase `json:"combine"`
+	Slowest     struct {
+		Dispatch jsonSlowest `json:"dispatch"`
+		Combine  jsonSlowest `json:"combine"`
+	} `json:"slowest_rank"`
+	Load struct {
+		PerRank   jsonLoad     `json:"per_rank"`
+		PerExpert jsonLoad     `json:"per_expert"`
+		Locality  jsonLocality `json:"locality"`
+	} `json:"load"`
+	RouteHash string   `json:"route_hash"`
+	BoundBy   string   `json:"bound_by"`
+	Correct   bool     `json:"correct"`
+	Problems  []string `json:"problems,omitempty"`
+}
+
+type jsonAggPhase struct {
+	LayerUs      moe.Summary        `json:"layer_time_us"`
+	RankMeanUs   float64            `json:"rank_mean_us"`
+	IssueDoneUs  float64            `json:"issue_done_us"`
+	Breakdown    map[string]float64 `json:"breakdown"`
+	BoundBy      string             `json:"bound_by"`
+	SlowestRanks []rankCount        `json:"slowest_ranks"`
+	// SlowestBreakdown is the critical path of each layer's slowest rank,
+	// averaged over layers: what sets the layer time.
+	SlowestBreakdown map[string]float64 `json:"slowest_rank_breakdown"`
+}
+
+type jsonAggTransport struct {
+	Transport string       `json:"transport"`
+	Preset    string       `json:"preset"`
+	Layers    int          `json:"layers"`
+	Correct   bool         `json:"correct"`
+	Dispatch  jsonAggPhase `json:"dispatch"`
+	Combine   jsonAggPhase `json:"combine"`
+}
+
+type jsonAggLoad struct {
+	Total          jsonLoad `json:"total"`
+	ImbalanceMean  float64  `json:"layer_imbalance_mean"`
+	ImbalanceWorst float64  `json:"layer_imbalance_worst"`
+	WorstAt        [2]int   `json:"worst_at_step_layer"`
+}
+
+type jsonAggregate struct {
+	Layers     int                `json:"layers"`
+	Tokens     int64              `json:"tokens"`
+	Selections int64              `json:"selections"`
+	Transports []jsonAggTransport `json:"transports"`
+	Load       struct {
+		PerRank   jsonAggLoad  `json:"per_rank"`
+		PerExpert jsonAggLoad  `json:"per_expert"`
+		Locality  jsonLocality `json:"locality"`
+	} `json:"load"`
+}
+
+func toJSONSlowest(p *moe.Phase) jsonSlowest {
+	r := slowestRank(p)
+	if r < 0 {
+		return jsonSlowest{Rank: -1}
+	}
+	return jsonSlowest{Rank: r, TimeUs: p.Ranks[r].Ready.Us(), Breakdown: p.Ranks[r].Breakdown.Map()}
+}
+
+// jsonSink writes {"header": …, "layers": [ … ], "aggregate": …} with one
+// layer object written per group as it completes.
+type jsonSink struct {
+	w     io.Writer
+	h     report.Header
+	count int
+}
+
+func (j *jsonSink) begin() error {
+	hb, err := json.MarshalIndent(j.h, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(j.w, "{\n  \"header\": %s,\n  \"layers\": [", hb)
+	return err
+}
+
+func (j *jsonSink) group(g *groupResult) error {
+	for _, run := range g.runs {
+		r, s := run.res, g.shape
+		l := jsonLayer{Step: g.step, Layer: g.layer, Transport: run.preset.Mechanism, Preset: run.preset.Name, Mode: r.Mode.String(),
+			Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, TotalTokens: g.tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
+			NVLink: r.NVLink, Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine),
+			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems}
+		l.Slowest.Dispatch, l.Slowest.Combine = toJSONSlowest(&r.Dispatch), toJSONSlowest(&r.Combine)
+		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.rankLoad), toJSONLoad(g.expertLoad)
+		l.Load.Locality = toJSONLocality(g.traffic.ByLocality)
+		b, err := json.MarshalIndent(l, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ","
+		if j.count == 0 {
+			sep = ""
+		}
+		j.count++
+		if _, err := fmt.Fprintf(j.w, "%s\n    %s", sep, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func aggregateJSON(a *replayAgg) jsonAggregate {
+	out := jsonAggregate{Layers: a.groups, Tokens: a.tokens, Selections: a.selections, Transports: []jsonAggTransport{}}
+	n := float64(max(a.groups, 1))
+	for _, pa := range a.presets {
+		t := jsonAggTransport{Transport: pa.preset.Mechanism, Preset: pa.preset.Name, Layers: a.groups, Correct: pa.correct}
+		for i, dst := range []*jsonAggPhase{&t.Dispatch, &t.Combine} {
+			p := &pa.phase[i]
+			b := p.meanBreakdown(a.groups)
+			*dst = jsonAggPhase{LayerUs: p.layer.summary(), RankMeanUs: p.rankMean / n, IssueDoneUs: p.issue / n,
+				Breakdown: b.Map(), BoundBy: b.Largest().String(), SlowestRanks: p.slowestRanks(), SlowestBreakdown: p.slowestBreakdown(a.groups).Map()}
+			if dst.SlowestRanks == nil {
+				dst.SlowestRanks = []rankCount{}
+			}
+		}
+		out.Transports = append(out.Transports, t)
+	}
+	out.Load.PerRank = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perRank)), ImbalanceMean: a.rankImb.mean(), ImbalanceWorst: a.rankImb.max, WorstAt: a.worstRank}
+	out.Load.PerExpert = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perExpert)), ImbalanceMean: a.expertImb.mean(), ImbalanceWorst: a.expertImb.max, WorstAt: a.worstExp}
+	out.Load.Locality = toJSONLocality(a.locality)
+	return out
+}
+
+func (j *jsonSink) end(a *replayAgg) error {
+	b, err := json.MarshalIndent(aggregateJSON(a), "  ", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(j.w, "\n  ],\n  \"aggregate\": %s\n}\n", b)
+	return err
+}
+
+// ---- CSV ----
+
+// csvSink writes one record per (step, layer, preset, phase) with every
+// figure at full precision, then aggregate records (scope "aggregate",
+// figures over layers of the layer time, the slowest rank's).
+type csvSink struct {
+	w   *csv.Writer
+	raw io.Writer
+	h   report.Header
+}
+
+func csvColumns() []string {
+	cols := []string{"scope", "step", "layer", "layers", "preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink",
+		"phase", "over", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+	for _, c := range moe.CauseNames() {
+		cols = append(cols, "breakdown_"+c+"_us")
+	}
+	return append(cols, "slowest_rank", "slowest_rank_us", "slowest_rank_layers", "rank_load_max", "rank_load_mean", "rank_imbalance",
+		"expert_load_max", "expert_load_mean", "expert_imbalance", "same_rank", "same_node", "remote", "route_hash", "correct")
+}
+
+func (c *csvSink) begin() error {
+	for _, l := range c.h.Lines() {
+		if _, err := io.WriteString(c.raw, "# "+l+"\n"); err != nil {
+			return err
+		}
+	}
+	c.w.Write(csvColumns())
+	c.w.Flush()
+	return c.w.Error()
+}
+
+func loadCells(rank, expert moe.Load, loc [3]int64) []string {
+	return []string{strconv.FormatInt(rank.Max, 10), csvNum(rank.Mean), csvNum(rank.Imbalance),
+		strconv.FormatInt(expert.Max, 10), csvNum(expert.Mean), csvNum(expert.Imbalance),
+		strconv.FormatInt(loc[moe.SameRank], 10), strconv.FormatInt(loc[moe.SameNode], 10), strconv.FormatInt(loc[moe.Remote], 10)}
+}
+
+func (c *csvSink) group(g *groupResult) error {
+	s := g.shape
+	for _, run := range g.runs {
+		r := run.res
+		for _, ph := range phases(r) {
+			p := ph.p
+			row := []string{"layer", strconv.Itoa(g.step), strconv.Itoa(g.layer), "1", run.preset.Name, run.preset.Mechanism, r.Mode.String(),
+				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
+				strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink), ph.name, "ranks",
+				csvNum(p.Time.Mean), csvNum(p.Time.Min), csvNum(p.Time.Max), csvNum(p.Time.P50), csvNum(p.Time.P99), csvNum(p.IssueDone.Max),
+				csvNum(p.AlgoGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
+			for _, v := range p.Breakdown {
+				row = append(row, csvNum(v))
+			}
+			sl := toJSONSlowest(p)
+			row = append(row, strconv.Itoa(sl.Rank), csvNum(sl.TimeUs), "")
+			row = append(row, loadCells(g.rankLoad, g.expertLoad, g.traffic.ByLocality)...)
+			row = append(row, r.RouteHash, strconv.FormatBool(r.Correct))
+			c.w.Write(row)
+		}
+	}
+	c.w.Flush()
+	return c.w.Error()
+}
+
+func (c *csvSink) end(a *replayAgg) error {
+	s := a.shape
+	n := float64(max(a.groups, 1))
+	for _, pa := range a.presets {
+		for i := range pa.phase {
+			p := &pa.phase[i]
+			sum := p.layer.summary()
+			b := p.meanBreakdown(a.groups)
+			row := []string{"aggregate", "", "", strconv.Itoa(a.groups), pa.preset.Name, pa.preset.Mechanism, a.mode.String(),
+				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), "", strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
+				strconv.Itoa(s.Hidden), strconv.FormatBool(a.nvlink), phaseNames[i], "layers",
+				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.issue / n),
+				"", "", "", "", b.Largest().String()}
+			for _, v := range b {
+				row = append(row, csvNum(v))
+			}
+			rc := p.slowestRanks()
+			if len(rc) > 0 {
+				row = append(row, strconv.Itoa(rc[0].Rank), "", strconv.Itoa(rc[0].Layers))
+			} else {
+				row = append(row, "", "", "")
+			}
+			row = append(row, loadCells(moe.LoadOf(a.perRank), moe.LoadOf(a.perExpert), a.locality)...)
+			row = append(row, "", strconv.FormatBool(pa.correct))
+			c.w.Write(row)
+		}
+	}
+	c.w.Flush()
+	return c.w.Error()
+}
