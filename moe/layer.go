@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -260,6 +261,11 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 		NVLink:    cfg.NVLink,
 		RouteHash: cfg.Routing.Hash(),
 	}
+	log := cfg.Log.With(zap.String("transport", res.Transport), zap.String("mode", cfg.Mode.String()),
+		zap.Int("ranks", s.Ranks), zap.String("route", res.RouteHash))
+	log.Debug("layer start", zap.Int("tokens", s.Tokens), zap.Int("experts", s.Physical()), zap.Int("topk", s.TopK),
+		zap.String("background", cfg.Background.String()))
+	wall := time.Now()
 	var err error
 	switch cfg.Mode {
 	case LL:
@@ -268,7 +274,19 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 		err = runNormal(&cfg, res)
 	}
 	if err != nil {
+		log.Debug("layer failed", zap.Error(err))
 		return nil, err
+	}
+	for _, ph := range []struct {
+		name string
+		p    *Phase
+	}{{"dispatch", &res.Dispatch}, {"combine", &res.Combine}} {
+		log.Debug("phase done", zap.String("phase", ph.name), zap.Float64("mean_us", ph.p.Time.Mean),
+			zap.Int64("messages", ph.p.Messages), zap.Uint64("events", ph.p.Events), zap.String("bound_by", ph.p.BoundBy))
+	}
+	log.Info("layer simulated", zap.Uint64("events", res.Events), zap.Duration("wall", time.Since(wall)))
+	if res.ProblemCount > 0 {
+		log.Warn("layer checks failed", zap.Int("problems", res.ProblemCount), zap.Strings("first", res.Problems))
 	}
 	if res.Resources.ConnKnee == 0 {
 		res.Resources.ConnKnee = ConnKnee(cfg.Profile)

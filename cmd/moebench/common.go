@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"moebench/internal/report"
 	"moebench/transport/profile"
@@ -110,4 +112,24 @@ func splitList(vals []string) []string {
 		}
 	}
 	return out
+}
+
+// logFlags choose how much the libraries log to stderr.
+type logFlags struct{ level string }
+
+func (l *logFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&l.level, "log-level", "warn", "library logging on stderr: error, warn, info or debug")
+}
+
+// logger builds the zap logger the libraries get: human-readable lines on
+// stderr, results staying alone on stdout.
+func (l *logFlags) logger(stderr io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(l.level)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: want error, warn, info or debug", errUsage, l.level)
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), lvl)
+	return zap.New(core), nil
 }

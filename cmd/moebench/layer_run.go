@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
 
 	"moebench/internal/report"
 	"moebench/moe"
@@ -57,6 +58,8 @@ type layerFlags struct {
 	progress    bool
 	prof        profileFlags
 	out         outputFlags
+	logs        logFlags
+	log         *zap.Logger
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -86,6 +89,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
 	f.out.register(fs)
+	f.logs.register(fs)
 }
 
 // setAxis is one --set constant with the values to sweep.
@@ -129,6 +133,12 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	log, err := f.logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	f.log = log
+	defer log.Sync()
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: %s takes no arguments (got %q)", errUsage, name, fs.Args())
 	}
@@ -440,7 +450,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 	if err != nil {
 		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
 	}
-	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
+	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
 		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {

@@ -58,6 +58,7 @@ type replayFlags struct {
 	progress   bool
 	prof       profileFlags
 	out        outputFlags
+	logs       logFlags
 }
 
 func (f *replayFlags) register(fs *pflag.FlagSet) {
@@ -88,6 +89,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
 	f.out.register(fs)
+	f.logs.register(fs)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -114,10 +116,16 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := f.out.check(); err != nil {
 		return err
 	}
+	log, err := f.logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
 	rp, err := newReplayer(&f, fs)
 	if err != nil {
 		return err
 	}
+	rp.lf.log = log
 	src, err := f.open()
 	if err != nil {
 		return err
