@@ -131,6 +131,11 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 		Description: fmt.Sprintf("GPU constants measured by moebench calibrate on %s (driver %s, CUDA %s) at %.0f MHz; combine after a full profile, e.g. p-ib,%s", m.GPU, m.Driver, m.CUDA, m.ClockMHz, o.out),
 		Constants:   consts,
 	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	frag.Measured = raw
 	if err := report.WriteFileAtomic(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
@@ -166,7 +171,11 @@ func writeFragment(w io.Writer, f profile.File) error {
 		}
 		fmt.Fprintf(&b, "    %s%s\n", line, sep)
 	}
-	b.WriteString("  ]\n}\n")
+	b.WriteString("  ]")
+	if len(f.Measured) > 0 {
+		fmt.Fprintf(&b, ",\n  \"measured\": %s", f.Measured)
+	}
+	b.WriteString("\n}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -33,6 +33,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&only, "only", nil, "run only these `experiments` (comma list; default all)")
 	fs.Float64Var(&failAbove, "fail-above", 0, "exit with an error when any row's relative error exceeds this `fraction` (0 = never)")
 	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements (`FILE` from calibrate --raw) instead of the paper")
+	against := fs.String("against", "auto", "reference: paper, measured (the calibration in --profile or --measured), or auto (measured when the profile carries a calibration)")
 	prof.register(fs)
 	out.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -48,8 +49,24 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	switch *against {
+	case "auto", "paper", "measured":
+	default:
+		return fmt.Errorf("%w: --against %q: want paper, measured or auto", errUsage, *against)
+	}
+	raw, from := p.Measured()
 	if measured != "" {
-		return validateMeasured(p, measured, out, stdout, failAbove)
+		data, err := os.ReadFile(measured)
+		if err != nil {
+			return fmt.Errorf("%w: --measured: %v", errUsage, err)
+		}
+		raw, from = data, measured
+	}
+	if *against == "measured" || (*against == "auto" && len(raw) > 0) {
+		if len(raw) == 0 {
+			return fmt.Errorf("%w: --against measured: the profile carries no calibration and --measured is not given", errUsage)
+		}
+		return validateMeasured(p, from, raw, out, stdout, failAbove)
 	}
 	exps, err := mech.Select(only)
 	if err != nil {
@@ -140,11 +157,7 @@ func csvNum(v float64) string {
 func nan() float64 { return math.NaN() }
 
 // validateMeasured compares the model with a GPU's raw measurements.
-func validateMeasured(p *profile.Profile, path string, out outputFlags, stdout io.Writer, failAbove float64) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%w: --measured: %v", errUsage, err)
-	}
+func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64) error {
 	var m gda.Measured
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {

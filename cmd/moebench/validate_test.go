@@ -150,3 +150,18 @@ func TestValidateAgainstLocalMeasurements(t *testing.T) {
 		t.Error("a file that is not calibrate's raw JSON must be rejected")
 	}
 }
+
+func TestValidateUsesTheCalibrationInTheProfile(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCLI(t, "validate", "--profile", "p-ib,../../native/testdata/h200-calibration.json", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, ",measured,model,") || !strings.Contains(out, "NVIDIA H200") {
+		t.Fatalf("a profile carrying a calibration should be validated against it:\n%s", out)
+	}
+	out, _, err = runCLI(t, "validate", "--profile", "p-ib,../../native/testdata/h200-calibration.json", "--against", "paper", "--only", "ordering", "--format", "csv")
+	if err != nil || !strings.Contains(out, ",paper,model,") {
+		t.Fatalf("--against paper: %v\n%s", err, out)
+	}
+}

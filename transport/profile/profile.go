@@ -40,7 +40,16 @@ type Profile struct {
 	// built-in names or files, then each --set override.
 	Origins []string
 	vals    map[string]Constant
+	// measured is the raw local measurement a calibration fragment
+	// carries (opaque here; the model's validation reads it), and
+	// measuredFrom names the file.
+	measured     json.RawMessage
+	measuredFrom string
 }
+
+// Measured returns the raw measurements carried by the last fragment that
+// had any, and the fragment's name.
+func (p *Profile) Measured() (json.RawMessage, string) { return p.measured, p.measuredFrom }
 
 // Builtins lists the embedded profile names.
 func Builtins() []string {
@@ -120,6 +129,9 @@ func (p *Profile) mergeFile(label string, data []byte, depth int) error {
 		}
 	}
 	p.Origins = append(p.Origins, label)
+	if len(f.Measured) > 0 {
+		p.measured, p.measuredFrom = f.Measured, label
+	}
 	for _, c := range f.Constants {
 		p.vals[c.Name] = c
 	}
@@ -164,6 +176,10 @@ type File struct {
 	Description string     `json:"description,omitempty"`
 	Base        string     `json:"base,omitempty"`
 	Constants   []Constant `json:"constants"`
+	// Measured, in a calibration fragment, is the raw measurement the
+	// constants were fitted to, so that validate can put the model beside
+	// it.
+	Measured json.RawMessage `json:"measured,omitempty"`
 }
 
 // Parse decodes and checks a profile file. Errors name label, the line and
@@ -194,6 +210,8 @@ func Parse(label string, data []byte) (*File, error) {
 			err = dec.Decode(&f.Description)
 		case "base":
 			err = dec.Decode(&f.Base)
+		case "measured":
+			err = dec.Decode(&f.Measured)
 		case "constants":
 			if tok, err = dec.Token(); err != nil || tok != json.Delim('[') {
 				return nil, fail(dec.InputOffset(), "field constants: want an array")
@@ -220,7 +238,7 @@ func Parse(label string, data []byte) (*File, error) {
 			}
 			_, err = dec.Token()
 		default:
-			return nil, fail(off, "unknown field %q (want name, description, base, constants)", key)
+			return nil, fail(off, "unknown field %q (want name, description, base, constants, measured)", key)
 		}
 		if err != nil {
 			return nil, fail(off, "field %s: %v", key, err)
@@ -273,6 +291,7 @@ func inRange(d Def, v float64) error {
 func (p *Profile) Clone() *Profile {
 	q := *p
 	q.Origins = slices.Clone(p.Origins)
+	q.measured = slices.Clone(p.measured)
 	q.vals = maps.Clone(p.vals)
 	return &q
 }
