@@ -282,7 +282,8 @@ func unknown(name string) error {
 
 func inRange(d Def, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < d.Min || v > d.Max {
-		return fmt.Errorf("constant %s = %v is out of range [%v, %v] %s", d.Name, v, d.Min, d.Max, d.Unit)
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+		return fmt.Errorf("constant %s = %s is out of range [%s, %s] %s", d.Name, f(v), f(d.Min), f(d.Max), d.Unit)
 	}
 	return nil
 }
