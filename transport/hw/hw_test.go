@@ -54,3 +54,45 @@ func TestQPCompletesInOrderAndCeilingHolds(t *testing.T) {
 		t.Fatalf("NIC carried %.1f M msg/s, above its 260 ceiling", rate)
 	}
 }
+
+// With little switch buffering, a sender whose destination is congested
+// stalls its link, delaying its messages to an idle destination too
+// (head-of-line blocking); with ample buffering it does not.
+func TestSmallSwitchBufferBlocksHeadOfLine(t *testing.T) {
+	t.Parallel()
+	lastToIdle := func(bufKB float64) sim.Time {
+		prof := profile.MustLoad("p-ib")
+		if err := prof.SetValue("fabric.port_buffer_kb", bufKB, "test"); err != nil {
+			t.Fatal(err)
+		}
+		e := &sim.Engine{}
+		s := &sentSink{}
+		f := NewFabric(e, NewNICParams(prof), 4, 2, s)
+		// NICs 0 and 1 both send 50 × 7 KiB to NIC 2; NIC 1 then sends,
+		// on the same queue, one message to the idle NIC 3.
+		for src := range 2 {
+			for range 50 {
+				f.NICs[src].Post(0, Msg{Dst: 2, Bytes: 7168, BBs: 1, Pointer: true})
+			}
+		}
+		f.NICs[1].Post(0, Msg{Dst: 3, Bytes: 7168, BBs: 1, Pointer: true, Tag: 1})
+		for src := range 2 {
+			f.NICs[src].Doorbell(e, 0, 0)
+		}
+		e.Run()
+		return s.tagged
+	}
+	ample, tight := lastToIdle(1<<20), lastToIdle(16)
+	if tight < ample+5*sim.Microsecond {
+		t.Fatalf("message to an idle port sent at %v with 16 KiB buffers, %v with ample ones: want head-of-line delay", tight, ample)
+	}
+}
+
+type sentSink struct{ tagged sim.Time }
+
+func (s *sentSink) Delivered(_ *sim.Engine, _ *NIC, _ int32, m *Msg) {
+	if m.Tag == 1 {
+		s.tagged = m.Sent
+	}
+}
+func (s *sentSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}

@@ -28,6 +28,7 @@ type NICParams struct {
 	ConnMiss      sim.Time // fetch of a connection context from host memory
 	ConnEntries   int
 	ConnWays      int
+	PortBuffer    sim.Time // switch buffering per egress port, as time at line rate
 	DCSwitch      sim.Time // a DCI changing destination
 	DCTarget      sim.Time // responder DCT work per DC message
 }
@@ -56,6 +57,7 @@ func NewNICParams(p *profile.Profile) NICParams {
 		ConnMiss:      ns("conn.miss_ns"),
 		ConnEntries:   int(p.Get("conn.entries")),
 		ConnWays:      int(p.Get("conn.ways")),
+		PortBuffer:    sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
 		DCSwitch:      ns("dc.switch_ns"),
 		DCTarget:      ns("dc.target_ns"),
 	}
@@ -366,11 +368,15 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	slot := max(e.Now(), n.pipeAt)
 	n.pipeAt = slot + p.MsgSlot
 	wire := p.WireTime(int(m.Bytes))
-	start := max(slot+p.Tx, n.linkAt)
+	dst := n.fab.NICs[m.Dst]
+	// Credit flow control: the switch holds only PortBuffer of traffic
+	// waiting for an egress port, so a message whose destination is backed
+	// up beyond that waits at the head of its sender's link, blocking the
+	// messages behind it to other destinations too (head-of-line).
+	start := max(slot+p.Tx, n.linkAt, dst.portAt-p.PortBuffer-p.Fabric)
 	n.linkAt = start + wire
 	n.BusyWire += wire
 	m.Sent = start
-	dst := n.fab.NICs[m.Dst]
 	// The responder's port serializes arrivals from every sender.
 	arrive := max(start+p.Fabric, dst.portAt) + wire
 	dst.portAt = arrive

@@ -31,6 +31,7 @@ var fabricDefs = []Def{
 	{"link.mtu_b", "B", 256, 65536, "path MTU (payload bytes per packet)"},
 	{"link.pkt_overhead_b", "B", 0, 1024, "headers and trailers per packet (LRH, BTH, RETH, CRCs)"},
 	{"fabric.latency_ns", "ns", 0, 1e6, "one-way propagation and switching between two NICs"},
+	{"fabric.port_buffer_kb", "KiB", 0, 1 << 20, "switch buffering for one egress port; beyond it, credit flow control stalls the sender's link (head-of-line)"},
 	{"link.reference_gbs", "GB/s", 0.1, 1e4, "bandwidth reference the paper normalizes goodput to"},
 }
 
