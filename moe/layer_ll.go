@@ -177,6 +177,20 @@ func (b *llBase) noteIssue(w *transport.Warp, start sim.Time) {
 	}
 }
 
+// accept does the bookkeeping every delivery shares: background traffic
+// is only counted, the layer's bytes are tallied and the destination's
+// last delivery noted. It reports whether the delivery is the layer's.
+func (b *llBase) accept(dl transport.Delivery) bool {
+	if dl.Op.Tag&tagBackground != 0 {
+		b.bg.delivered++
+		return false
+	}
+	b.countBytes(dl)
+	rt := &b.phase.Ranks[dl.Op.Dst]
+	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	return true
+}
+
 func (b *llBase) countBytes(d transport.Delivery) {
 	if d.Op.Src == d.Op.Dst {
 		return
@@ -502,15 +516,10 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 }
 
 func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
-	tag := dl.Op.Tag
-	if tag&tagBackground != 0 {
-		d.bg.delivered++
+	if !d.accept(dl) {
 		return
 	}
-	d.countBytes(dl)
-	dst := dl.Op.Dst
-	rt := &d.phase.Ranks[dst]
-	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	tag, dst := dl.Op.Tag, dl.Op.Dst
 	if tag&tagCount != 0 {
 		t := int(tag &^ tagCount)
 		if d.counted[t] > 0 {
@@ -804,15 +813,10 @@ func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
 }
 
 func (c *llCombine) delivered(e *sim.Engine, dl transport.Delivery) {
-	tag := dl.Op.Tag
-	if tag&tagBackground != 0 {
-		c.bg.delivered++
+	if !c.accept(dl) {
 		return
 	}
-	c.countBytes(dl)
-	dst := dl.Op.Dst
-	rt := &c.phase.Ranks[dst]
-	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	tag, dst := dl.Op.Tag, dl.Op.Dst
 	if tag&tagCount != 0 {
 		f := int(tag &^ tagCount)
 		if c.flagSeen[f] {

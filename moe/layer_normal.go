@@ -372,15 +372,10 @@ func (p *normalPhase) resume(e *sim.Engine, w *transport.Warp) {
 }
 
 func (p *normalPhase) delivered(e *sim.Engine, dl transport.Delivery) {
-	tag := dl.Op.Tag
-	if tag&tagBackground != 0 {
-		p.bg.delivered++
+	if !p.accept(dl) {
 		return
 	}
-	p.countBytes(dl)
-	dst := dl.Op.Dst
-	rt := &p.phase.Ranks[dst]
-	rt.LastDelivered = max(rt.LastDelivered, dl.Times.Visible)
+	tag, dst := dl.Op.Tag, dl.Op.Dst
 	if tag&tagCount != 0 {
 		ci := int(tag &^ tagCount)
 		if !p.dataSeen[ci] {

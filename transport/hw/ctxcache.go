@@ -24,9 +24,6 @@ func NewCtxCache(entries, ways int) *CtxCache {
 	return c
 }
 
-// Capacity is the number of contexts the cache holds.
-func (c *CtxCache) Capacity() int { return len(c.slots) }
-
 // Touch looks key up, inserting it on a miss, and reports a hit. A context
 // that finds a free way was never evicted: it is loaded as the connection
 // was set up (and the workload's warm-up iterations keep it there), so only

@@ -125,9 +125,6 @@ type qpState struct {
 	dc        bool
 	target    int32
 	hasTgt    bool
-	switches  int64
-	// Stats
-	doorbells int64
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
@@ -162,9 +159,7 @@ type NIC struct {
 	ctx    *CtxCache
 	lastRx int32
 	haveRx bool
-	// Counters.
-	Sent, Delivered    int64
-	BusyWire           sim.Time
+	// Context-cache misses by role.
 	TxMisses, RxMisses int64
 }
 
@@ -177,12 +172,6 @@ func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch = fetch }
 
 // DCI makes qp a DC initiator.
 func (n *NIC) DCI(qp int) { n.qps[qp].dc = true }
-
-// Switches counts qp's destination changes (DCIs).
-func (n *NIC) Switches(qp int) int64 { return n.qps[qp].switches }
-
-// QPs is the number of queue pairs the NIC was built with.
-func (n *NIC) QPs() int { return len(n.qps) }
 
 // Fabric joins NICs through one switch layer of fixed latency.
 type Fabric struct {
@@ -251,7 +240,6 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		qp := int(arg & (1<<24 - 1))
 		q := &n.qps[qp]
 		q.dbq = append(q.dbq, ringing{int(arg >> 24), e.Now()})
-		q.doorbells++
 		if !q.busy {
 			n.serve(e, qp)
 		}
@@ -268,7 +256,6 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	case opDeliver:
 		id := int32(arg)
 		m := n.fab.msgs.At(id)
-		n.Delivered++
 		n.fab.sink.Delivered(e, n, id, m)
 		n.fab.release(id)
 	case opComplete:
@@ -340,7 +327,6 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 				// the DCI queue behind it.
 				t = max(t, fetched) + p.DCSwitch
 				m.DCISwitch = p.DCSwitch
-				q.switches++
 			}
 			q.target, q.hasTgt = m.Dst, true
 		}
@@ -375,13 +361,11 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	// messages behind it to other destinations too (head-of-line).
 	start := max(slot+p.Tx, n.linkAt, dst.portAt-p.PortBuffer-p.Fabric)
 	n.linkAt = start + wire
-	n.BusyWire += wire
 	m.Sent = start
 	// The responder's port serializes arrivals from every sender.
 	arrive := max(start+p.Fabric, dst.portAt) + wire
 	dst.portAt = arrive
 	m.Arrived = arrive
-	n.Sent++
 	e.At(arrive, dst.id, opRx, int64(id))
 }
 
@@ -422,6 +406,3 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 		e.At(m.CQE, n.fab.NICs[m.Src].id, opComplete, int64(id))
 	}
 }
-
-// Doorbells counts the doorbells qp has handled.
-func (n *NIC) Doorbells(qp int) int64 { return n.qps[qp].doorbells }

@@ -278,19 +278,7 @@ func (e *Engine) pop() {
 
 // up and down keep a 4-ary min-heap: shallower than a binary heap, and a
 // node's four children share a cache line or two.
-func (e *Engine) up(i int) {
-	q := e.q
-	x := q[i]
-	for i > 0 {
-		p := (i - 1) / 4
-		if !x.before(&q[p]) {
-			break
-		}
-		q[i] = q[p]
-		i = p
-	}
-	q[i] = x
-}
+func (e *Engine) up(i int) { heapUp(e.q, i) }
 
 func (e *Engine) down(i int) {
 	q := e.q
@@ -336,7 +324,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-// heapUp and heapPop keep the far heap, a plain 4-ary heap.
+// heapUp sifts q[i] up; heapPop removes the top. The far heap uses both,
+// the near heap heapUp.
 func heapUp(q []item, i int) {
 	x := q[i]
 	for i > 0 {
