@@ -67,6 +67,23 @@ void fill_stats(std::vector<double> cycles, std::vector<double> gt_ns, double mh
   }
 }
 
+int32_t read_samples(const DevBuf &cyc, const DevBuf &gt, const DevBuf &meta, int iters, mbn_stats *out) {
+  std::vector<uint64_t> hc(iters), hg(iters);
+  uint64_t hm[4];
+  MBN_CUDA(cudaMemcpy(hc.data(), cyc.p, sizeof(uint64_t) * iters, cudaMemcpyDeviceToHost));
+  MBN_CUDA(cudaMemcpy(hg.data(), gt.p, sizeof(uint64_t) * iters, cudaMemcpyDeviceToHost));
+  MBN_CUDA(cudaMemcpy(hm, meta.p, sizeof hm, cudaMemcpyDeviceToHost));
+  double ov = (double)hm[0];
+  double mhz = hm[2] ? (double)hm[1] * 1000.0 / (double)hm[2] : 0;
+  std::vector<double> c(iters), g(iters);
+  for (int i = 0; i < iters; ++i) {
+    c[i] = std::max(0.0, (double)hc[i] - ov);
+    g[i] = (double)hg[i];
+  }
+  fill_stats(c, g, mhz, ov, out);
+  return MBN_OK;
+}
+
 int32_t sync_and_check(const int *dev_flag, const char *what) {
   cudaError_t e = cudaDeviceSynchronize();
   if (e == cudaSuccess) e = cudaGetLastError();

@@ -124,6 +124,11 @@ struct HostMapped {
 void fill_stats(std::vector<double> cycles, std::vector<double> gt_ns, double mhz, double overhead,
                 mbn_stats *out);
 
+// Read a timing kernel's per-operation samples back (clock64 deltas in
+// cyc, globaltimer deltas in gt, and meta: timer overhead, clock ticks and
+// globaltimer ns of the clock measurement) and summarize them into out.
+int32_t read_samples(const DevBuf &cyc, const DevBuf &gt, const DevBuf &meta, int iters, mbn_stats *out);
+
 // Wait for the device and turn a kernel's error flag into a return code.
 int32_t sync_and_check(const int *dev_flag, const char *what);
 

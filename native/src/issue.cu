@@ -257,20 +257,7 @@ extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   }
   int32_t rc = sync_and_check(flag.as<int>(), "issue");
   if (rc) return rc;
-  std::vector<uint64_t> hc(cfg->iters), hg(cfg->iters);
-  uint64_t hm[4];
-  MBN_CUDA(cudaMemcpy(hc.data(), cyc.p, sizeof(uint64_t) * cfg->iters, cudaMemcpyDeviceToHost));
-  MBN_CUDA(cudaMemcpy(hg.data(), gt.p, sizeof(uint64_t) * cfg->iters, cudaMemcpyDeviceToHost));
-  MBN_CUDA(cudaMemcpy(hm, meta.p, sizeof hm, cudaMemcpyDeviceToHost));
-  double ov = (double)hm[0];
-  double mhz = hm[2] ? (double)hm[1] * 1000.0 / (double)hm[2] : 0;
-  std::vector<double> c(cfg->iters), g(cfg->iters);
-  for (int i = 0; i < cfg->iters; ++i) {
-    c[i] = std::max(0.0, (double)hc[i] - ov);
-    g[i] = (double)hg[i];
-  }
-  fill_stats(c, g, mhz, ov, out);
-  return MBN_OK;
+  return read_samples(cyc, gt, meta, cfg->iters, out);
 }
 
 extern "C" int32_t mbn_micro(int32_t iters, mbn_micro_result *out) {

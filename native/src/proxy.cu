@@ -304,20 +304,9 @@ static int32_t run_enqueue(const mbn_enqueue_config *cfg, mbn_proxy_result *out,
   if (rc == MBN_OK) rc = px.wait_consumed(a.total, 5.0);
   px.stop();
   if (rc) return rc;
-  std::vector<uint64_t> hc(cfg->iters), hg(cfg->iters);
-  uint64_t hm[4];
-  MBN_CUDA(cudaMemcpy(hc.data(), cyc.p, sizeof(uint64_t) * cfg->iters, cudaMemcpyDeviceToHost));
-  MBN_CUDA(cudaMemcpy(hg.data(), gt.p, sizeof(uint64_t) * cfg->iters, cudaMemcpyDeviceToHost));
-  MBN_CUDA(cudaMemcpy(hm, meta.p, sizeof hm, cudaMemcpyDeviceToHost));
-  double ov = (double)hm[0];
-  double mhz = hm[2] ? (double)hm[1] * 1000.0 / (double)hm[2] : 0;
-  std::vector<double> c(cfg->iters), g(cfg->iters);
-  for (int i = 0; i < cfg->iters; ++i) {
-    c[i] = std::max(0.0, (double)hc[i] - ov);
-    g[i] = (double)hg[i];
-  }
   memset(out, 0, sizeof *out);
-  fill_stats(c, g, mhz, ov, &out->stats);
+  rc = read_samples(cyc, gt, meta, cfg->iters, &out->stats);
+  if (rc) return rc;
   out->consumed = px.consumed();
   out->torn = px.torn();
   return MBN_OK;
