@@ -23,10 +23,15 @@ static int32_t call_enqueue(void *f, const mbn_enqueue_config *c, mbn_proxy_resu
 static int32_t call_rtt(void *f, const mbn_enqueue_config *c, mbn_proxy_result *o) { return ((mbn_handoff_rtt_fn)f)(c, o); }
 static int32_t call_capacity(void *f, const mbn_capacity_config *c, mbn_capacity_result *o) { return ((mbn_worker_capacity_fn)f)(c, o); }
 static int32_t call_kernel(void *f, const mbn_kernel_config *c, mbn_kernel_result *o) { return ((mbn_kernel_cost_fn)f)(c, o); }
+static int32_t call_devices(void *f, int32_t *o) { return ((mbn_device_count_fn)f)(o); }
+static int32_t call_layer(void *f, const mbn_layer_config *c, const mbn_layer_routing *r, mbn_rank_phase *t, mbn_layer_result *o) {
+	return ((mbn_layer_fn)f)(c, r, t, o);
+}
 */
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -42,7 +47,7 @@ type Lib struct {
 	info   DeviceInfo
 	closed bool
 	fn     struct {
-		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel unsafe.Pointer
+		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel, devices, layer unsafe.Pointer
 	}
 }
 
@@ -69,6 +74,7 @@ func Open(path string) (*Lib, error) {
 		{"mbn_clock_mhz", &l.fn.clock}, {"mbn_issue", &l.fn.issue}, {"mbn_build_wqes", &l.fn.build},
 		{"mbn_micro", &l.fn.micro}, {"mbn_rate", &l.fn.rate}, {"mbn_enqueue", &l.fn.enqueue},
 		{"mbn_handoff_rtt", &l.fn.rtt}, {"mbn_worker_capacity", &l.fn.capacity}, {"mbn_kernel_cost", &l.fn.kernel},
+		{"mbn_device_count", &l.fn.devices}, {"mbn_layer", &l.fn.layer},
 	} {
 		if *s.p, err = dl.sym(s.name); err != nil {
 			dl.close()
@@ -347,4 +353,98 @@ func (l *Lib) KernelCost(cfg KernelConfig) (KernelResult, error) {
 		Regs: int(out.regs), MaxBlocksPerSM: int(out.max_blocks_per_sm), LocalBytes: int(out.local_bytes),
 		MedianMs: float64(out.median_ms), MinMs: float64(out.min_ms), Messages: int64(out.messages),
 	}, err
+}
+
+// DeviceCount is the number of CUDA devices on this host.
+func (l *Lib) DeviceCount() (int, error) {
+	var n C.int32_t
+	err := l.call("device_count", func() C.int32_t { return C.call_devices(l.fn.devices, &n) })
+	return int(n), err
+}
+
+// Layer runs DeepEP-style low-latency dispatch and combine on the GPUs
+// (see LayerConfig) and returns every repetition's per-rank timings and
+// what the checks found. A verification failure returns the result with
+// an error wrapping ErrCheck.
+func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
+	if err := cfg.check(rt); err != nil {
+		return LayerResult{}, err
+	}
+	ord, err := orderingCode(cfg.Ordering)
+	if err != nil && (cfg.Path == PathGDA || cfg.Path == PathDC) {
+		return LayerResult{}, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
+	}
+	hand, err := indexOf(Handoffs, cfg.Handoff, "handoff")
+	if err != nil && cfg.Path == PathProxy {
+		return LayerResult{}, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
+	}
+	b := func(v bool) C.int32_t {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	c := C.mbn_layer_config{
+		path: C.int32_t(cfg.Path), ranks: C.int32_t(cfg.Ranks), gpus: C.int32_t(cfg.GPUs), tokens: C.int32_t(cfg.Tokens),
+		hidden: C.int32_t(cfg.Hidden), topk: C.int32_t(cfg.TopK), experts: C.int32_t(cfg.Experts), fp8: b(cfg.FP8),
+		sms_per_rank: C.int32_t(cfg.SMsPerRank), nic_sms: C.int32_t(cfg.NICSMs), bg_sms: C.int32_t(cfg.BackgroundSMs),
+		qps_per_peer: C.int32_t(cfg.QPsPerPeer), sq_bbs: C.int32_t(cfg.SQBBs), ordering: C.int32_t(ord),
+		per_doorbell: C.int32_t(cfg.PerDoorbell), dcis: C.int32_t(cfg.DCIs), workers: C.int32_t(cfg.Workers),
+		rings: C.int32_t(cfg.Rings), batch: C.int32_t(cfg.Batch), handoff: C.int32_t(hand), ring_entries: C.int32_t(cfg.RingEntries),
+		bg_warps: C.int32_t(cfg.BgWarps), bg_bytes: C.int32_t(cfg.BgBytes), bg_channel0: C.int32_t(cfg.BgChannel0),
+		bg_channels: C.int32_t(cfg.BgChannels), bg_head_us: C.int32_t(cfg.BgHeadUs), pace: b(cfg.Pace),
+		warmup: C.int32_t(cfg.Warmup), reps: C.int32_t(cfg.Reps), flush_l2: b(cfg.FlushL2), verify: b(cfg.Verify),
+		timeout_ms: C.int32_t(cfg.Timeout.Milliseconds()), line_gbs: C.double(cfg.LineGBs), msg_mps: C.double(cfg.MsgMps),
+	}
+	// C copies of the inputs and outputs: the call must not hold Go
+	// pointers into Go memory.
+	cbuf := func(n int) unsafe.Pointer { return C.calloc(C.size_t(max(n, 1)), 1) }
+	ntok := cbuf(4 * len(rt.TokensPerRank))
+	defer C.free(ntok)
+	idx := cbuf(4 * len(rt.TopK))
+	defer C.free(idx)
+	wts := cbuf(4 * len(rt.Weights))
+	defer C.free(wts)
+	exp := cbuf(4 * len(rt.Expected))
+	defer C.free(exp)
+	copy(unsafe.Slice((*int32)(ntok), len(rt.TokensPerRank)), rt.TokensPerRank)
+	copy(unsafe.Slice((*int32)(idx), len(rt.TopK)), rt.TopK)
+	copy(unsafe.Slice((*float32)(wts), len(rt.Weights)), rt.Weights)
+	copy(unsafe.Slice((*int32)(exp), len(rt.Expected)), rt.Expected)
+	r := C.mbn_layer_routing{tokens_per_rank: (*C.int32_t)(ntok), topk_idx: (*C.int32_t)(idx),
+		topk_weights: (*C.float)(wts), expected_counts: (*C.int32_t)(exp)}
+	nrec := cfg.Reps * 2 * cfg.Ranks
+	times := cbuf(int(unsafe.Sizeof(C.mbn_rank_phase{})) * nrec)
+	defer C.free(times)
+	var out C.mbn_layer_result
+	callErr := l.call("layer", func() C.int32_t {
+		return C.call_layer(l.fn.layer, &c, &r, (*C.mbn_rank_phase)(times), &out)
+	})
+	res := LayerResult{
+		WarpGroups: int(out.warp_groups), WarpsPerGroup: int(out.warps_per_group), Workers: int(out.workers),
+		NICQueues: int(out.nic_queues), WQEs: int64(out.wqes), CQEs: int64(out.cqes), NICBytes: int64(out.nic_bytes),
+		Doorbells: int64(out.doorbells), Torn: int64(out.torn), DCISwitches: int64(out.dci_switches),
+		Descriptors: int64(out.descriptors), BgPosts: int64(out.bg_posts), Checked: int64(out.checked),
+		Problems: int64(out.problems), Problem: C.GoString(&out.problem[0]), BufferBytes: int64(out.buffer_bytes),
+		QueueBytes: int64(out.queue_bytes), ClockMHz: float64(out.clock_mhz), SetupMs: float64(out.setup_ms),
+		RunMs: float64(out.run_ms),
+	}
+	if callErr != nil && !errors.Is(callErr, ErrCheck) {
+		return res, callErr
+	}
+	recs := unsafe.Slice((*C.mbn_rank_phase)(times), nrec)
+	res.Times = make([][2][]RankPhase, cfg.Reps)
+	for rep := range cfg.Reps {
+		for ph := range 2 {
+			row := make([]RankPhase, cfg.Ranks)
+			for rank := range row {
+				x := &recs[(rep*2+ph)*cfg.Ranks+rank]
+				row[rank] = RankPhase{IssueDoneNs: float64(x.issue_done_ns), SendDoneNs: float64(x.send_done_ns),
+					WaitDoneNs: float64(x.wait_done_ns), ReadyNs: float64(x.ready_ns), KernelNs: float64(x.kernel_ns),
+					PostNs: float64(x.post_ns), Posts: int64(x.posts), Copies: int64(x.copies)}
+			}
+			res.Times[rep][ph] = row
+		}
+	}
+	return res, callErr
 }

@@ -36,3 +36,8 @@ func (l *Lib) WorkerCapacity(CapacityConfig) (CapacityResult, error) {
 	return CapacityResult{}, errNoCgo
 }
 func (l *Lib) KernelCost(KernelConfig) (KernelResult, error) { return KernelResult{}, errNoCgo }
+
+func (l *Lib) DeviceCount() (int, error) { return 0, errNoCgo }
+func (l *Lib) Layer(LayerConfig, LayerRouting) (LayerResult, error) {
+	return LayerResult{}, errNoCgo
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrLibraryNotLoaded is returned (wrapped) when the native library cannot
@@ -285,4 +286,117 @@ func indexOf(list []string, s, what string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("native: unknown %s %q (want one of %v)", what, s, list)
+}
+
+// LayerPath is how a native layer run moves its messages.
+type LayerPath int
+
+// The layer paths (MBN_LPATH_*).
+const (
+	// PathDirect: the sending warp stores into the peer's buffer (NVLink,
+	// or the same GPU for virtual ranks).
+	PathDirect LayerPath = iota
+	// PathGDA: mini-gda; GPU-built WQEs on RC QPs, executed by the emulated NIC.
+	PathGDA
+	// PathProxy: mini-proxy; descriptors to CPU workers, host-built WQEs.
+	PathProxy
+	// PathDC: GPU-built WQEs on DCIs, an address vector in every WQE.
+	PathDC
+)
+
+var layerPathNames = []string{"direct", "mini-gda", "mini-proxy", "dc"}
+
+func (p LayerPath) String() string {
+	if p >= 0 && int(p) < len(layerPathNames) {
+		return layerPathNames[p]
+	}
+	return fmt.Sprintf("LayerPath(%d)", int(p))
+}
+
+// Handoffs of the proxy path (the model's proxy.Handoff names).
+var Handoffs = []string{"baseline", "tuned", "fifo"}
+
+// LayerConfig is one native layer run: the shape, where ranks run, the
+// path and its knobs, and how to time it.
+type LayerConfig struct {
+	Path          LayerPath
+	Ranks         int // a multiple of GPUs
+	GPUs          int // devices 0..GPUs-1; Ranks/GPUs ranks share each (virtual ranks when > 1)
+	Tokens        int // max tokens per rank
+	Hidden        int
+	TopK          int
+	Experts       int // physical experts, a multiple of Ranks
+	FP8           bool
+	SMsPerRank    int
+	NICSMs        int // per device, for the emulated NIC (0 on the direct path)
+	BackgroundSMs int
+	// mini-gda and DC
+	QPsPerPeer  int
+	SQBBs       int    // send-queue basic blocks, a power of two
+	Ordering    string // OrderingModes, not "none"
+	PerDoorbell int
+	DCIs        int
+	// mini-proxy
+	Workers     int
+	Rings       int
+	Batch       int
+	Handoff     string // Handoffs
+	RingEntries int
+	// background posters
+	BgWarps, BgBytes, BgChannel0, BgChannels, BgHeadUs int
+	// emulated NIC pacing (per rank)
+	Pace            bool
+	LineGBs, MsgMps float64
+	Warmup, Reps    int
+	FlushL2, Verify bool
+	Timeout         time.Duration
+}
+
+// LayerRouting is the routing in the library's flat form: rows
+// [Ranks][Tokens][TopK] of physical expert ids (-1 none) and weights, and
+// the dispatch oracle's counts [Ranks][Experts].
+type LayerRouting struct {
+	TokensPerRank []int32
+	TopK          []int32
+	Weights       []float32
+	Expected      []int32
+}
+
+// RankPhase is one rank's phase in one repetition, ns from the first block
+// of its device's launch.
+type RankPhase struct {
+	IssueDoneNs float64 `json:"issue_done_ns"`
+	SendDoneNs  float64 `json:"send_done_ns"`
+	WaitDoneNs  float64 `json:"wait_done_ns"`
+	ReadyNs     float64 `json:"ready_ns"`
+	KernelNs    float64 `json:"kernel_ns"`
+	PostNs      float64 `json:"post_ns"`
+	Posts       int64   `json:"posts"`
+	Copies      int64   `json:"copies"`
+}
+
+// LayerResult is what a native layer run measured and checked.
+type LayerResult struct {
+	// Times[rep][phase][rank]; phase 0 is dispatch, 1 combine.
+	Times         [][2][]RankPhase `json:"-"`
+	WarpGroups    int              `json:"warp_groups"`
+	WarpsPerGroup int              `json:"warps_per_group"`
+	Workers       int              `json:"proxy_workers"`
+	NICQueues     int              `json:"nic_queues"`
+	WQEs          int64            `json:"wqes"`
+	CQEs          int64            `json:"cqes"`
+	NICBytes      int64            `json:"nic_bytes"`
+	Doorbells     int64            `json:"doorbells"`
+	Torn          int64            `json:"torn_reads"`
+	DCISwitches   int64            `json:"dci_switches"`
+	Descriptors   int64            `json:"descriptors"`
+	BgPosts       int64            `json:"background_posts"`
+	Checked       int64            `json:"checked"`
+	Problems      int64            `json:"problems"`
+	Problem       string           `json:"problem,omitempty"`
+	BufferBytes   int64            `json:"buffer_bytes_per_rank"`
+	QueueBytes    int64            `json:"queue_bytes_per_rank"`
+	ClockMHz      float64          `json:"clock_mhz"`
+	SetupMs       float64          `json:"setup_ms"`
+	RunMs         float64          `json:"run_ms"`
 }

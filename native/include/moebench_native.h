@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 1
+#define MBN_ABI_VERSION 2
 
 /* Return codes. */
 #define MBN_OK 0
@@ -217,6 +217,117 @@ typedef struct {
   int64_t messages;          /* messages sent per launch */
 } mbn_kernel_result;
 
+/* ------------------------------------------------------------------ layer
+ *
+ * mbn_layer runs DeepEP-style low-latency dispatch and combine on the GPUs
+ * of this host: ranks are spread evenly over `gpus` devices (several ranks
+ * on one device are "virtual ranks", each with its own SMs and buffers).
+ * Every message goes through the chosen path's real GPU-side mechanism:
+ * direct stores into the peer's buffer, or WQEs (built on the GPU for
+ * mini-gda and DC, by CPU worker threads for mini-proxy) that an emulated
+ * NIC executes: warps on SMs reserved for it poll doorbells, read the
+ * mlx5 WQEs, perform the writes and atomics and write CQEs. */
+
+/* Paths. */
+#define MBN_LPATH_DIRECT 0 /* warps store into the peer's buffer (NVLink, or the same GPU) */
+#define MBN_LPATH_GDA 1    /* GPU-built WQEs on RC QPs, doorbells from the GPU */
+#define MBN_LPATH_PROXY 2  /* descriptors to CPU workers, which build WQEs in host memory */
+#define MBN_LPATH_DC 3     /* GPU-built WQEs on DCIs, an address vector in every WQE */
+
+/* Proxy handoffs (as the model's mini-proxy). TUNED needs one producer
+ * per ring; layer rings are shared by warps, so it runs as BASELINE. */
+#define MBN_HANDOFF_BASELINE 0
+#define MBN_HANDOFF_TUNED 1
+#define MBN_HANDOFF_FIFO 2
+
+typedef struct {
+  int32_t path;          /* MBN_LPATH_* */
+  int32_t ranks;         /* R, a multiple of gpus */
+  int32_t gpus;          /* devices 0..gpus-1, ranks / gpus ranks on each */
+  int32_t tokens;        /* T: max tokens per rank */
+  int32_t hidden;
+  int32_t topk;
+  int32_t experts;       /* physical experts, a multiple of ranks */
+  int32_t fp8;           /* 1: FP8 dispatch with one float scale per 128 channels; 0: BF16 */
+  int32_t sms_per_rank;  /* S: blocks (one per SM) of each rank */
+  int32_t nic_sms;       /* SMs per device reserved for the emulated NIC (0 for the direct path) */
+  int32_t bg_sms;        /* SMs per device posting background writes (0: none) */
+  int32_t qps_per_peer;  /* gda: RC QPs to each peer; channel c uses QP c % qps_per_peer */
+  int32_t sq_bbs;        /* send-queue basic blocks, a power of two */
+  int32_t ordering;      /* MBN_ORDER_* before each doorbell (not NONE or NO_DOORBELL) */
+  int32_t per_doorbell;  /* ring on every n-th WQE of a QP; flushes ring at once */
+  int32_t dcis;          /* dc: DCIs per rank; channel c uses DCI c % dcis */
+  int32_t workers;       /* proxy: CPU worker threads per rank */
+  int32_t rings;         /* proxy: descriptor rings per rank; channel c uses ring c % rings */
+  int32_t batch;         /* proxy: most descriptors a worker chains per doorbell */
+  int32_t handoff;       /* proxy: MBN_HANDOFF_* */
+  int32_t ring_entries;  /* proxy: descriptors per ring, a power of two */
+  int32_t bg_warps;      /* background posting warps per rank (0: none) */
+  int32_t bg_bytes;      /* bytes per background write */
+  int32_t bg_channel0;   /* first background channel: 0 shares the layer's queues */
+  int32_t bg_channels;   /* background channels, used in turn */
+  int32_t bg_head_us;    /* background runs this long before the layer starts */
+  int32_t pace;          /* 1: the emulated NIC paces each rank to line_gbs and msg_mps */
+  int32_t warmup;        /* untimed repetitions first */
+  int32_t reps;          /* timed repetitions */
+  int32_t flush_l2;      /* 1: overwrite the L2 before every launch, as DeepEP's bench does */
+  int32_t verify;        /* 1: check every token of every repetition */
+  int32_t timeout_ms;    /* any GPU or CPU wait longer than this fails the run */
+  double line_gbs;       /* pacing: per-rank NIC line rate */
+  double msg_mps;        /* pacing: per-rank NIC message rate */
+} mbn_layer_config;
+
+/* The routing: per rank, rows [tokens][topk] of physical expert ids (-1:
+ * no selection) and weights, rows at or beyond tokens_per_rank[r] ignored;
+ * expected_counts[src * experts + e] is what src sends expert e (the
+ * dispatch oracle's counts). */
+typedef struct {
+  const int32_t *tokens_per_rank; /* [ranks] */
+  const int32_t *topk_idx;        /* [ranks][tokens][topk] */
+  const float *topk_weights;      /* [ranks][tokens][topk] */
+  const int32_t *expected_counts; /* [ranks][experts] */
+} mbn_layer_routing;
+
+/* One rank's view of one phase in one repetition, ns from the first block
+ * of its device's launch (after the background head start, if any). */
+typedef struct {
+  double issue_done_ns; /* the rank's last post returned */
+  double send_done_ns;  /* the rank's grid sync after its sends passed */
+  double wait_done_ns;  /* the rank had observed every count (dispatch) or flag (combine) */
+  double ready_ns;      /* the rank's last block finished: tokens packed, or reduced */
+  double kernel_ns;     /* CUDA-event time of the device's launch */
+  double post_ns;       /* summed issue time of the rank's posts (clock64 of the posting lane) */
+  int64_t posts;        /* operations posted (writes and atomics; local copies excluded) */
+  int64_t copies;       /* messages moved by the posting warp itself (self, or the direct path) */
+} mbn_rank_phase;
+
+typedef struct {
+  int32_t warp_groups;     /* G: warp groups per SM */
+  int32_t warps_per_group; /* 32 / G */
+  int32_t workers;         /* proxy workers per rank actually run */
+  int32_t nic_queues;      /* queues the emulated NIC serves */
+  int64_t wqes;            /* WQEs the emulated NIC executed */
+  int64_t cqes;
+  int64_t nic_bytes;       /* payload bytes it moved */
+  int64_t doorbells;       /* doorbell changes it observed */
+  int64_t torn;            /* WQE reads retried because the WQE was not yet visible */
+  int64_t dci_switches;    /* DC: changes of a DCI's destination */
+  int64_t descriptors;     /* proxy: descriptors the workers consumed */
+  int64_t bg_posts;        /* background operations posted */
+  int64_t checked;         /* (token, expert) deliveries and combined tokens verified */
+  int64_t problems;        /* verification failures (problem holds the first few) */
+  int64_t buffer_bytes;    /* per rank: the layer's symmetric buffer */
+  int64_t queue_bytes;     /* per rank: send queues, CQs and rings */
+  double clock_mhz;
+  double setup_ms;
+  double run_ms;
+  char problem[1024];
+} mbn_layer_result;
+
+typedef int32_t (*mbn_device_count_fn)(int32_t *out);
+typedef int32_t (*mbn_layer_fn)(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_rank_phase *times,
+                                mbn_layer_result *out);
+
 typedef int32_t (*mbn_abi_version_fn)(void);
 typedef const char *(*mbn_last_error_fn)(void);
 typedef int32_t (*mbn_init_fn)(int32_t device, mbn_device_info *out);
@@ -264,6 +375,14 @@ int32_t mbn_worker_capacity(const mbn_capacity_config *cfg, mbn_capacity_result 
 /* Registers, occupancy and run time of a caller kernel carrying a
  * communication path (Fig. 9, Table 14). */
 int32_t mbn_kernel_cost(const mbn_kernel_config *cfg, mbn_kernel_result *out);
+/* Number of CUDA devices. */
+int32_t mbn_device_count(int32_t *out);
+/* Run the layer: warmup + reps repetitions of dispatch then combine.
+ * times holds reps * 2 * ranks records, [rep][phase: 0 dispatch, 1
+ * combine][rank]. A verification failure returns MBN_ERR_CHECK with the
+ * first problems in out->problem (times and counts are still filled). */
+int32_t mbn_layer(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_rank_phase *times,
+                  mbn_layer_result *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,33 @@
+package native
+
+import "fmt"
+
+// check reports a configuration or routing the library would refuse, or
+// whose arrays do not match the shape, before anything crosses into C.
+func (c LayerConfig) check(rt LayerRouting) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("native layer: %w: "+format, append([]any{ErrBadArgument}, args...)...)
+	}
+	switch {
+	case c.Path < PathDirect || c.Path > PathDC:
+		return bad("unknown path %d", int(c.Path))
+	case c.Ranks < 1 || c.GPUs < 1 || c.Ranks%c.GPUs != 0:
+		return bad("%d ranks do not spread evenly over %d GPUs", c.Ranks, c.GPUs)
+	case c.Tokens < 1 || c.TopK < 1 || c.Hidden < 8 || c.Experts < c.Ranks || c.Experts%c.Ranks != 0:
+		return bad("shape %d tokens, top-%d, hidden %d, %d experts on %d ranks is not runnable", c.Tokens, c.TopK, c.Hidden, c.Experts, c.Ranks)
+	case c.Reps < 1 || c.Warmup < 0:
+		return bad("%d repetitions after %d warm-up", c.Reps, c.Warmup)
+	case c.Timeout <= 0:
+		return bad("timeout %v", c.Timeout)
+	}
+	rows := c.Ranks * c.Tokens * c.TopK
+	switch {
+	case len(rt.TokensPerRank) != c.Ranks:
+		return bad("%d token counts for %d ranks", len(rt.TokensPerRank), c.Ranks)
+	case len(rt.TopK) != rows || len(rt.Weights) != rows:
+		return bad("%d ids and %d weights, want %d ranks × %d tokens × top-%d = %d", len(rt.TopK), len(rt.Weights), c.Ranks, c.Tokens, c.TopK, rows)
+	case len(rt.Expected) != c.Ranks*c.Experts:
+		return bad("%d expected counts, want %d ranks × %d experts", len(rt.Expected), c.Ranks, c.Experts)
+	}
+	return nil
+}
