@@ -190,15 +190,28 @@ func (n *nicModel) floor(op transport.Op, nvlink bool) sim.Time {
 type gpuModel struct {
 	nic     nicModel
 	costs   hw.GPUCosts
+	kern    kernelCosts
 	warpBpp float64    // bytes per picosecond one warp copies
 	gpuBpp  float64    // bytes per picosecond the GPU copies
 	memAt   []sim.Time // per rank: when the GPU's copy bandwidth is next free
 }
 
+// kernelCosts are the layer kernels' own fixed costs (kernel.* and the
+// warp copy's latency), from the profile.
+type kernelCosts struct {
+	start, cast, gridSync, recvTask, recvToken, reduceToken, warpCopy sim.Time
+}
+
 func newGPUModel(p *profile.Profile, ranks int) *gpuModel {
+	ns := func(name string) sim.Time { return sim.Ns(p.Get(name)) }
 	return &gpuModel{
-		nic:     nicModel{hw.NewNICParams(p)},
-		costs:   hw.NewGPUCosts(p),
+		nic:   nicModel{hw.NewNICParams(p)},
+		costs: hw.NewGPUCosts(p),
+		kern: kernelCosts{
+			start: ns("kernel.start_ns"), cast: ns("kernel.cast_ns"), gridSync: ns("kernel.grid_sync_ns"),
+			recvTask: ns("kernel.recv_task_ns"), recvToken: ns("kernel.recv_token_ns"),
+			reduceToken: ns("kernel.reduce_token_ns"), warpCopy: ns("gpu.warp_copy_ns"),
+		},
 		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
 		gpuBpp:  p.Get("gpu.copy_gbs") / 1000,
 		memAt:   make([]sim.Time, ranks),
@@ -223,6 +236,18 @@ func (g *gpuModel) copy(rank int, start sim.Time, bytes int64, perWarp int64) si
 	s := max(start, g.memAt[rank])
 	g.memAt[rank] = s + bytesTime(bytes, g.gpuBpp)
 	return max(start+bytesTime(perWarp, g.warpBpp), g.memAt[rank])
+}
+
+// copyN is copy whose warps also pay a fixed latency (their messages'
+// first round trips, or per-token work around the copy) before the bytes
+// stream at the warp rate.
+func (g *gpuModel) copyN(rank int, start sim.Time, bytes, perWarp int64, fixed sim.Time) sim.Time {
+	if bytes <= 0 {
+		return start + fixed
+	}
+	s := max(start, g.memAt[rank])
+	g.memAt[rank] = s + bytesTime(bytes, g.gpuBpp)
+	return max(start+fixed+bytesTime(perWarp, g.warpBpp), g.memAt[rank])
 }
 
 // pollDetect is when a polling warp observes a value visible at v: polls

@@ -30,6 +30,14 @@ import (
 // llShape is the LL kernels' launch: S SMs of G warp groups of wpg warps.
 type llShape struct{ S, G, wpg int }
 
+// LLLaunch is the low-latency kernels' launch for a shape: SMs per rank,
+// warp groups per SM and warps per group. numSMs 0 is DeepEP's choice on
+// a GPU of deviceSMs SMs; the native engine launches the same.
+func LLLaunch(s Shape, numSMs, deviceSMs int) (sms, groups, warpsPerGroup int) {
+	l := llLaunch(s, numSMs, deviceSMs)
+	return l.S, l.G, l.wpg
+}
+
 func llLaunch(s Shape, numSMs, deviceSMs int) llShape {
 	e := s.Physical()
 	var S, G int
@@ -153,7 +161,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	if op.Atomic {
 		w.T.Compute(b.g.costs.Atomic)
 	} else {
-		w.T.T = b.g.copy(w.Rank, w.T.T, int64(op.Bytes), int64(op.Bytes))
+		w.T.T = b.g.copyN(w.Rank, w.T.T, int64(op.Bytes), int64(op.Bytes), b.g.kern.warpCopy)
 	}
 	t := transport.Times{IssueStart: ws.start, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
 	var idx int32
@@ -301,7 +309,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 		for j := range d.nw {
 			d.newWarp(sm*d.nw+j, r, sm, d.resume)
 		}
-		e.At(cfg.Background.origin(), d.id, opSMStep, int64(sm))
+		e.At(cfg.Background.origin()+g.kern.start, d.id, opSMStep, int64(sm))
 	}
 	for r := range R {
 		d.sendLeft[r] = int32(S)
@@ -398,7 +406,7 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 	msg := d.s.LLDispatchBytes()
 	// Cast: read the BF16 token, write the FP8 message, all warps of the SM.
 	castBytes := int64(d.s.Hidden*2 + msg)
-	tc := d.g.copy(r, max(st.t, e.Now()), castBytes, castBytes/warpsPerSM)
+	tc := d.g.copyN(r, max(st.t, e.Now()), castBytes, castBytes/warpsPerSM, d.g.kern.cast)
 	st.t = tc
 	idx := d.cfg.Routing.Idx[r][tok*k : tok*k+k]
 	// Messages of rank r are in (token, slot) order; find this token's.
@@ -497,7 +505,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		if st.countLeft == 0 {
 			d.sendLeft[r]--
 			if d.sendLeft[r] == 0 {
-				d.sendDone[r] = d.issueDone[r]
+				d.sendDone[r] = d.issueDone[r] + d.g.kern.gridSync
 				e.At(max(d.sendDone[r], e.Now()), d.id, opGridSync, int64(r))
 			}
 		}
@@ -568,8 +576,9 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		d.grpNext[gi]++
 		start := max(e.Now(), d.grpFree[gi])
 		n := int64(d.l.Counts[src*d.E+ex])
-		per := (n + int64(d.ls.wpg) - 1) / int64(d.ls.wpg) * msg
-		end := d.g.copy(r, start, n*msg, per)
+		rounds := (n + int64(d.ls.wpg) - 1) / int64(d.ls.wpg)
+		k := &d.g.kern
+		end := d.g.copyN(r, start+k.recvTask, n*msg, rounds*msg, sim.Time(rounds)*(k.warpCopy+k.recvToken))
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
@@ -676,7 +685,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 			c.newWarp(int(gr.warp0)+j, r, sm, c.resume)
 			c.pool.st[int(gr.warp0)+j].g = int32(gi)
 		}
-		e.At(cfg.Background.origin(), c.id, opSMStep, int64(gi))
+		e.At(cfg.Background.origin()+g.kern.start, c.id, opSMStep, int64(gi))
 	}
 	for r := range R {
 		c.sendLeft[r] = int32(SG)
@@ -791,7 +800,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 	ws.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: bytes, Tag: int64(mi)}
 	if dst != r {
 		// Remote: stage the token in the send buffer first.
-		w.T.T = c.g.copy(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes))
+		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
 	}
 	e.At(max(w.T.T, e.Now()), c.id, opPost, int64(wi))
 }
@@ -855,15 +864,18 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 	if c.flagsLeft[r] > 0 || c.sendLeft[r] > 0 || c.phase.Ranks[r].Ready > 0 {
 		return
 	}
-	start := max(c.maxDetect[r], c.sendDone[r])
+	// Every flag seen, the rank's grid sync, then the reduction.
+	start := max(c.maxDetect[r], c.sendDone[r]) + c.g.kern.gridSync
 	if e.Now() < start {
+		e.At(start, c.id, opRecvDone, int64(r))
 		return
 	}
 	k := c.s.TopK
 	tokens := int64(c.cfg.Routing.Tokens[r])
 	perToken := int64(k+1) * int64(c.s.LLCombineBytes())
-	per := (tokens + int64(c.ls.S) - 1) / int64(c.ls.S) * perToken / warpsPerSM
-	end := c.g.copy(r, start, tokens*perToken, per)
+	rounds := (tokens + int64(c.ls.S) - 1) / int64(c.ls.S)
+	per := rounds * perToken / warpsPerSM
+	end := c.g.copyN(r, start, tokens*perToken, per, sim.Time(rounds)*c.g.kern.reduceToken)
 	if end == start {
 		end++ // a rank with no tokens is ready just after the sync
 	}

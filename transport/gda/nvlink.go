@@ -17,6 +17,7 @@ type nvlink struct {
 	warpBpp float64 // bytes per picosecond for one warp
 	portBpp float64
 	latency sim.Time
+	fixed   sim.Time   // per copy: the warp's first round trip
 	portAt  []sim.Time // per source GPU
 }
 
@@ -28,6 +29,7 @@ func newNVLink(env *transport.Env) *nvlink {
 		warpBpp: p.Get("nvlink.warp_gbs") / 1000,
 		portBpp: p.Get("nvlink.gbs") / 1000,
 		latency: sim.Ns(p.Get("nvlink.latency_ns")),
+		fixed:   sim.Ns(p.Get("nvlink.copy_ns")),
 		portAt:  make([]sim.Time, env.Ranks),
 	}
 }
@@ -38,7 +40,7 @@ func (n *nvlink) local(src, dst int) bool {
 
 // copy moves bytes from th's GPU to a peer and fills the times.
 func (n *nvlink) copy(th *hw.Thread, t *transport.Times, bytes, src int) {
-	warp := sim.Time(math.Ceil(float64(bytes) / n.warpBpp))
+	warp := n.fixed + sim.Time(math.Ceil(float64(bytes)/n.warpBpp))
 	port := sim.Time(math.Ceil(float64(bytes) / n.portBpp))
 	start := max(th.T, n.portAt[src])
 	n.portAt[src] = start + port
