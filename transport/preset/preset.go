@@ -44,43 +44,67 @@ func (p Preset) QPsPerPeer() int {
 	return p.GDA.QPsPerPeer
 }
 
+// GDAConfig is the preset's mini-gda (or DC) configuration for a
+// workload, its knobs applied; ok is false for other mechanisms.
+func (p Preset) GDAConfig(o Options) (c gda.Config, ok bool, err error) {
+	if p.GDA == nil {
+		return gda.Config{}, false, nil
+	}
+	c = *p.GDA
+	c.Name = p.Name
+	if p.PerExpertQPs && o.LocalExperts > 0 {
+		c.QPsPerPeer = max(c.QPsPerPeer, o.LocalExperts)
+	}
+	if o.QPsPerPeer > 0 && c.DCIs == 0 {
+		c.QPsPerPeer = o.QPsPerPeer
+	}
+	if o.DCIs > 0 && c.DCIs > 0 {
+		c.DCIs = o.DCIs
+	}
+	if err := c.Validate(); err != nil {
+		return gda.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return c, true, nil
+}
+
+// ProxyConfig is the preset's mini-proxy configuration for a workload,
+// its knobs applied; ok is false for other mechanisms.
+func (p Preset) ProxyConfig(o Options) (c proxy.Config, ok bool, err error) {
+	if p.Proxy == nil {
+		return proxy.Config{}, false, nil
+	}
+	c = *p.Proxy
+	if o.Workers > 0 {
+		c.Workers = o.Workers
+	}
+	if o.Batch > 0 {
+		c.Batch = o.Batch
+	}
+	if o.Rings > 0 {
+		c.Rings = o.Rings
+	}
+	if o.QPsPerPeer > 0 {
+		// The workload asks for queues beyond the layer's (reserved
+		// background traffic): for a proxy, rings of their own.
+		c.Rings += o.QPsPerPeer
+	}
+	if err := c.Validate(); err != nil {
+		return proxy.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return c, true, nil
+}
+
 // Transport builds the preset's transport for a workload.
 func (p Preset) Transport(o Options) (transport.Transport, error) {
-	switch {
-	case p.GDA != nil:
-		c := *p.GDA
-		c.Name = p.Name
-		if p.PerExpertQPs && o.LocalExperts > 0 {
-			c.QPsPerPeer = max(c.QPsPerPeer, o.LocalExperts)
-		}
-		if o.QPsPerPeer > 0 && c.DCIs == 0 {
-			c.QPsPerPeer = o.QPsPerPeer
-		}
-		if o.DCIs > 0 && c.DCIs > 0 {
-			c.DCIs = o.DCIs
-		}
-		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	if c, ok, err := p.GDAConfig(o); ok {
+		if err != nil {
+			return nil, err
 		}
 		return c.Transport(), nil
-	case p.Proxy != nil:
-		c := *p.Proxy
-		if o.Workers > 0 {
-			c.Workers = o.Workers
-		}
-		if o.Batch > 0 {
-			c.Batch = o.Batch
-		}
-		if o.Rings > 0 {
-			c.Rings = o.Rings
-		}
-		if o.QPsPerPeer > 0 {
-			// The workload asks for queues beyond the layer's (reserved
-			// background traffic): for a proxy, rings of their own.
-			c.Rings += o.QPsPerPeer
-		}
-		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	if c, ok, err := p.ProxyConfig(o); ok {
+		if err != nil {
+			return nil, err
 		}
 		return named{proxy.New(c), p.Name}, nil
 	}

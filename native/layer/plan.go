@@ -1,0 +1,218 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"moebench/moe"
+	"moebench/native"
+	"moebench/transport/gda"
+	"moebench/transport/preset"
+)
+
+// Transport is what moves the layer's messages: a preset over a mechanism
+// with the workload's knobs, or the direct-store path.
+type Transport struct {
+	Direct  bool
+	Preset  preset.Preset
+	Options preset.Options
+}
+
+// Name is the preset's name, or "direct".
+func (t Transport) Name() string {
+	if t.Direct {
+		return "direct"
+	}
+	return t.Preset.Name
+}
+
+// Mechanism is the preset's mechanism, or "direct".
+func (t Transport) Mechanism() string {
+	if t.Direct {
+		return "direct"
+	}
+	return t.Preset.Mechanism
+}
+
+// Options are the native engine's own knobs.
+type Options struct {
+	GPUs         int // devices used; ranks spread evenly over them
+	SMsPerRank   int // 0: DeepEP's choice, within what the GPU leaves
+	NICSMs       int // SMs per GPU for the emulated NIC; 0: DefaultNICSMs
+	BgSMs        int // SMs per GPU for background posters; 0: DefaultBgSMs when there is background
+	Warmup, Reps int
+	FlushL2      bool
+	NoVerify     bool
+	Pace         bool    // pace the emulated NIC to LineGBs and MsgMps per rank
+	LineGBs      float64 // pacing rates (the profile's NIC, normally)
+	MsgMps       float64
+	Timeout      time.Duration
+}
+
+// Defaults of the native engine.
+const (
+	DefaultNICSMs = 4
+	DefaultBgSMs  = 4
+	DefaultWarmup = 3
+	DefaultReps   = 10
+	// DefaultTimeout bounds every wait of a run: far above any phase, so
+	// only a broken run reaches it.
+	DefaultTimeout = 5 * time.Second
+)
+
+// ErrPlan marks a request the native engine cannot run; the message says
+// which knob.
+var ErrPlan = errors.New("native layer")
+
+func planErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrPlan}, args...)...)
+}
+
+// Plan is the native launch of rt over tr on GPUs like dev.
+func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg moe.Background) (native.LayerConfig, error) {
+	s := rt.Shape
+	gpus := max(1, o.GPUs)
+	if s.Ranks%gpus != 0 {
+		return native.LayerConfig{}, planErr("%d ranks do not spread evenly over %d GPUs", s.Ranks, gpus)
+	}
+	rd := s.Ranks / gpus
+	c := native.LayerConfig{
+		Ranks: s.Ranks, GPUs: gpus, Tokens: s.Tokens, Hidden: s.Hidden, TopK: s.TopK, Experts: s.Physical(),
+		FP8: s.Dispatch == moe.FP8, Warmup: o.Warmup, Reps: o.Reps, FlushL2: o.FlushL2, Verify: !o.NoVerify,
+		Timeout: o.Timeout, Pace: o.Pace, LineGBs: o.LineGBs, MsgMps: o.MsgMps,
+	}
+	if c.Reps == 0 {
+		c.Reps = DefaultReps
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if s.Combine != moe.BF16 {
+		return c, planErr("combine dtype %s: the native kernels combine in bf16", s.Combine)
+	}
+	if s.Dispatch != moe.FP8 && s.Dispatch != moe.BF16 {
+		return c, planErr("dispatch dtype %s: the native kernels dispatch fp8 or bf16", s.Dispatch)
+	}
+	if msg := s.LLDispatchBytes(); msg%16 != 0 {
+		return c, planErr("hidden %d: a %d B dispatch message is not a whole number of 16 B vectors (DeepEP asserts the same)", s.Hidden, msg)
+	}
+	if s.TopK > 31 {
+		return c, planErr("top-k %d: the native dispatch posts from one of 31 warps per selection", s.TopK)
+	}
+	if err := planPath(&c, tr, s); err != nil {
+		return c, err
+	}
+	if c.Path != native.PathDirect {
+		c.NICSMs = o.NICSMs
+		if c.NICSMs == 0 {
+			c.NICSMs = DefaultNICSMs
+		}
+	}
+	if bg.CTAs > 0 {
+		if s.Ranks < 2 {
+			return c, planErr("background traffic needs at least 2 ranks")
+		}
+		c.BackgroundSMs = o.BgSMs
+		if c.BackgroundSMs == 0 {
+			c.BackgroundSMs = DefaultBgSMs
+		}
+		posters := bg.CTAs * bgThreads(bg)
+		c.BgWarps = min(posters, c.BackgroundSMs*32/rd)
+		if c.BgWarps < 1 {
+			return c, planErr("background: %d background SMs per GPU leave no posting warp for %d ranks", c.BackgroundSMs, rd)
+		}
+		c.BgBytes = (bg.Bytes + 15) / 16 * 16
+		layer, _ := moe.Channels(s, moe.LL, 0, moe.Background{})
+		c.BgChannel0, c.BgChannels = 0, layer
+		if bg.Reserved {
+			c.BgChannel0, c.BgChannels = layer, max(1, bg.Queues)
+		}
+		c.BgHeadUs = int(moe.BackgroundWarmup.Us())
+	}
+	left := dev.SMs - c.NICSMs - c.BackgroundSMs
+	if left < rd {
+		return c, planErr("%d ranks per GPU: %d SMs left after %d for the emulated NIC and %d for background", rd, left, c.NICSMs, c.BackgroundSMs)
+	}
+	avail := left / rd
+	if o.SMsPerRank > 0 {
+		if o.SMsPerRank > avail {
+			return c, planErr("--num-sms %d: %d ranks on a GPU of %d SMs leave at most %d SMs each (after %d for the emulated NIC, %d for background)",
+				o.SMsPerRank, rd, dev.SMs, avail, c.NICSMs, c.BackgroundSMs)
+		}
+		c.SMsPerRank = o.SMsPerRank
+	} else {
+		deepep, _, _ := moe.LLLaunch(s, 0, dev.SMs)
+		c.SMsPerRank = min(deepep, avail)
+	}
+	return c, nil
+}
+
+func bgThreads(b moe.Background) int {
+	if b.Threads > 0 {
+		return b.Threads
+	}
+	return moe.DefaultBackgroundThreads
+}
+
+// planPath translates the transport's mechanism into the library's knobs.
+func planPath(c *native.LayerConfig, tr Transport, s moe.Shape) error {
+	if tr.Direct {
+		c.Path = native.PathDirect
+		return nil
+	}
+	o := tr.Options
+	if o.LocalExperts == 0 {
+		o.LocalExperts = s.LocalExperts()
+	}
+	if g, ok, err := tr.Preset.GDAConfig(o); ok {
+		if err != nil {
+			return planErr("%v", err)
+		}
+		if g.Publication != gda.PubHandoff {
+			return planErr("preset %s: the native posters publish in reservation order (handoff), not %v", tr.Preset.Name, g.Publication)
+		}
+		if g.Ordering == gda.OrderNone {
+			return planErr("preset %s: ordering none leaves the emulated NIC reading unwritten WQEs", tr.Preset.Name)
+		}
+		c.Ordering = g.Ordering.String()
+		c.PerDoorbell = g.PerDoorbell
+		// A WQE is one basic block; a DC atomic (address vector) two.
+		c.SQBBs = pow2(max(8, g.Depth))
+		if g.DCIs > 0 {
+			c.SQBBs *= 2
+			c.Path, c.DCIs = native.PathDC, g.DCIs
+		} else {
+			c.Path, c.QPsPerPeer = native.PathGDA, g.QPsPerPeer
+		}
+		c.PerDoorbell = min(c.PerDoorbell, c.SQBBs/2)
+		return nil
+	}
+	if p, ok, err := tr.Preset.ProxyConfig(o); ok {
+		if err != nil {
+			return planErr("%v", err)
+		}
+		if p.ReservedRings > 0 {
+			return planErr("preset %s: reserved rings would carry counts apart from their data; the native layer keeps them on one queue", tr.Preset.Name)
+		}
+		c.Path = native.PathProxy
+		c.Workers, c.Rings, c.Batch = p.Workers, p.Rings, p.Batch
+		c.Handoff = p.Handoff.String()
+		slots := p.RingSlots
+		if slots == 0 {
+			slots = 1024
+		}
+		c.RingEntries = pow2(slots)
+		return nil
+	}
+	return planErr("preset %s configures no mechanism the native engine runs", tr.Preset.Name)
+}
+
+// pow2 is the least power of two at least n.
+func pow2(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
+}
