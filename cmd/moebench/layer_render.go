@@ -30,6 +30,7 @@ type jsonPhase struct {
 }
 
 type jsonResult struct {
+	Engine      string            `json:"engine"`
 	Transport   string            `json:"transport"`
 	Preset      string            `json:"preset"`
 	Workload    string            `json:"workload"`
@@ -75,7 +76,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 		for _, it := range items {
 			r, s := it.res, it.res.Shape
 			jr := jsonResult{
-				Transport: it.preset.Mechanism, Preset: it.preset.Name, Workload: workloadOf(h), Mode: r.Mode.String(),
+				Engine: "model", Transport: it.preset.Mechanism, Preset: it.preset.Name, Workload: workloadOf(h), Mode: r.Mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
 				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,

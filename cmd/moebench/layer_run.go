@@ -59,6 +59,7 @@ type layerFlags struct {
 	prof        profileFlags
 	out         outputFlags
 	logs        logFlags
+	native      nativeFlags
 	log         *zap.Logger
 }
 
@@ -90,6 +91,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.native.register(fs)
 }
 
 // setAxis is one --set constant with the values to sweep.
@@ -109,6 +111,7 @@ type config struct {
 	bg                          moe.Background
 	bgName                      string
 	sets                        []string // name=value
+	gpus                        int      // native engine: GPUs the ranks spread over
 }
 
 // item is one simulated run ready to render.
@@ -146,7 +149,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "background"} {
+		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "background", "gpus", "virtual-ranks"} {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -160,13 +163,28 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
-	if err != nil {
-		return err
-	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	switch f.native.engine {
+	case "native":
+		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
+	case "model":
+		for _, fl := range []string{"gpus", "virtual-ranks", "nic-sms", "bg-sms", "warmup", "reps", "flush-l2", "verify", "nic-pace", "lib", "timeout"} {
+			if fs.Changed(fl) {
+				return fmt.Errorf("%w: --%s: only with --engine native", errUsage, fl)
+			}
+		}
+		if slices.Contains(splitList(f.transports), "direct") {
+			return fmt.Errorf("%w: --transport direct is the native engine's direct-store path; in the model, same-node peers use NVLink with --nvlink", errUsage)
+		}
+	default:
+		return fmt.Errorf("%w: --engine %q: want model or native", errUsage, f.native.engine)
+	}
+	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
+	if err != nil {
+		return err
 	}
 	// Vary the knobs shown as columns: the ones given more than one value.
 	total := len(configs) * len(presets)

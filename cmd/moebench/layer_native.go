@@ -1,0 +1,518 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/native"
+	nativelayer "moebench/native/layer"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+)
+
+// nativeFlags choose the engine and the native engine's knobs.
+type nativeFlags struct {
+	engine  string
+	gpus    []int
+	vranks  []int
+	nicSMs  int
+	bgSMs   int
+	warmup  int
+	reps    int
+	flushL2 bool
+	verify  bool
+	pace    bool
+	lib     string
+	timeout time.Duration
+}
+
+func (n *nativeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&n.engine, "engine", "model", "model (the discrete-event model, any machine) or native (the layer's kernels on this host's GPUs; make native first)")
+	fs.IntSliceVar(&n.gpus, "gpus", nil, "native: GPUs, one rank on each (with --virtual-ranks: that many ranks on each)")
+	fs.IntSliceVar(&n.vranks, "virtual-ranks", nil, "native: ranks sharing one GPU, each with its own SMs and buffers")
+	fs.IntVar(&n.nicSMs, "nic-sms", nativelayer.DefaultNICSMs, "native: SMs per GPU running the emulated NIC")
+	fs.IntVar(&n.bgSMs, "bg-sms", nativelayer.DefaultBgSMs, "native: SMs per GPU posting --background traffic")
+	fs.IntVar(&n.warmup, "warmup", nativelayer.DefaultWarmup, "native: untimed repetitions first")
+	fs.IntVar(&n.reps, "reps", nativelayer.DefaultReps, "native: timed repetitions (each dispatch, then combine)")
+	fs.BoolVar(&n.flushL2, "flush-l2", true, "native: overwrite the L2 before every launch, as DeepEP's benchmark does")
+	fs.BoolVar(&n.verify, "verify", true, "native: check every token of every repetition")
+	fs.BoolVar(&n.pace, "nic-pace", false, "native: pace the emulated NIC to the profile's line and message rates per rank")
+	fs.StringVar(&n.lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
+	fs.DurationVar(&n.timeout, "timeout", nativelayer.DefaultTimeout, "native: longest any GPU or CPU wait may take before the run fails")
+}
+
+// openNativeLib opens the library; tests replace it with a fake.
+var openNativeLib = func(path string) (nativelayer.Runner, error) { return native.Open(path) }
+
+// nativeItem is one native run with the model's prediction beside it.
+type nativeItem struct {
+	cfg   config
+	knobs []knob
+	tr    nativelayer.Transport
+	m     *nativelayer.Measurement
+	model *moe.Result
+	err   error // a failed check: the run is reported, the command fails
+}
+
+// nativeTransports splits --transport/--preset into presets and the
+// direct path (native only).
+func nativeTransports(f *layerFlags, byName bool) ([]preset.Preset, bool, error) {
+	var rest []string
+	direct := false
+	for _, t := range splitList(f.transports) {
+		switch t {
+		case "direct":
+			direct = true
+		case "all":
+			direct = true
+			rest = append(rest, t)
+		default:
+			rest = append(rest, t)
+		}
+	}
+	if byName || len(rest) > 0 {
+		ps, err := resolvePresets(rest, f.presets, byName)
+		return ps, direct, err
+	}
+	return nil, direct, nil
+}
+
+// nativeConfigs sets the ranks of every configuration from --gpus and
+// --virtual-ranks and rejects the flags the native engine does not use.
+func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config, error) {
+	n := &f.native
+	for _, fl := range []string{"gpus-per-node", "nvlink", "chunk"} {
+		if fs.Changed(fl) {
+			return nil, fmt.Errorf("%w: --%s: not used by the native engine (ranks run on this host's GPUs; the direct path is --transport direct)", errUsage, fl)
+		}
+	}
+	if len(n.gpus) == 0 && len(n.vranks) == 0 {
+		return nil, fmt.Errorf("%w: --engine native: give --gpus N (one rank per GPU) or --virtual-ranks R (R ranks sharing one GPU)", errUsage)
+	}
+	gpus, vr := n.gpus, n.vranks
+	if len(gpus) == 0 {
+		gpus = []int{1}
+	}
+	if len(vr) == 0 {
+		vr = []int{1}
+	}
+	for _, v := range slices.Concat(gpus, vr) {
+		if v < 1 {
+			return nil, fmt.Errorf("%w: --gpus and --virtual-ranks take values of at least 1 (got %d)", errUsage, v)
+		}
+	}
+	switch {
+	case n.warmup < 0:
+		return nil, fmt.Errorf("%w: --warmup %d: must be 0 or more", errUsage, n.warmup)
+	case n.reps < 1:
+		return nil, fmt.Errorf("%w: --reps %d: must be at least 1", errUsage, n.reps)
+	case n.nicSMs < 1:
+		return nil, fmt.Errorf("%w: --nic-sms %d: the emulated NIC needs at least one SM", errUsage, n.nicSMs)
+	case n.bgSMs < 1:
+		return nil, fmt.Errorf("%w: --bg-sms %d: must be at least 1", errUsage, n.bgSMs)
+	case n.timeout < 10*time.Millisecond || n.timeout > time.Hour:
+		return nil, fmt.Errorf("%w: --timeout %v: want 10ms to 1h", errUsage, n.timeout)
+	}
+	var out []config
+	for _, c := range configs {
+		if c.mode != moe.LL {
+			return nil, fmt.Errorf("%w: --mode %s: the native engine runs low-latency mode (ll)", errUsage, c.mode)
+		}
+		for _, g := range gpus {
+			for _, v := range vr {
+				c2 := c
+				c2.shape.Ranks, c2.shape.GPUsPerNode = g*v, 1
+				c2.gpus = g
+				if fs.Changed("ranks") && c.shape.Ranks != g*v {
+					return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, c.shape.Ranks, g*v)
+				}
+				if err := c2.shape.Validate(); err != nil {
+					return nil, fmt.Errorf("%w: %v (%d GPUs × %d virtual ranks)", errUsage, shapeErr(err), g, v)
+				}
+				out = append(out, c2)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runNativeLayer is run and sweep on the native engine: each
+// configuration and transport measured on the GPUs, the model's
+// prediction beside it.
+func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile.Profile, axes []setAxis, configs []config, spec moe.RoutingSpec, stdout, stderr io.Writer) error {
+	configs, err := nativeConfigs(f, fs, configs)
+	if err != nil {
+		return err
+	}
+	presets, direct, err := nativeTransports(f, fs.Changed("preset"))
+	if err != nil {
+		return err
+	}
+	var trs []nativelayer.Transport
+	for _, p := range presets {
+		trs = append(trs, nativelayer.Transport{Preset: p})
+	}
+	if direct {
+		trs = append(trs, nativelayer.Transport{Direct: true})
+	}
+	if len(trs) == 0 {
+		return fmt.Errorf("%w: --transport: no transport given", errUsage)
+	}
+	lib, err := openNativeLib(f.native.lib)
+	if err != nil {
+		return fmt.Errorf("--engine native: %w", err)
+	}
+	dev := lib.Device()
+	bar := report.NewProgress(stderr, "moebench "+name+" (native)", len(configs)*len(trs), report.ProgressOptions{Force: f.progress})
+	routes := map[moe.Shape]*moe.Routing{}
+	var items []nativeItem
+	failed := 0
+	for _, c := range configs {
+		rt := routes[c.shape]
+		if rt == nil {
+			if rt, err = moe.Generate(c.shape, spec, f.seed); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+			}
+			routes[c.shape] = rt
+		}
+		prof := base
+		if len(c.sets) > 0 {
+			prof = base.Clone()
+			if err := prof.ApplySets(c.sets); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+		}
+		o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
+			Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
+			Timeout: f.native.timeout, Pace: f.native.pace}
+		if o.Pace {
+			o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
+			o.MsgMps = prof.Get("nic.msg_rate_mps")
+		}
+		for _, tr := range trs {
+			tr.Options = preset.Options{QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings}
+			m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
+			var checkErr error
+			switch {
+			case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
+				return fmt.Errorf("%w: %s: %v", errUsage, tr.Name(), err)
+			case errors.Is(err, native.ErrCheck) && m != nil:
+				checkErr = err
+				failed++
+			case err != nil:
+				return err
+			}
+			pred, err := nativelayer.Predict(rt, m, tr, prof, c.bg, f.log)
+			if err != nil {
+				return fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
+			}
+			items = append(items, nativeItem{cfg: c, knobs: nativeKnobs(fs, axes, c), tr: tr, m: m, model: pred, err: checkErr})
+			bar.Step(tr.Name())
+		}
+	}
+	bar.Done()
+	h := header(name, base, fmt.Sprintf("measured on %s (driver %s, CUDA %s) by the native engine; model columns modelled on the profile with the emulated NIC's constants",
+		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime)))
+	h.Seed = &f.seed
+	h.Extra = describeNative(f, configs, spec, items)
+	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items) }); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)", failed, len(items))
+	}
+	return nil
+}
+
+// nativeKnobs are the model's swept knobs plus the native placement's.
+func nativeKnobs(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
+	k := knobsOf(fs, axes, c)
+	multi := func(name string) bool {
+		v := fs.Lookup(name)
+		return v != nil && v.Changed && strings.Contains(v.Value.String(), ",")
+	}
+	if multi("gpus") || multi("virtual-ranks") {
+		k = append([]knob{{"ranks", strconv.Itoa(c.shape.Ranks)}, {"GPUs", strconv.Itoa(c.gpus)}}, k...)
+	}
+	return k
+}
+
+func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items []nativeItem) []string {
+	s := configs[0].shape
+	l := []string{
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, ll mode",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch),
+		fmt.Sprintf("routing %s; background %s", spec, configs[0].bg),
+	}
+	if len(items) > 0 {
+		m := items[0].m
+		l = append(l, fmt.Sprintf("%s; %d warm-up and %d timed repetitions, L2 flushed %v, every token checked %v",
+			placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
+	}
+	if len(configs) > 1 {
+		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
+	}
+	return l
+}
+
+// placement says where the ranks ran.
+func placement(m *nativelayer.Measurement) string {
+	c := m.Config
+	rd := c.Ranks / max(1, c.GPUs)
+	where := fmt.Sprintf("%d ranks on %d GPUs", c.Ranks, c.GPUs)
+	if rd > 1 && c.GPUs == 1 {
+		where = fmt.Sprintf("%d virtual ranks on 1 GPU", c.Ranks)
+	} else if rd > 1 {
+		where = fmt.Sprintf("%d GPUs × %d virtual ranks", c.GPUs, rd)
+	}
+	return fmt.Sprintf("%s, %d SMs each", where, c.SMsPerRank)
+}
+
+// nicText names the NIC a run used.
+func nicText(m *nativelayer.Measurement) string {
+	c := m.Config
+	if c.Path == native.PathDirect {
+		return "none (direct stores)"
+	}
+	pace := "unpaced"
+	if c.Pace {
+		pace = fmt.Sprintf("paced to %.3g GB/s and %.3g M msg/s per rank", c.LineGBs, c.MsgMps)
+	}
+	return fmt.Sprintf("emulated NIC on %d SMs per GPU, %s", c.NICSMs, pace)
+}
+
+func nativePhases(it nativeItem) []struct {
+	name  string
+	st    *nativelayer.PhaseStats
+	model *moe.Phase
+} {
+	return []struct {
+		name  string
+		st    *nativelayer.PhaseStats
+		model *moe.Phase
+	}{{"dispatch", &it.m.Dispatch, &it.model.Dispatch}, {"combine", &it.m.Combine, &it.model.Combine}}
+}
+
+func ratio(model, measured float64) float64 {
+	if measured <= 0 {
+		return 0
+	}
+	return model / measured
+}
+
+func correctText(it nativeItem) string {
+	r := it.m.Result
+	switch {
+	case !it.m.Config.Verify:
+		return "not checked"
+	case it.err != nil || r.Problems > 0:
+		return fmt.Sprintf("NO (%d problems)", r.Problems)
+	}
+	return fmt.Sprintf("yes (%d)", r.Checked)
+}
+
+func renderNative(w io.Writer, format string, h report.Header, items []nativeItem) error {
+	switch format {
+	case "json":
+		return report.WriteJSON(w, nativeJSON(h, items))
+	case "csv":
+		return nativeCSV(items).WriteCSV(w, &h)
+	}
+	kc := func(it nativeItem) []string { return nativeKnobVals(it) }
+	t := nativeWith(items, []string{"preset", "transport", "phase", "mean µs", "p50 µs", "max µs", "issue done µs", "kernel µs", "algo GB/s", "model µs", "model/measured"},
+		[]bool{false, false, false, true, true, true, true, true, true, true, true})
+	for _, it := range items {
+		for _, ph := range nativePhases(it) {
+			st := ph.st
+			t.Rows = append(t.Rows, append(kc(it), it.tr.Name(), it.tr.Mechanism(), ph.name, report.Num(st.Ready.Mean), report.Num(st.Ready.P50),
+				report.Num(st.Ready.Max), report.Num(st.IssueDone.Mean), report.Num(st.KernelUs), report.Num(st.AlgoGBps),
+				report.Num(ph.model.Time.Mean), strconv.FormatFloat(ratio(ph.model.Time.Mean, st.Ready.Mean), 'f', 2, 64)))
+		}
+	}
+	if err := t.WriteText(w, &h); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\nMeasured timeline (µs from the launch, mean over ranks): the last post, the send side done (dispatch: its grid sync), every count or flag seen (combine: its grid sync), ready; post ns is one post's issue time:\n\n"); err != nil {
+		return err
+	}
+	tl := nativeWith(items, []string{"preset", "phase", "issue done", "send done", "signals seen", "ready", "post ns", "posts", "copies", "model issue done"},
+		[]bool{false, false, true, true, true, true, true, true, true, true})
+	for _, it := range items {
+		for _, ph := range nativePhases(it) {
+			st := ph.st
+			tl.Rows = append(tl.Rows, append(kc(it), it.tr.Name(), ph.name, report.Num(st.IssueDone.Mean), report.Num(st.SendDone.Mean),
+				report.Num(st.WaitDone.Mean), report.Num(st.Ready.Mean), report.Num(st.PostNs), strconv.FormatInt(st.Posts, 10),
+				strconv.FormatInt(st.Copies, 10), report.Num(ph.model.IssueDone.Max)))
+		}
+	}
+	if err := tl.WriteText(w, nil); err != nil {
+		return err
+	}
+	if len(items) <= 4 {
+		if _, err := io.WriteString(w, "\nPer rank (µs over the repetitions):\n\n"); err != nil {
+			return err
+		}
+		pr := nativeWith(items, []string{"preset", "phase", "rank", "avg µs", "min µs", "max µs"}, []bool{false, false, true, true, true, true})
+		for _, it := range items {
+			for _, ph := range nativePhases(it) {
+				for r, rs := range ph.st.Ranks {
+					pr.Rows = append(pr.Rows, append(kc(it), it.tr.Name(), ph.name, strconv.Itoa(r), report.Num(rs.Mean), report.Num(rs.Min), report.Num(rs.Max)))
+				}
+			}
+		}
+		if err := pr.WriteText(w, nil); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(w, "\nPlacement, emulated NIC and checks (NIC counts per repetition):\n\n"); err != nil {
+		return err
+	}
+	nt := nativeWith(items, []string{"preset", "placement", "NIC", "queues", "WQEs", "doorbells", "torn reads", "DCI switches", "proxy workers", "buffer MiB/rank", "correct"},
+		[]bool{false, false, false, true, true, true, true, true, true, true, false})
+	for _, it := range items {
+		r := it.m.Result
+		reps := int64(max(1, it.m.Config.Reps))
+		nt.Rows = append(nt.Rows, append(kc(it), it.tr.Name(), placement(it.m), nicText(it.m), strconv.Itoa(r.NICQueues),
+			strconv.FormatInt(r.WQEs/reps, 10), strconv.FormatInt(r.Doorbells/reps, 10), strconv.FormatInt(r.Torn/reps, 10),
+			strconv.FormatInt(r.DCISwitches/reps, 10), strconv.Itoa(r.Workers), report.Num(mib(r.BufferBytes)), correctText(it)))
+	}
+	if err := nt.WriteText(w, nil); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.err != nil {
+			if _, err := fmt.Fprintf(w, "! %s: %s\n", it.tr.Name(), it.m.Result.Problem); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nativeWith is a table with the swept knobs' columns first.
+func nativeWith(items []nativeItem, cols []string, numeric []bool) *report.Table {
+	var kc []string
+	if len(items) > 0 {
+		for _, k := range items[0].knobs {
+			kc = append(kc, k.name)
+		}
+	}
+	t := &report.Table{Columns: append(slices.Clone(kc), cols...)}
+	for range kc {
+		t.Numeric = append(t.Numeric, true)
+	}
+	t.Numeric = append(t.Numeric, numeric...)
+	return t
+}
+
+func nativeKnobVals(it nativeItem) []string {
+	var v []string
+	for _, k := range it.knobs {
+		v = append(v, k.value)
+	}
+	return v
+}
+
+type nativeJSONPhase struct {
+	jsonPhase
+	SendDoneUs float64                 `json:"send_done_us"`
+	WaitDoneUs float64                 `json:"signals_seen_us"`
+	KernelUs   float64                 `json:"kernel_us"`
+	PostNs     float64                 `json:"post_ns"`
+	Copies     int64                   `json:"copies"`
+	Ranks      []nativelayer.RankStats `json:"ranks"`
+}
+
+type nativeJSONResult struct {
+	jsonResult
+	Dispatch  nativeJSONPhase    `json:"dispatch"`
+	Combine   nativeJSONPhase    `json:"combine"`
+	NIC       string             `json:"nic"`
+	Placement string             `json:"placement"`
+	Measured  []string           `json:"measured"`
+	Model     nativeModel        `json:"model"`
+	Native    native.LayerResult `json:"native"`
+	Config    native.LayerConfig `json:"native_config"`
+	Device    native.DeviceInfo  `json:"device"`
+}
+
+type nativeModel struct {
+	Profile  string    `json:"profile"`
+	Dispatch jsonPhase `json:"dispatch"`
+	Combine  jsonPhase `json:"combine"`
+}
+
+func nativePhaseJSON(st *nativelayer.PhaseStats) nativeJSONPhase {
+	return nativeJSONPhase{
+		jsonPhase: jsonPhase{MeanUs: st.Ready.Mean, MinUs: st.Ready.Min, MaxUs: st.Ready.Max, P50Us: st.Ready.P50, P99Us: st.Ready.P99,
+			DeliveredUs: st.WaitDone, IssueDoneUs: st.IssueDone.Max, AlgoGBps: st.AlgoGBps, Messages: st.Posts,
+			Breakdown: map[string]float64{}},
+		SendDoneUs: st.SendDone.Mean, WaitDoneUs: st.WaitDone.Mean, KernelUs: st.KernelUs, PostNs: st.PostNs,
+		Copies: st.Copies, Ranks: st.Ranks,
+	}
+}
+
+func nativeJSON(h report.Header, items []nativeItem) any {
+	doc := struct {
+		Header  report.Header      `json:"header"`
+		Results []nativeJSONResult `json:"results"`
+	}{Header: h, Results: []nativeJSONResult{}}
+	for _, it := range items {
+		s, r := it.model.Shape, it.m.Result
+		jr := nativeJSONResult{
+			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: "ll",
+				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
+				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
+				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
+				Correct: it.err == nil && r.Problems == 0, Events: 0},
+			Dispatch: nativePhaseJSON(&it.m.Dispatch), Combine: nativePhaseJSON(&it.m.Combine),
+			NIC: nicText(it.m), Placement: placement(it.m),
+			Measured: []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps", "ranks"},
+			Model:    nativeModel{Profile: it.model.Transport, Dispatch: toJSONPhase(&it.model.Dispatch), Combine: toJSONPhase(&it.model.Combine)},
+			Native:   r, Config: it.m.Config, Device: it.m.Device,
+		}
+		if r.Problem != "" {
+			jr.Problems = []string{r.Problem}
+		}
+		if len(it.knobs) > 0 {
+			jr.Knobs = map[string]string{}
+			for _, k := range it.knobs {
+				jr.Knobs[k.name] = k.value
+			}
+		}
+		doc.Results = append(doc.Results, jr)
+	}
+	return doc
+}
+
+func nativeCSV(items []nativeItem) *report.Table {
+	cols := []string{"engine", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
+		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps",
+		"model_mean_us", "model_issue_done_us", "model_over_measured", "wqes", "doorbells", "torn_reads", "dci_switches", "route_hash", "correct"}
+	t := &report.Table{Columns: cols}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, it := range items {
+		s, r, c := it.model.Shape, it.m.Result, it.m.Config
+		for _, ph := range nativePhases(it) {
+			st := ph.st
+			t.Rows = append(t.Rows, []string{"native", it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
+				strconv.Itoa(c.NICSMs), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden),
+				it.cfg.bgName, strings.Join(it.cfg.sets, ";"), ph.name,
+				f(st.Ready.Mean), f(st.Ready.Min), f(st.Ready.Max), f(st.Ready.P50), f(st.Ready.P99), f(st.IssueDone.Mean), f(st.SendDone.Mean),
+				f(st.WaitDone.Mean), f(st.KernelUs), f(st.PostNs), f(st.AlgoGBps), f(ph.model.Time.Mean), f(ph.model.IssueDone.Max),
+				f(ratio(ph.model.Time.Mean, st.Ready.Mean)), strconv.FormatInt(r.WQEs, 10), strconv.FormatInt(r.Doorbells, 10),
+				strconv.FormatInt(r.Torn, 10), strconv.FormatInt(r.DCISwitches, 10), it.model.RouteHash,
+				strconv.FormatBool(it.err == nil && r.Problems == 0)})
+		}
+	}
+	return t
+}
