@@ -229,3 +229,24 @@ func TestLayerConfigCheck(t *testing.T) {
 		t.Fatalf("uneven GPUs: %v", err)
 	}
 }
+
+// With several GPUs, ranks spread over them (peer access, system-scope
+// ordering) and every path still moves every token exactly once.
+func TestLayerMultiGPU(t *testing.T) {
+	lib := openGPU(t)
+	n, err := lib.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Skipf("needs 2 GPUs, this host has %d: skipping the multi-GPU layer", n)
+	}
+	for _, path := range []LayerPath{PathDirect, PathGDA, PathProxy, PathDC} {
+		for _, perGPU := range []int{1, 2} {
+			s := smallShape(2*perGPU, 32, 7168, 8, 64)
+			cfg := baseLayerConfig(s, path)
+			cfg.GPUs, cfg.SMsPerRank = 2, 16
+			runLayer(t, lib, s, cfg)
+		}
+	}
+}

@@ -342,6 +342,9 @@ type LayerConfig struct {
 	Batch       int
 	Handoff     string // Handoffs
 	RingEntries int
+	// ReservedRing0 > 0: rings from it on carry reserved traffic and get
+	// worker queues of their own.
+	ReservedRing0 int
 	// background posters
 	BgWarps, BgBytes, BgChannel0, BgChannels, BgHeadUs int
 	// emulated NIC pacing (per rank)

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 2
+#define MBN_ABI_VERSION 3
 
 /* Return codes. */
 #define MBN_OK 0
@@ -273,6 +273,8 @@ typedef struct {
   int32_t flush_l2;      /* 1: overwrite the L2 before every launch, as DeepEP's bench does */
   int32_t verify;        /* 1: check every token of every repetition */
   int32_t timeout_ms;    /* any GPU or CPU wait longer than this fails the run */
+  int32_t reserved_ring0;/* proxy: rings at or above it (when > 0) get worker queues of their own */
+  int32_t pad;
   double line_gbs;       /* pacing: per-rank NIC line rate */
   double msg_mps;        /* pacing: per-rank NIC message rate */
 } mbn_layer_config;

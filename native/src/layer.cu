@@ -569,6 +569,7 @@ int32_t LayerRun::setup_proxy(LayerDev &dv) {
   s.cq_entries = 64;
   s.cqe_every = 64;
   s.core0 = 1 + dv.id * Rd_ * workers_;
+  s.reserved0 = c.reserved_ring0 > 0 && c.reserved_ring0 < c.rings ? c.reserved_ring0 : 0;
   s.bases = bases_;
   for (auto &r : regions_) s.keys.push_back(r.key);
   s.off_fetch = d_.off_fetch;
@@ -590,9 +591,11 @@ int32_t LayerRun::setup_proxy(LayerDev &dv) {
     hr[i].cached = tails + 2 * i + 1;
   }
   std::vector<NicQ> hn(nq);
+  const int cls_n = dv.proxy->classes();
   for (int i = 0; i < nq; ++i) {
-    const int rl = i / (workers_ * c.ranks), w = (i / c.ranks) % workers_, dst = i % c.ranks;
-    WorkerQP &q = dv.proxy->qp(rl, w, dst);
+    const int rl = i / (workers_ * cls_n * c.ranks), w = (i / (cls_n * c.ranks)) % workers_;
+    const int cls = (i / c.ranks) % cls_n, dst = i % c.ranks;
+    WorkerQP &q = dv.proxy->qp(rl, w, dst, cls);
     NicQ &n = hn[i];
     memset(&n, 0, sizeof n);
     n.sq = q.sq;

@@ -96,6 +96,9 @@ class LayerProxy {
     int R = 0, rank0 = 0, Rd = 0;
     int workers = 1, rings = 1, entries = 1024, batch = 1, sq_bbs = 512, cq_entries = 64, cqe_every = 64;
     int core0 = 1;  // first CPU core to pin workers to
+    // Rings at or above reserved0 (when > 0) post on worker queues of their
+    // own, so reserved traffic never queues in front of the layer's.
+    int reserved0 = 0;
     std::vector<uint64_t> bases;  // [R] region base addresses
     std::vector<uint32_t> keys;   // [R]
     uint64_t off_fetch = 0;
@@ -107,7 +110,10 @@ class LayerProxy {
   void stop();
   Desc32 *ring(int rl, int r) const { return descs_ + ((size_t)rl * s_.rings + r) * s_.entries; }
   PRingHost *ctl(int rl, int r) const { return ctls_ + (size_t)rl * s_.rings + r; }
-  WorkerQP &qp(int rl, int w, int dst) { return qps_[((size_t)rl * s_.workers + w) * s_.R + dst]; }
+  int classes() const { return s_.reserved0 > 0 ? 2 : 1; }
+  WorkerQP &qp(int rl, int w, int dst, int cls) {
+    return qps_[(((size_t)rl * s_.workers + w) * classes() + cls) * s_.R + dst];
+  }
   int nqps() const { return (int)qps_.size(); }
   int64_t consumed() const;
   int64_t torn() const;

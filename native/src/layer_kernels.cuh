@@ -355,9 +355,14 @@ __device__ __forceinline__ void nic_pace(const LayerArgs &a, int src, uint32_t b
 }
 
 // Execute every WQE of queue qi from its consumer index through the one
-// doorbell db announces. The whole warp runs it.
-__device__ void nic_drain(const LayerArgs &a, int qi, int lane, unsigned long long &wqes, unsigned long long &bytes,
-                          unsigned long long &cqes, unsigned long long &torn, unsigned long long &switches) {
+// doorbell db announces. The whole warp runs it. Like a NIC's prefetch,
+// one read brings a window of 32 segments (8 basic blocks): lane l loads
+// segment l, and WQEs are parsed from the window while they fit in it.
+// dirty: writes executed since the warp's last fence; an atomic fences
+// first only then.
+__device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, unsigned long long &wqes,
+                          unsigned long long &bytes, unsigned long long &cqes, unsigned long long &torn,
+                          unsigned long long &switches) {
   NicQ &q = a.nq[qi];
   const uint64_t db = nic_load_db(q);  // every lane acquires the doorbell
   const uint32_t target = mbn_doorbell_index(db);
@@ -365,33 +370,34 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, unsigned long lo
   uint32_t ci = q.ci;
   int32_t cur = q.cur;
   uint32_t cq_pi = q.cq_pi;
+  uint32_t wbase = 0;
+  bool have = false;
+  mbn_seg win = mbn_seg4(0, 0, 0, 0);
+  Spin sp;
   for (;;) {
-    // Lane 0 reads the WQE (retrying while the ctrl segment at ci is not
-    // yet the announced one) and hands it to the warp, so every lane acts
-    // on the same bytes.
+    // The WQE at ci from the window, re-read while it is not the
+    // announced one (its stores not yet visible) or runs past the window.
     mbn_seg s[5];
-    int ready = 1;
-    if (lane == 0) {
-      Spin sp;
-      for (;;) {
-        s[0] = ld_seg_volatile(q.sq + mbn_seg_offset(ci, 0, ring));
-        if (mbn_ctrl_ready(s[0], ci)) break;
-        torn++;
-        if (!sp.ok(a, kLErrTornWQE, q.src, qi, (int)ci, (int)target)) {
-          ready = 0;
-          break;
-        }
+    uint32_t rel = 0;
+    for (;;) {
+      rel = (ci - wbase) * 4u;
+      if (!have || rel + 5u > 32u) {
+        wbase = ci;
+        rel = 0;
+        win = ld_seg_volatile(q.sq + mbn_seg_offset(wbase, (uint32_t)lane, ring));
+        have = true;
       }
-      const uint32_t ds0 = ready ? mbn_parse_ctrl(s[0]).ds : 1u;
-      for (uint32_t k = 1; k < 5u; ++k) {
-        s[k] = k < ds0 ? ld_seg_volatile(q.sq + mbn_seg_offset(ci, k, ring)) : mbn_seg4(0, 0, 0, 0);
+#pragma unroll
+      for (int k = 0; k < 5; ++k) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) s[k].w[w] = __shfl_sync(0xffffffffu, win.w[w], (int)rel + k);
       }
-    }
-    if (!__shfl_sync(0xffffffffu, ready, 0)) return;
-#pragma unroll
-    for (int k = 0; k < 5; ++k) {
-#pragma unroll
-      for (int w = 0; w < 4; ++w) s[k].w[w] = __shfl_sync(0xffffffffu, s[k].w[w], 0);
+      if (mbn_ctrl_ready(s[0], ci)) break;
+      have = false;
+      if (lane == 0) torn++;
+      int stop = 0;
+      if (lane == 0) stop = !sp.ok(a, kLErrTornWQE, q.src, qi, (int)ci, (int)target);
+      if (__shfl_sync(0xffffffffu, stop, 0)) return;
     }
     const uint32_t ds = mbn_parse_ctrl(s[0]).ds;
     const uint32_t n = ds < 5u ? ds : 5u;
@@ -420,11 +426,15 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, unsigned long lo
       } else {
         warp_copy(to, reinterpret_cast<const uint8_t *>((uintptr_t)op.laddr), op.len, lane);
       }
+      dirty = true;
     } else {
       // RC and DC execute in order: the writes before an atomic on this
       // queue are visible before it.
-      fence_layer(a.d.sys_scope);
-      __syncwarp();
+      if (dirty) {
+        fence_layer(a.d.sys_scope);
+        __syncwarp();
+        dirty = false;
+      }
       if (lane == 0) {
         fence_layer(a.d.sys_scope);
         const unsigned long long old =
@@ -483,10 +493,13 @@ __device__ __forceinline__ bool rings_drained(const LayerArgs &a, int lane) {
 __device__ void nic_block(const LayerArgs &a, int nb) {
   const int lane = threadIdx.x & 31;
   const int NW = a.d.nic_blocks * kLayerWarps;
-  const int gw = nb * kLayerWarps + (threadIdx.x >> 5);
+  // Engines alternate over the NIC's SMs, so that a run with few queues
+  // still spreads them over every SM.
+  const int gw = (threadIdx.x >> 5) * a.d.nic_blocks + nb;
   const int per = (a.nnq + NW - 1) / NW;
   const int q0 = gw * per, q1 = min(q0 + per, a.nnq);
   unsigned long long wqes = 0, bytes = 0, cqes = 0, torn = 0, switches = 0, dbs = 0;
+  bool dirty = false;
   int quiet = 0;
   for (;;) {
     bool any = false;
@@ -503,7 +516,7 @@ __device__ void nic_block(const LayerArgs &a, int nb) {
       while (m) {
         const int l = __ffs(m) - 1;
         m &= m - 1;
-        nic_drain(a, base + l, lane, wqes, bytes, cqes, torn, switches);
+        nic_drain(a, base + l, lane, dirty, wqes, bytes, cqes, torn, switches);
         if (lane == 0) dbs++;
         any = true;
       }

@@ -29,7 +29,7 @@ int32_t LayerProxy::setup(const Setup &s) {
   MBN_CUDA(ringmem_.alloc(desc_bytes + nr * sizeof(PRingHost)));
   descs_ = ringmem_.as<Desc32>();
   ctls_ = reinterpret_cast<PRingHost *>(ringmem_.as<uint8_t>() + desc_bytes);
-  const size_t nq = (size_t)s.Rd * s.workers * s.R;
+  const size_t nq = (size_t)s.Rd * s.workers * (s.reserved0 > 0 ? 2 : 1) * s.R;
   const size_t per = (size_t)s.sq_bbs * 64 + (size_t)s.cq_entries * 64 + 64;  // sq, cq, db|dbrec|ci line
   MBN_CUDA(qpmem_.alloc(nq * per));
   qps_.resize(nq);
@@ -139,6 +139,7 @@ void LayerProxy::work(Worker &wk) {
     size_t slot_i = 0;
     for (int r = wk.w; r < s_.rings; r += s_.workers, ++slot_i) {
       Desc32 *ring = this->ring(wk.rl, r);
+      const int cls = s_.reserved0 > 0 && r >= s_.reserved0 ? 1 : 0;
       const uint64_t s = wk.expected[slot_i];
       int n = 0;
       touched.clear();
@@ -174,7 +175,7 @@ void LayerProxy::work(Worker &wk) {
                (unsigned long long)(s + n), r, (unsigned long long)op, dst);
           return;
         }
-        WorkerQP &q = qp(wk.rl, wk.w, dst);
+        WorkerQP &q = qp(wk.rl, wk.w, dst, cls);
         const uint32_t ds = op == kDescAtomic ? mbn_atomic_ds(0) : mbn_write_ds(0, 0, 0);
         const uint32_t nbb = mbn_bbs(ds);
         const double t0 = now_ns();
@@ -208,7 +209,7 @@ void LayerProxy::work(Worker &wk) {
         // One doorbell per queue the chain touched, then the ring's
         // progress: the NIC may read it as soon as the doorbell lands.
         for (int dst : touched) {
-          WorkerQP &q = qp(wk.rl, wk.w, dst);
+          WorkerQP &q = qp(wk.rl, wk.w, dst, cls);
           std::atomic_thread_fence(std::memory_order_release);
           __atomic_store_n(q.dbrec, mbn_bswap32(q.pi & 0xffffu), __ATOMIC_RELEASE);
           __atomic_store_n(q.db, last_ctrl[dst], __ATOMIC_RELEASE);
