@@ -39,17 +39,30 @@
 //	    registers, blocks per SM and run time of a compute or streaming
 //	    caller kernel without, with a dormant, or with an active mini-gda
 //	    or mini-proxy path
-//	(*Lib).ClockMHz, Device
+//	(*Lib).ClockMHz, Device, DeviceCount
 //	    the effective SM clock (clock64 against globaltimer) and the GPU,
 //	    driver and CUDA versions
+//	(*Lib).Layer(LayerConfig, LayerRouting) (LayerResult, error)
+//	    DeepEP-style low-latency dispatch and combine run by real kernels:
+//	    ranks spread over GPUs (several per GPU are virtual ranks, each
+//	    with its own SMs and buffers), the FP8 cast, counts, packed layout,
+//	    flags, grid syncs and the weighted reduce; every message through a
+//	    path's GPU-side mechanism (direct stores, or mlx5 WQEs built by GPU
+//	    warps or by CPU proxy workers) and, for the RDMA paths, an emulated
+//	    NIC: warps on reserved SMs that poll doorbells, execute the WQEs'
+//	    writes and atomics and write CQEs (its decisions are the C of
+//	    src/emunic.h, which package emunic runs on the CPU). Every token of
+//	    every repetition is checked on the GPU; per-rank timings come back
+//	    per repetition
 //
 // Times inside kernels are clock64 deltas of the timing thread with the
 // timer-read overhead subtracted, converted at the clock the same kernel
 // measured; globaltimer medians ride along as a coarse cross-check.
 //
-// No RDMA NIC takes part: nothing fetches the WQEs, consumes the doorbell or
-// writes CQEs. What is measured is what the GPU (and, for the proxy, the CPU
-// worker) pays to submit. `moebench calibrate` runs the whole suite and
+// No RDMA NIC takes part: in the measurements above nothing fetches the
+// WQEs, consumes the doorbell or writes CQEs, and what is measured is what
+// the GPU (and, for the proxy, the CPU worker) pays to submit; in Layer the
+// emulated NIC does, and says so. `moebench calibrate` runs the whole suite and
 // turns it into profile constants (transport/gda.FitGPU);
 // testdata/h200-calibrate.txt is its output on an H200 host.
 //

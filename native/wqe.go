@@ -15,6 +15,7 @@ const (
 
 	OpcodeRDMAWrite    = 0x08
 	OpcodeRDMAWriteImm = 0x09
+	OpcodeAtomicFA     = 0x13       // 8 B fetch-add
 	InlineSegFlag      = 0x80000000 // byte_count bit marking an inline segment
 	CtrlCQUpdate       = 0x08       // fm_ce_se: generate a CQE on completion
 
@@ -43,11 +44,26 @@ type WQE struct {
 	RKey       uint32
 
 	// Inline != nil selects an inline segment; otherwise the data segment
-	// below names the payload.
+	// below names the payload (for a fetch-add: where the old value lands).
 	Inline    []byte
 	ByteCount uint32
 	LKey      uint32
 	LocalAddr uint64
+
+	// Add is a fetch-add's operand (Opcode OpcodeAtomicFA), Compare its
+	// second atomic word.
+	Add, Compare uint64
+	// AV, on a DC queue, is the address vector after the ctrl segment.
+	AV *AddressVector
+}
+
+// AddressVector is DC's compact 16 B address vector: the destination's key,
+// DCT number and LID (the native layer's emulated NIC reads the rank from
+// the LID).
+type AddressVector struct {
+	DCKey uint64
+	DCT   uint32 // 24 bits
+	RLID  uint16
 }
 
 // Layout returns the WQE's size in 16 B units and in basic blocks.
@@ -55,14 +71,27 @@ func (w WQE) Layout() (ds, bbs int, err error) {
 	if w.QPN > 0xffffff {
 		return 0, 0, fmt.Errorf("wqe: qpn %#x does not fit 24 bits", w.QPN)
 	}
-	data := 1
-	if w.Inline != nil {
+	if w.AV != nil && w.AV.DCT > 0xffffff {
+		return 0, 0, fmt.Errorf("wqe: dct %#x does not fit 24 bits", w.AV.DCT)
+	}
+	ds = 2
+	if w.AV != nil {
+		ds++
+	}
+	switch {
+	case w.Opcode == OpcodeAtomicFA:
+		if w.Inline != nil {
+			return 0, 0, fmt.Errorf("wqe: a fetch-add carries no inline payload")
+		}
+		ds += 2
+	case w.Inline != nil:
 		if len(w.Inline) > MaxInline {
 			return 0, 0, fmt.Errorf("wqe: inline payload %d B exceeds %d B", len(w.Inline), MaxInline)
 		}
-		data = (4 + len(w.Inline) + SegmentSize - 1) / SegmentSize
+		ds += (4 + len(w.Inline) + SegmentSize - 1) / SegmentSize
+	default:
+		ds++
 	}
-	ds = 2 + data
 	return ds, (ds*SegmentSize + BasicBlock - 1) / BasicBlock, nil
 }
 
@@ -82,15 +111,31 @@ func (w WQE) Encode() ([]byte, error) {
 	b[8] = w.Signature
 	b[11] = w.FmCeSe
 	be.PutUint32(b[12:], w.Imm)
-	be.PutUint64(b[16:], w.RemoteAddr)
-	be.PutUint32(b[24:], w.RKey)
-	if w.Inline != nil {
-		be.PutUint32(b[32:], uint32(len(w.Inline))|InlineSegFlag)
-		copy(b[36:], w.Inline)
-	} else {
-		be.PutUint32(b[32:], w.ByteCount)
-		be.PutUint32(b[36:], w.LKey)
-		be.PutUint64(b[40:], w.LocalAddr)
+	o := 16
+	if w.AV != nil {
+		be.PutUint64(b[o:], w.AV.DCKey)
+		be.PutUint32(b[o+8:], w.AV.DCT)
+		be.PutUint32(b[o+12:], uint32(w.AV.RLID))
+		o += SegmentSize
+	}
+	be.PutUint64(b[o:], w.RemoteAddr)
+	be.PutUint32(b[o+8:], w.RKey)
+	o += SegmentSize
+	switch {
+	case w.Opcode == OpcodeAtomicFA:
+		be.PutUint64(b[o:], w.Add)
+		be.PutUint64(b[o+8:], w.Compare)
+		o += SegmentSize
+		be.PutUint32(b[o:], 8)
+		be.PutUint32(b[o+4:], w.LKey)
+		be.PutUint64(b[o+8:], w.LocalAddr)
+	case w.Inline != nil:
+		be.PutUint32(b[o:], uint32(len(w.Inline))|InlineSegFlag)
+		copy(b[o+4:], w.Inline)
+	default:
+		be.PutUint32(b[o:], w.ByteCount)
+		be.PutUint32(b[o+4:], w.LKey)
+		be.PutUint64(b[o+8:], w.LocalAddr)
 	}
 	return b, nil
 }
