@@ -78,7 +78,11 @@ type LayerConfig struct {
 	// NoPayload skips the payload checksums (placement and exactly-once
 	// are still checked).
 	NoPayload bool
-	Log       *zap.Logger
+	// RanksPerGPU > 1 puts that many consecutive ranks on one GPU, as the
+	// native engine's virtual ranks: they share its copy bandwidth, and
+	// copies between them are device-memory copies. LL mode only.
+	RanksPerGPU int
+	Log         *zap.Logger
 }
 
 // Validate reports the first field that makes the run impossible.
@@ -96,6 +100,10 @@ func (c *LayerConfig) Validate() error {
 		return fmt.Errorf("num-sms: %d is negative (0 = DeepEP's choice)", c.NumSMs)
 	case c.Chunk < 0:
 		return fmt.Errorf("chunk: %d is negative (0 = %d tokens)", c.Chunk, defaultChunk)
+	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
+		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
+	case c.RanksPerGPU > 1 && c.Mode != LL:
+		return errors.New("ranks per GPU: only low-latency mode places several ranks on one GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
 		return err
@@ -191,9 +199,12 @@ type gpuModel struct {
 	nic     nicModel
 	costs   hw.GPUCosts
 	kern    kernelCosts
-	warpBpp float64    // bytes per picosecond one warp copies
-	gpuBpp  float64    // bytes per picosecond the GPU copies
-	memAt   []sim.Time // per rank: when the GPU's copy bandwidth is next free
+	warpBpp float64 // bytes per picosecond one warp copies
+	// mem is the GPUs' copy bandwidth, shared by every copy on a GPU (by
+	// the ranks sharing one, and by the transport's copies between them);
+	// receive-side copies and the reduction draw on pools of their own.
+	mem            *hw.Memory
+	recvMem, reduc *hw.Pool
 }
 
 // kernelCosts are the layer kernels' own fixed costs (kernel.* and the
@@ -202,19 +213,25 @@ type kernelCosts struct {
 	start, cast, gridSync, recvTask, recvToken, reduceToken, warpCopy sim.Time
 }
 
-func newGPUModel(p *profile.Profile, ranks int) *gpuModel {
+func newGPUModel(p *profile.Profile, ranks int) *gpuModel { return newGPUModelOn(p, ranks, 1) }
+
+// newGPUModelOn places ranksPerGPU consecutive ranks on each GPU.
+func newGPUModelOn(p *profile.Profile, ranks, ranksPerGPU int) *gpuModel {
 	ns := func(name string) sim.Time { return sim.Ns(p.Get(name)) }
+	mem := hw.NewMemory(ranks, ranksPerGPU, p.Get("gpu.copy_gbs"), p.Get("gpu.warp_copy_gbs"), ns("gpu.warp_copy_ns"))
+	mem.SetPeerRate(p.Get("gpu.peer_gbs"))
 	return &gpuModel{
-		nic:   nicModel{hw.NewNICParams(p)},
-		costs: hw.NewGPUCosts(p),
+		recvMem: mem.NewPool(p.Get("kernel.recv_gbs")),
+		reduc:   mem.NewPool(p.Get("kernel.reduce_gbs")),
+		nic:     nicModel{hw.NewNICParams(p)},
+		costs:   hw.NewGPUCosts(p),
 		kern: kernelCosts{
 			start: ns("kernel.start_ns"), cast: ns("kernel.cast_ns"), gridSync: ns("kernel.grid_sync_ns"),
 			recvTask: ns("kernel.recv_task_ns"), recvToken: ns("kernel.recv_token_ns"),
 			reduceToken: ns("kernel.reduce_token_ns"), warpCopy: ns("gpu.warp_copy_ns"),
 		},
 		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
-		gpuBpp:  p.Get("gpu.copy_gbs") / 1000,
-		memAt:   make([]sim.Time, ranks),
+		mem:     mem,
 	}
 }
 
@@ -233,9 +250,7 @@ func (g *gpuModel) copy(rank int, start sim.Time, bytes int64, perWarp int64) si
 	if bytes <= 0 {
 		return start
 	}
-	s := max(start, g.memAt[rank])
-	g.memAt[rank] = s + bytesTime(bytes, g.gpuBpp)
-	return max(start+bytesTime(perWarp, g.warpBpp), g.memAt[rank])
+	return max(start+bytesTime(perWarp, g.warpBpp), g.mem.Take(rank, start, bytes))
 }
 
 // copyN is copy whose warps also pay a fixed latency (their messages'
@@ -245,9 +260,15 @@ func (g *gpuModel) copyN(rank int, start sim.Time, bytes, perWarp int64, fixed s
 	if bytes <= 0 {
 		return start + fixed
 	}
-	s := max(start, g.memAt[rank])
-	g.memAt[rank] = s + bytesTime(bytes, g.gpuBpp)
-	return max(start+fixed+bytesTime(perWarp, g.warpBpp), g.memAt[rank])
+	return max(start+fixed+bytesTime(perWarp, g.warpBpp), g.mem.Take(rank, start, bytes))
+}
+
+// copyIn is copyN through pool p instead of the GPU's general share.
+func (g *gpuModel) copyIn(p *hw.Pool, rank int, start sim.Time, bytes, perWarp int64, fixed sim.Time) sim.Time {
+	if bytes <= 0 {
+		return start + fixed
+	}
+	return max(start+fixed+bytesTime(perWarp, g.warpBpp), p.Take(rank, start, bytes))
 }
 
 // pollDetect is when a polling warp observes a value visible at v: polls
@@ -346,10 +367,19 @@ func ConnKnee(p *profile.Profile) int {
 // kernel starts from idle queues, as after the barrier DeepEP's tests put
 // between timed runs.
 func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
+	return openPhaseOn(cfg, delivered, nil)
+}
+
+// openPhaseOn is openPhase whose transport copies between ranks of one GPU
+// through mem, the GPU's bandwidth the layer's own copies take too.
+func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
 	e := &sim.Engine{}
 	s := cfg.Routing.Shape
 	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode,
 		NVLink: cfg.NVLink, Delivered: delivered, Log: cfg.Log}
+	if cfg.RanksPerGPU > 1 {
+		env.Mem = mem
+	}
 	conn, err := cfg.Transport.Open(env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)

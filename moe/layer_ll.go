@@ -287,7 +287,7 @@ type llDispatch struct {
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, []Delivery, error) {
 	d := &llDispatch{}
 	d.init(cfg, l, g, probs, ph)
-	e, conn, err := openPhase(cfg, d.delivered)
+	e, conn, err := openPhaseOn(cfg, d.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, nil, err
 	}
@@ -578,7 +578,7 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		n := int64(d.l.Counts[src*d.E+ex])
 		rounds := (n + int64(d.ls.wpg) - 1) / int64(d.ls.wpg)
 		k := &d.g.kern
-		end := d.g.copyN(r, start+k.recvTask, n*msg, rounds*msg, sim.Time(rounds)*(k.warpCopy+k.recvToken))
+		end := d.g.copyIn(d.g.recvMem, r, start+k.recvTask, n*msg, rounds*msg, sim.Time(rounds)*(k.warpCopy+k.recvToken))
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
@@ -632,7 +632,7 @@ type llCombine struct {
 func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
 	c := &llCombine{}
 	c.init(cfg, l, g, probs, ph)
-	e, conn, err := openPhase(cfg, c.delivered)
+	e, conn, err := openPhaseOn(cfg, c.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -875,7 +875,7 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 	perToken := int64(k+1) * int64(c.s.LLCombineBytes())
 	rounds := (tokens + int64(c.ls.S) - 1) / int64(c.ls.S)
 	per := rounds * perToken / warpsPerSM
-	end := c.g.copyN(r, start, tokens*perToken, per, sim.Time(rounds)*c.g.kern.reduceToken)
+	end := c.g.copyIn(c.g.reduc, r, start, tokens*perToken, per, sim.Time(rounds)*c.g.kern.reduceToken)
 	if end == start {
 		end++ // a rank with no tokens is ready just after the sync
 	}
@@ -896,7 +896,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 	}
 	l := cfg.Routing.LL()
-	g := newGPUModel(cfg.Profile, s.Ranks)
+	g := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
 	// Dispatch and combine are simulated from their own start, each on its
 	// own engine, so they run side by side on two cores; each is
@@ -915,7 +915,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 			probs.addErr(l.CheckDispatch(got))
 		}
 	}()
-	g2 := newGPUModel(cfg.Profile, s.Ranks)
+	g2 := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runLLCombine(cfg, l, g2, &probs2, &res.Combine)
 	<-done
 	if err1 != nil {

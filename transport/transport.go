@@ -68,7 +68,12 @@ type Env struct {
 	NVLink bool
 	// Delivered receives every Op when its payload is visible.
 	Delivered func(e *sim.Engine, d Delivery)
-	Log       *zap.Logger
+	// Mem, when set, is the GPUs' copy bandwidth that the layer's own
+	// copies take too: a copy between two ranks on one GPU (the native
+	// engine's virtual ranks) is a device-memory copy through it, not
+	// NVLink.
+	Mem *hw.Memory
+	Log *zap.Logger
 }
 
 // Transport builds connections of one mechanism with its parameters.

@@ -163,7 +163,7 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	w.T.T = max(w.T.T, e.Now())
 	idx := c.track(op, w.T.T)
 	if c.nv.local(op.Src, op.Dst) {
-		c.nv.copy(&w.T, &c.ops.At(idx).times, op.Bytes, op.Src)
+		c.nv.copy(&w.T, &c.ops.At(idx).times, op.Bytes, op.Src, op.Dst)
 		e.At(c.ops.At(idx).times.Visible, c.selfID, 0, int64(idx))
 		e.At(w.T.T, c.resumeID(w), pResume, 0)
 		return

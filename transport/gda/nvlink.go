@@ -19,6 +19,11 @@ type nvlink struct {
 	latency sim.Time
 	fixed   sim.Time   // per copy: the warp's first round trip
 	portAt  []sim.Time // per source GPU
+	mem     *hw.Memory // ranks sharing a GPU copy through its memory
+	// Copies between ranks of one GPU: a warp's fixed latency and rate,
+	// and when the receiver can see the bytes.
+	peerFixed, peerLatency sim.Time
+	peerBpp                float64
 }
 
 func newNVLink(env *transport.Env) *nvlink {
@@ -30,7 +35,12 @@ func newNVLink(env *transport.Env) *nvlink {
 		portBpp: p.Get("nvlink.gbs") / 1000,
 		latency: sim.Ns(p.Get("nvlink.latency_ns")),
 		fixed:   sim.Ns(p.Get("nvlink.copy_ns")),
-		portAt:  make([]sim.Time, env.Ranks),
+		mem:     env.Mem,
+
+		peerFixed:   sim.Ns(p.Get("gpu.peer_copy_ns")),
+		peerLatency: sim.Ns(p.Get("gpu.peer_latency_ns")),
+		peerBpp:     p.Get("gpu.peer_warp_gbs") / 1000,
+		portAt:      make([]sim.Time, env.Ranks),
 	}
 }
 
@@ -39,7 +49,16 @@ func (n *nvlink) local(src, dst int) bool {
 }
 
 // copy moves bytes from th's GPU to a peer and fills the times.
-func (n *nvlink) copy(th *hw.Thread, t *transport.Times, bytes, src int) {
+func (n *nvlink) copy(th *hw.Thread, t *transport.Times, bytes, src, dst int) {
+	if n.mem != nil && n.mem.SameGPU(src, dst) {
+		start := th.T
+		th.T = n.mem.PeerCopy(src, start, int64(bytes), n.peerFixed, n.peerBpp)
+		t.NVLink = true
+		t.Posted, t.Served, t.Sent = start, start, start
+		t.IssueEnd, t.Arrived = th.T, th.T
+		t.Visible = th.T + n.peerLatency
+		return
+	}
 	warp := n.fixed + sim.Time(math.Ceil(float64(bytes)/n.warpBpp))
 	port := sim.Time(math.Ceil(float64(bytes) / n.portBpp))
 	start := max(th.T, n.portAt[src])

@@ -31,35 +31,62 @@ type NICParams struct {
 	PortBuffer    sim.Time // switch buffering per egress port, as time at line rate
 	DCSwitch      sim.Time // a DCI changing destination
 	DCTarget      sim.Time // responder DCT work per DC message
+	// The native engine's emulated NIC, when EmuEngines > 0: warps on
+	// reserved SMs, each serially serving a fixed share of the queues of
+	// the EmuRanksPerGPU ranks on its GPU. A WQE costs its queue's fetch
+	// (GPU or host memory), then a copy (EmuCopy + bytes at EmuWarpBpp) or
+	// an atomic (EmuAtomic); it is visible Fabric later.
+	EmuEngines     int
+	EmuRanksPerGPU int
+	EmuPoll        sim.Time
+	EmuCopy        sim.Time
+	EmuAtomic      sim.Time
+	EmuWarpBpp     float64
+	// A drain (the WQEs one doorbell announces) also costs the engine its
+	// first read and the consumer index it publishes: EmuDrain for queues
+	// in GPU memory, EmuHostDrain for queues in host memory.
+	EmuDrain, EmuHostDrain sim.Time
+	// The engines' copies share their SM's bandwidth (EmuSMBpp); engines
+	// alternate over the NIC's SMs, 32 to an SM.
+	EmuSMBpp float64
 }
 
 // NewNICParams resolves the NIC constants of p.
 func NewNICParams(p *profile.Profile) NICParams {
 	ns := func(n string) sim.Time { return sim.Ns(p.Get(n)) }
 	return NICParams{
-		MMIO:          ns("pcie.mmio_ns"),
-		DMARead:       ns("pcie.dma_read_ns"),
-		DMAWrite:      ns("pcie.dma_write_ns"),
-		PCIeBytesPerP: p.Get("pcie.gbps") / 1000, // GB/s = bytes/ns; /1000 per ps
-		Doorbell:      ns("nic.doorbell_ns"),
-		WQE:           ns("nic.wqe_ns"),
-		BBFetch:       ns("nic.bb_fetch_ns"),
-		MsgSlot:       sim.Ns(1000 / p.Get("nic.msg_rate_mps")),
-		Tx:            ns("nic.tx_ns"),
-		Rx:            ns("nic.rx_ns"),
-		Ack:           ns("nic.ack_ns"),
-		MaxFetch:      int(p.Get("nic.max_fetch_wqes")),
-		LinkBytesPerP: p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000,
-		MTU:           int(p.Get("link.mtu_b")),
-		PktOverhead:   int(p.Get("link.pkt_overhead_b")),
-		Fabric:        ns("fabric.latency_ns"),
-		RxSlot:        ns("nic.rx_slot_ns"),
-		ConnMiss:      ns("conn.miss_ns"),
-		ConnEntries:   int(p.Get("conn.entries")),
-		ConnWays:      int(p.Get("conn.ways")),
-		PortBuffer:    sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
-		DCSwitch:      ns("dc.switch_ns"),
-		DCTarget:      ns("dc.target_ns"),
+		MMIO:           ns("pcie.mmio_ns"),
+		DMARead:        ns("pcie.dma_read_ns"),
+		DMAWrite:       ns("pcie.dma_write_ns"),
+		PCIeBytesPerP:  p.Get("pcie.gbps") / 1000, // GB/s = bytes/ns; /1000 per ps
+		Doorbell:       ns("nic.doorbell_ns"),
+		WQE:            ns("nic.wqe_ns"),
+		BBFetch:        ns("nic.bb_fetch_ns"),
+		MsgSlot:        sim.Ns(1000 / p.Get("nic.msg_rate_mps")),
+		Tx:             ns("nic.tx_ns"),
+		Rx:             ns("nic.rx_ns"),
+		Ack:            ns("nic.ack_ns"),
+		MaxFetch:       int(p.Get("nic.max_fetch_wqes")),
+		LinkBytesPerP:  p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000,
+		MTU:            int(p.Get("link.mtu_b")),
+		PktOverhead:    int(p.Get("link.pkt_overhead_b")),
+		Fabric:         ns("fabric.latency_ns"),
+		RxSlot:         ns("nic.rx_slot_ns"),
+		ConnMiss:       ns("conn.miss_ns"),
+		ConnEntries:    int(p.Get("conn.entries")),
+		ConnWays:       int(p.Get("conn.ways")),
+		PortBuffer:     sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+		DCSwitch:       ns("dc.switch_ns"),
+		DCTarget:       ns("dc.target_ns"),
+		EmuEngines:     int(p.Get("emunic.engines")),
+		EmuRanksPerGPU: max(1, int(p.Get("emunic.ranks_per_gpu"))),
+		EmuPoll:        ns("emunic.poll_ns"),
+		EmuCopy:        ns("emunic.copy_ns"),
+		EmuAtomic:      ns("emunic.atomic_ns"),
+		EmuWarpBpp:     p.Get("emunic.warp_gbs") / 1000,
+		EmuDrain:       ns("emunic.drain_ns"),
+		EmuHostDrain:   ns("emunic.host_drain_ns"),
+		EmuSMBpp:       p.Get("emunic.sm_gbs") / 1000,
 	}
 }
 
@@ -125,6 +152,7 @@ type qpState struct {
 	dc        bool
 	target    int32
 	hasTgt    bool
+	host      bool // the queue lives in host memory (a CPU proxy's)
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
@@ -141,6 +169,7 @@ const (
 	opComplete
 	opTxReady
 	opRx
+	opEmuStep
 )
 
 // NIC is one adapter: per-QP doorbell queues served in order, a
@@ -168,7 +197,7 @@ func (n *NIC) Ctx() *CtxCache { return n.ctx }
 
 // HostQueues places qp's send queue in host memory, as a CPU proxy's
 // queues are: WQE fetches then read host memory.
-func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch = fetch }
+func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch, n.qps[qp].host = fetch, true }
 
 // DCI makes qp a DC initiator.
 func (n *NIC) DCI(qp int) { n.qps[qp].dc = true }
@@ -179,11 +208,36 @@ type Fabric struct {
 	NICs []*NIC
 	msgs sim.Slab[Msg]
 	sink Sink
+	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
+	// queue count per NIC.
+	engines []emuEngine
+	smAt    []sim.Time // per NIC SM: when its copy bandwidth is next free
+	qps     int
+}
+
+// emuEngine is one warp of the emulated NIC: the doorbells it has noticed,
+// in order, and whether a WQE step is scheduled.
+type emuEngine struct {
+	work []emuWork
+	busy bool
+}
+
+// emuWork is a doorbell an engine has to serve: qp of nic, up to ring
+// index idx, noticed no earlier than ready.
+type emuWork struct {
+	nic, qp, idx int
+	ready        sim.Time
+	begun        bool
 }
 
 // NewFabric builds n NICs with qps queue pairs each.
 func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
-	f := &Fabric{P: p, sink: sink}
+	f := &Fabric{P: p, sink: sink, qps: qps}
+	if p.EmuEngines > 0 {
+		gpus := (n + p.EmuRanksPerGPU - 1) / p.EmuRanksPerGPU
+		f.engines = make([]emuEngine, gpus*p.EmuEngines)
+		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
+	}
 	for i := range n {
 		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps), ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		for q := range nic.qps {
@@ -238,6 +292,10 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opDoorbell:
 		qp := int(arg & (1<<24 - 1))
+		if n.P.EmuEngines > 0 {
+			n.emuDoorbell(e, qp, int(arg>>24))
+			return
+		}
 		q := &n.qps[qp]
 		q.dbq = append(q.dbq, ringing{int(arg >> 24), e.Now()})
 		if !q.busy {
@@ -251,6 +309,8 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		}
 	case opTxReady:
 		n.transmit(e, int32(arg))
+	case opEmuStep:
+		n.fab.emuStep(e, int(arg))
 	case opRx:
 		n.receive(e, int32(arg))
 	case opDeliver:
@@ -405,4 +465,91 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 	if !m.Unsignaled {
 		e.At(m.CQE, n.fab.NICs[m.Src].id, opComplete, int64(id))
 	}
+}
+
+// engine is the emulated NIC engine that owns qp of nic: the queues of a
+// GPU's ranks, in order, split into equal contiguous shares (as the native
+// NIC's warps take them).
+func (f *Fabric) engine(nic, qp int) int {
+	p := &f.P
+	rpg := p.EmuRanksPerGPU
+	nq := rpg * f.qps
+	per := (nq + p.EmuEngines - 1) / p.EmuEngines
+	return nic/rpg*p.EmuEngines + (nic%rpg*f.qps+qp)/per
+}
+
+// emuDoorbell hands a doorbell to the engine owning the queue: it notices
+// it a poll later, or when done with what it is serving.
+func (n *NIC) emuDoorbell(e *sim.Engine, qp, idx int) {
+	f := n.fab
+	i := f.engine(n.Index, qp)
+	g := &f.engines[i]
+	g.work = append(g.work, emuWork{nic: n.Index, qp: qp, idx: idx, ready: e.Now() + n.P.EmuPoll})
+	if !g.busy {
+		g.busy = true
+		e.At(e.Now()+n.P.EmuPoll, n.id, opEmuStep, int64(i))
+	}
+}
+
+// emuStep runs one WQE on engine i: its fetch (GPU or host memory), the
+// rank's link when paced, then the copy or the atomic; the payload is
+// visible a fabric latency later. The engine then takes its next WQE.
+func (f *Fabric) emuStep(e *sim.Engine, i int) {
+	g := &f.engines[i]
+	p := &f.P
+	for len(g.work) > 0 {
+		w := &g.work[0]
+		n := f.NICs[w.nic]
+		q := &n.qps[w.qp]
+		if q.fetched >= w.idx || len(q.ring) == 0 {
+			g.work = g.work[1:]
+			continue
+		}
+		if w.ready > e.Now() {
+			e.At(w.ready, n.id, opEmuStep, int64(i))
+			return
+		}
+		id := q.ring[0]
+		q.ring = q.ring[1:]
+		if len(q.ring) == 0 {
+			q.ring = q.ring[:0:0]
+		}
+		q.fetched++
+		m := f.msgs.At(id)
+		now := e.Now()
+		m.Rung, m.Served = w.ready-p.EmuPoll, now
+		t := now + q.fetch
+		if !w.begun {
+			w.begun = true
+			if q.host {
+				t += p.EmuHostDrain
+			} else {
+				t += p.EmuDrain
+			}
+		}
+		t = max(t, n.linkAt)
+		n.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
+		m.Sent = t
+		if m.Atomic {
+			t += p.EmuAtomic
+		} else {
+			own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.Bytes)/p.EmuWarpBpp))
+			sms := max(1, p.EmuEngines/32)
+			sm := i/p.EmuEngines*sms + i%p.EmuEngines%sms
+			s := max(t, f.smAt[sm])
+			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.Bytes)/p.EmuSMBpp))
+			t = max(own, f.smAt[sm])
+		}
+		m.Arrived = t
+		m.Visible = t + p.Fabric
+		m.CQE = m.Visible
+		e.At(m.Visible, f.NICs[m.Dst].id, opDeliver, int64(id))
+		if !m.Unsignaled {
+			e.At(m.CQE, n.id, opComplete, int64(id))
+		}
+		e.At(t, n.id, opEmuStep, int64(i))
+		return
+	}
+	g.busy = false
+	g.work = g.work[:0:0]
 }

@@ -34,6 +34,9 @@ type Options struct {
 	Workers int // mini-proxy: CPU workers per rank
 	Batch   int // mini-proxy: work requests chained per post
 	Rings   int // mini-proxy: descriptor rings per rank
+	// Ordering before each doorbell (mini-gda and dc); "" keeps the
+	// preset's.
+	Ordering string
 }
 
 // QPsPerPeer is the preset's own RC QPs per peer (0 for other mechanisms).
@@ -60,6 +63,13 @@ func (p Preset) GDAConfig(o Options) (c gda.Config, ok bool, err error) {
 	}
 	if o.DCIs > 0 && c.DCIs > 0 {
 		c.DCIs = o.DCIs
+	}
+	if o.Ordering != "" {
+		ord, ok := gda.ParseOrdering(o.Ordering)
+		if !ok {
+			return gda.Config{}, true, fmt.Errorf("preset %s: unknown ordering %q (want one of %v)", p.Name, o.Ordering, gda.OrderingModes())
+		}
+		c.Ordering = ord
 	}
 	if err := c.Validate(); err != nil {
 		return gda.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)

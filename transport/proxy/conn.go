@@ -31,6 +31,9 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
+	if env.Mem != nil {
+		c.m.perGPU = env.Mem.RanksPerGPU()
+	}
 	c.m.onDeliver = c.delivered
 	c.used = make([]map[int]bool, env.Ranks)
 	for i := range c.used {

@@ -9,8 +9,11 @@ import (
 // costs are the proxy path's constants resolved for one Config: GPU-side
 // costs at the profile's SM clock, host-side costs at the worker state.
 type costs struct {
-	gpu       hw.GPUCosts
-	hostLoad  sim.Time // SM load of host memory over PCIe
+	gpu      hw.GPUCosts
+	hostLoad sim.Time // SM load of host memory over PCIe
+	// hostRead is one such load's share of the GPU's PCIe read rate: loads
+	// of all its threads overlap up to that rate, then queue.
+	hostRead  sim.Time
 	hostStore sim.Time // SM posted 16 B store to host memory
 
 	descFlight  sim.Time
@@ -41,6 +44,7 @@ func newCosts(p *profile.Profile, s CPUState) costs {
 	return costs{
 		gpu:         hw.NewGPUCosts(p),
 		hostLoad:    gpuCost("gpu.host_load"),
+		hostRead:    sim.Ns(1000 / p.Get("pcie.host_read_mps")),
 		hostStore:   gpuCost("gpu.host_store"),
 		descFlight:  ns("proxy.desc_flight_ns"),
 		basePublish: ns("proxy.base_publish_ns"),

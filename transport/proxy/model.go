@@ -97,6 +97,10 @@ type model struct {
 	ops   []opRec
 	free  []int32
 	pubID sim.HandlerID
+	// readAt is when each GPU's PCIe read rate next has room (a rank per
+	// GPU unless perGPU > 1: the native engine's virtual ranks).
+	readAt []sim.Time
+	perGPU int
 	// Hooks of the driver: the payload became visible at the destination
 	// (called at that time), the completion counter covering the op was
 	// written (called at the worker's event; op.counter says when the GPU
@@ -107,7 +111,7 @@ type model struct {
 
 func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	cfg = cfg.withDefaults()
-	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks}
+	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks, readAt: make([]sim.Time, ranks), perGPU: 1}
 	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.Workers*ranks, m)
 	m.pubID = e.Register(sim.HandlerFunc(m.publish))
 	for i := range ranks {
@@ -198,4 +202,13 @@ func (m *model) publish(e *sim.Engine, _ int32, arg int64) {
 	if k > 0 {
 		r.waiters = append(r.waiters[:0], r.waiters[k:]...)
 	}
+}
+
+// hostRead is when a load of host memory that rank's thread issues at t
+// returns: loads of one GPU overlap up to its PCIe read rate, then queue.
+func (m *model) hostRead(rank int, t sim.Time) sim.Time {
+	g := rank / m.perGPU
+	s := max(t, m.readAt[g])
+	m.readAt[g] = s + m.c.hostRead
+	return s + m.c.hostLoad
 }

@@ -68,7 +68,7 @@ func (p *producer) Handle(e *sim.Engine, ph int32, _ int64) {
 				return
 			}
 		}
-		p.th.Compute(c.hostLoad) // read the host-resident progress
+		p.th.T = m.hostRead(int(m.ops[p.op].src), p.th.T) // read the host-resident progress
 		e.At(p.th.T, p.id, phCheck, 0)
 	case phCheck:
 		n := int64(len(r.slots))
