@@ -2,7 +2,6 @@ package layer
 
 import (
 	"fmt"
-	"strconv"
 
 	"go.uber.org/zap"
 
@@ -13,64 +12,38 @@ import (
 )
 
 // EmulatedProfile is p as the native run cfg sees it: the NIC is the
-// emulated one (emunic.* mapped onto the NIC, link and fabric constants,
-// its SMs' rates shared by the ranks of a GPU), no NIC context cache, no
-// DCI re-targeting cost, and the GPU's copy bandwidth shared by its
-// virtual ranks. With one GPU, the direct path's "NVLink" is that GPU's
-// own memory: its bandwidth, its warps' copy rate and latency.
+// emulated one (its engines are the NIC warps, emunic.* their costs), with
+// no link or message-rate limit unless the run paced it, and with one GPU
+// the direct path's peers are ranks on that GPU (copies through its
+// memory at the gpu.peer_* costs, which the model applies by itself).
 func EmulatedProfile(p *profile.Profile, cfg native.LayerConfig) (*profile.Profile, error) {
 	q := p.Clone()
-	rd := float64(cfg.Ranks / max(1, cfg.GPUs))
 	get := p.Get
-	sms := float64(max(1, cfg.NICSMs))
-	perRankGBs := get("emunic.sm_gbs") * sms / rd
-	perRankMps := get("emunic.sm_mps") * sms / rd
+	rd := cfg.Ranks / max(1, cfg.GPUs)
+	line, rate := 1e5, 1e5 // Gb/s and M msg/s: no limit
 	if cfg.Pace {
-		perRankGBs = min(perRankGBs, cfg.LineGBs)
-		perRankMps = min(perRankMps, cfg.MsgMps)
+		line, rate = cfg.LineGBs*8, cfg.MsgMps
 	}
 	sets := []struct {
 		name string
 		v    float64
 	}{
-		{"nic.doorbell_ns", get("emunic.poll_ns")},
-		{"nic.wqe_ns", get("emunic.wqe_ns")},
-		{"nic.bb_fetch_ns", 0},
-		{"nic.tx_ns", 0}, {"nic.rx_ns", 0}, {"nic.ack_ns", 0}, {"nic.rx_slot_ns", 0},
-		{"nic.msg_rate_mps", max(1, perRankMps)},
+		{"emunic.engines", float64(max(1, cfg.NICSMs) * 32)},
+		{"emunic.ranks_per_gpu", float64(rd)},
 		{"pcie.mmio_ns", 0},
-		{"pcie.dma_read_ns", get("emunic.read_ns")},
-		{"pcie.dma_write_ns", 0},
-		{"pcie.gbps", 1e4},
-		{"link.gbps", max(1, perRankGBs*8)},
+		{"pcie.dma_read_ns", get("emunic.wqe_ns")},
+		{"proxy.nic_host_fetch_ns", get("emunic.host_wqe_ns")},
+		{"proxy.host_mmio_ns", 0},
+		{"link.gbps", line},
 		{"link.efficiency", 1},
 		{"link.mtu_b", 65536},
 		{"link.pkt_overhead_b", 0},
+		{"nic.msg_rate_mps", rate},
+		{"proxy.host_msg_rate_mps", rate},
 		{"fabric.latency_ns", get("emunic.latency_ns")},
-		{"fabric.port_buffer_kb", 1 << 20},
-		{"conn.entries", 1 << 20},
-		{"conn.miss_ns", 0},
-		{"dc.switch_ns", 0},
-		{"dc.target_ns", 0},
-		{"proxy.nic_doorbell_ns", get("emunic.poll_ns")},
-		{"proxy.nic_host_fetch_ns", get("emunic.host_wqe_ns")},
-		{"proxy.host_msg_rate_mps", max(1, perRankMps)},
-		{"proxy.host_mmio_ns", 0},
-		{"gpu.copy_gbs", max(1, get("gpu.copy_gbs")/rd)},
-	}
-	if cfg.GPUs <= 1 {
-		sets = append(sets, []struct {
-			name string
-			v    float64
-		}{
-			{"nvlink.gbs", max(1, get("gpu.copy_gbs")/rd)},
-			{"nvlink.warp_gbs", get("gpu.warp_copy_gbs")},
-			{"nvlink.copy_ns", get("gpu.warp_copy_ns")},
-			{"nvlink.latency_ns", get("emunic.latency_ns")},
-		}...)
 	}
 	for _, s := range sets {
-		if err := q.Set(s.name, strconv.FormatFloat(s.v, 'g', -1, 64)); err != nil {
+		if err := q.SetValue(s.name, s.v, "the emulated NIC's mapping"); err != nil {
 			return nil, fmt.Errorf("emulated NIC profile: %w", err)
 		}
 	}
@@ -83,8 +56,8 @@ func EmulatedProfile(p *profile.Profile, cfg native.LayerConfig) (*profile.Profi
 // preset's library software, which the native posters do not run), on the
 // emulated profile. Every rank is its own node on a path through the NIC;
 // on the direct path all ranks share one node and NVLink.
-func Predict(rt *moe.Routing, m *Measurement, tr Transport, base *profile.Profile, bg moe.Background, log *zap.Logger) (*moe.Result, error) {
-	cfg := m.Config
+// workers is the proxy workers per rank the native run actually ran.
+func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport, base *profile.Profile, bg moe.Background, log *zap.Logger) (*moe.Result, error) {
 	prof, err := EmulatedProfile(base, cfg)
 	if err != nil {
 		return nil, err
@@ -106,8 +79,8 @@ func Predict(rt *moe.Routing, m *Measurement, tr Transport, base *profile.Profil
 		g.LibCycles, g.LibNs = 0, 0
 		p.GDA = &g
 	}
-	if cfg.Path == native.PathProxy {
-		o.Workers = m.Result.Workers
+	if cfg.Path == native.PathProxy && workers > 0 {
+		o.Workers = workers
 	}
 	model := rt
 	if s != rt.Shape {
@@ -129,7 +102,7 @@ func Predict(rt *moe.Routing, m *Measurement, tr Transport, base *profile.Profil
 		return nil, err
 	}
 	return moe.RunLayer(moe.LayerConfig{Routing: model, Mode: moe.LL, Transport: t, Profile: prof, NVLink: tr.Direct,
-		NumSMs: cfg.SMsPerRank, Background: mbg, Log: log})
+		NumSMs: cfg.SMsPerRank, Background: mbg, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)})
 }
 
 func idx64(rt *moe.Routing) [][]int64 {

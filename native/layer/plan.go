@@ -128,6 +128,9 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 		c.BgChannel0, c.BgChannels = 0, layer
 		if bg.Reserved {
 			c.BgChannel0, c.BgChannels = layer, max(1, bg.Queues)
+			if c.Path == native.PathProxy {
+				c.ReservedRing0 = layer
+			}
 		}
 		c.BgHeadUs = int(moe.BackgroundWarmup.Us())
 	}

@@ -1,0 +1,530 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"moebench/moe"
+	"moebench/native"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+)
+
+// GridPoint is one native run of the calibration grid.
+type GridPoint struct {
+	Transport  string `json:"transport"` // a preset's name, or "direct"
+	Ranks      int    `json:"ranks"`     // virtual ranks on one GPU
+	Tokens     int    `json:"tokens"`
+	Hidden     int    `json:"hidden"`
+	TopK       int    `json:"topk"`
+	Experts    int    `json:"experts"`
+	SMsPerRank int    `json:"sms_per_rank,omitempty"` // 0: the engine's choice
+}
+
+// Shape is the point's layer shape (FP8 dispatch, BF16 combine).
+func (g GridPoint) Shape() moe.Shape {
+	return moe.Shape{Experts: g.Experts, TopK: g.TopK, Hidden: g.Hidden, Tokens: g.Tokens, Ranks: g.Ranks, GPUsPerNode: 1,
+		Dispatch: moe.FP8, Combine: moe.BF16}
+}
+
+// Transport is the point's transport.
+func (g GridPoint) transport() (Transport, error) {
+	if g.Transport == "direct" {
+		return Transport{Direct: true}, nil
+	}
+	p, err := preset.Get(g.Transport)
+	if err != nil {
+		return Transport{}, err
+	}
+	return Transport{Preset: p}, nil
+}
+
+// DefaultGrid is what calibrate --layer measures: virtual ranks {2, 4, 8}
+// × tokens {16, 128} × the three mechanisms and the direct path on
+// DeepEP's low-latency shape (288 experts, top-8, hidden 7,168), then
+// hidden 2,048, top-4 and half the SMs at 4 ranks × 128 tokens, so that
+// per-byte, per-selection and per-SM costs separate.
+func DefaultGrid() []GridPoint {
+	var g []GridPoint
+	for _, tr := range []string{"direct", "mini-gda", "mini-proxy", "dc"} {
+		for _, r := range []int{2, 4, 8} {
+			for _, t := range []int{16, 128} {
+				g = append(g, GridPoint{Transport: tr, Ranks: r, Tokens: t, Hidden: 7168, TopK: 8, Experts: 288})
+			}
+		}
+	}
+	for _, tr := range []string{"direct", "mini-gda"} {
+		g = append(g,
+			GridPoint{Transport: tr, Ranks: 4, Tokens: 128, Hidden: 2048, TopK: 8, Experts: 288},
+			GridPoint{Transport: tr, Ranks: 4, Tokens: 128, Hidden: 7168, TopK: 4, Experts: 288},
+			GridPoint{Transport: tr, Ranks: 4, Tokens: 128, Hidden: 7168, TopK: 8, Experts: 288, SMsPerRank: 16})
+	}
+	return g
+}
+
+// RawPhase is one phase of a run: means over ranks of each rank's mean
+// over the repetitions.
+type RawPhase struct {
+	ReadyUs     float64 `json:"ready_us"`
+	ReadyMaxUs  float64 `json:"ready_max_us"`
+	IssueDoneUs float64 `json:"issue_done_us"`
+	SendDoneUs  float64 `json:"send_done_us"`
+	WaitDoneUs  float64 `json:"signals_seen_us"`
+	KernelUs    float64 `json:"kernel_us"`
+	PostNs      float64 `json:"post_ns"`
+}
+
+// RawRun is one measured grid point.
+type RawRun struct {
+	Point    GridPoint          `json:"point"`
+	Config   native.LayerConfig `json:"config"`
+	Workers  int                `json:"proxy_workers,omitempty"`
+	Dispatch RawPhase           `json:"dispatch"`
+	Combine  RawPhase           `json:"combine"`
+	Checked  int64              `json:"checked"`
+}
+
+// Raw is what calibrate --layer measured, enough to refit without a GPU:
+// every routing is regenerated from Routing and Seed.
+type Raw struct {
+	Device   native.DeviceInfo `json:"device"`
+	ClockMHz float64           `json:"clock_mhz"`
+	Routing  string            `json:"routing"`
+	Seed     uint64            `json:"seed"`
+	Runs     []RawRun          `json:"runs"`
+}
+
+// Measure runs the grid on the library. progress, when set, hears of each
+// run.
+func Measure(lib Runner, grid []GridPoint, o Options, progress func(string)) (*Raw, error) {
+	raw := &Raw{Device: lib.Device(), Routing: moe.RoutingSpec{}.String(), Seed: 1}
+	for _, g := range grid {
+		rt, err := raw.routing(g)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := g.transport()
+		if err != nil {
+			return nil, err
+		}
+		opt := o
+		opt.GPUs = 1
+		opt.SMsPerRank = g.SMsPerRank
+		m, err := Run(lib, rt, tr, opt, moe.Background{})
+		if err != nil {
+			return nil, fmt.Errorf("calibration run %s, %d ranks, %d tokens: %w", g.Transport, g.Ranks, g.Tokens, err)
+		}
+		raw.ClockMHz = m.Result.ClockMHz
+		run := RawRun{Point: g, Config: m.Config, Workers: m.Result.Workers, Checked: m.Result.Checked,
+			Dispatch: rawPhase(&m.Dispatch), Combine: rawPhase(&m.Combine)}
+		raw.Runs = append(raw.Runs, run)
+		if progress != nil {
+			progress(fmt.Sprintf("%-10s %d ranks × %3d tokens (hidden %d, top-%d, %d SMs): dispatch %.1f µs, combine %.1f µs",
+				g.Transport, g.Ranks, g.Tokens, g.Hidden, g.TopK, m.Config.SMsPerRank, run.Dispatch.ReadyUs, run.Combine.ReadyUs))
+		}
+	}
+	return raw, nil
+}
+
+func rawPhase(st *PhaseStats) RawPhase {
+	return RawPhase{ReadyUs: st.Ready.Mean, ReadyMaxUs: st.Ready.Max, IssueDoneUs: st.IssueDone.Mean, SendDoneUs: st.SendDone.Mean,
+		WaitDoneUs: st.WaitDone.Mean, KernelUs: st.KernelUs, PostNs: st.PostNs}
+}
+
+func (r *Raw) routing(g GridPoint) (*moe.Routing, error) {
+	spec, err := moe.ParseRoutingSpec(r.Routing)
+	if err != nil {
+		return nil, err
+	}
+	return moe.Generate(g.Shape(), spec, r.Seed)
+}
+
+// Check reports a raw measurement that cannot be refitted.
+func (r *Raw) Check() error {
+	if len(r.Runs) == 0 {
+		return errors.New("layer measurement: no runs")
+	}
+	for i, run := range r.Runs {
+		if err := run.Point.Shape().Validate(); err != nil {
+			return fmt.Errorf("layer measurement: run %d: %w", i, err)
+		}
+		if _, err := run.Point.transport(); err != nil {
+			return fmt.Errorf("layer measurement: run %d: %w", i, err)
+		}
+		for _, v := range []float64{run.Dispatch.ReadyUs, run.Combine.ReadyUs} {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("layer measurement: run %d (%s, %d ranks, %d tokens): ready time %v", i, run.Point.Transport, run.Point.Ranks, run.Point.Tokens, v)
+			}
+		}
+		if run.Config.Ranks != run.Point.Ranks || run.Config.SMsPerRank < 1 {
+			return fmt.Errorf("layer measurement: run %d: its configuration (%d ranks, %d SMs) does not match its point", i, run.Config.Ranks, run.Config.SMsPerRank)
+		}
+	}
+	return nil
+}
+
+// Comparison is one run's model beside its measurement, µs.
+type Comparison struct {
+	Run                         RawRun
+	Dispatch, Combine           float64 // model mean ready
+	DispatchIssue, CombineIssue float64 // model issue done (mean over ranks)
+	DispatchSeen, CombineSeen   float64 // model: the last signal visible (mean over ranks)
+}
+
+// Error is model/measured - 1 of the phase times.
+func (c Comparison) Error() (dispatch, combine float64) {
+	return c.Dispatch/c.Run.Dispatch.ReadyUs - 1, c.Combine/c.Run.Combine.ReadyUs - 1
+}
+
+// Compare models every run of raw on prof (with the emulated NIC).
+func Compare(raw *Raw, prof *profile.Profile) ([]Comparison, error) {
+	out := make([]Comparison, len(raw.Runs))
+	errs := make([]error, len(raw.Runs))
+	idx := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range idx {
+				out[i], errs[i] = compareOne(raw, raw.Runs[i], prof)
+			}
+		}()
+	}
+	for i := range raw.Runs {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+func compareOne(raw *Raw, run RawRun, prof *profile.Profile) (Comparison, error) {
+	rt, err := raw.routing(run.Point)
+	if err != nil {
+		return Comparison{}, err
+	}
+	tr, err := run.Point.transport()
+	if err != nil {
+		return Comparison{}, err
+	}
+	res, err := Predict(rt, run.Config, run.Workers, tr, prof, moe.Background{}, zap.NewNop())
+	if err != nil {
+		return Comparison{}, fmt.Errorf("%s, %d ranks, %d tokens: %w", run.Point.Transport, run.Point.Ranks, run.Point.Tokens, err)
+	}
+	return Comparison{Run: run, Dispatch: res.Dispatch.Time.Mean, Combine: res.Combine.Time.Mean,
+		DispatchIssue: res.Dispatch.IssueDone.Mean, CombineIssue: res.Combine.IssueDone.Mean,
+		DispatchSeen: res.Dispatch.Delivered.Mean, CombineSeen: res.Combine.Delivered.Mean}, nil
+}
+
+// param is one constant the fit moves, within bounds.
+type param struct {
+	name   string
+	lo, hi float64
+	start  float64 // used when the profile's value is 0
+}
+
+// stage fits params on the runs whose transport is in paths.
+type stage struct {
+	what   string
+	paths  []string
+	params []param
+}
+
+// stages fit the kernel side on the direct path first (no NIC), then the
+// emulated NIC on the GPU-posted paths, then its host-memory reads and the
+// CPU workers on mini-proxy.
+var stages = []stage{
+	{"kernel side (direct path)", []string{"direct"}, []param{
+		{"kernel.start_ns", 0, 2e4, 1000}, {"kernel.cast_ns", 0, 2e4, 1500}, {"kernel.grid_sync_ns", 0, 2e4, 1500},
+		{"kernel.recv_task_ns", 0, 2e4, 1000}, {"kernel.recv_token_ns", 0, 2e4, 300}, {"kernel.reduce_token_ns", 0, 2e4, 1500},
+		{"gpu.warp_copy_ns", 0, 2e4, 1500}, {"gpu.warp_copy_gbs", 0.5, 50, 5}, {"gpu.copy_gbs", 100, 8000, 2400},
+		{"kernel.recv_gbs", 100, 8000, 1200}, {"kernel.reduce_gbs", 100, 8000, 2400},
+		{"gpu.peer_copy_ns", 0, 2e4, 1000}, {"gpu.peer_warp_gbs", 0.5, 200, 20}, {"gpu.peer_gbs", 100, 8000, 2000},
+		{"gpu.peer_latency_ns", 0, 2e4, 700},
+	}},
+	{"emulated NIC (mini-gda, dc)", []string{"mini-gda", "dc"}, []param{
+		{"emunic.poll_ns", 0, 2e4, 1000}, {"emunic.wqe_ns", 0, 2e4, 1000}, {"emunic.drain_ns", 0, 2e4, 1000},
+		{"emunic.copy_ns", 0, 2e4, 1000}, {"emunic.latency_ns", 0, 2e4, 700},
+		{"emunic.warp_gbs", 0.05, 1000, 3}, {"emunic.sm_gbs", 1, 1e4, 30}, {"emunic.atomic_ns", 0, 2e4, 1500},
+		{"gpu.handoff.ns", 0, 2e4, 500},
+	}},
+	{"host queues and CPU workers (mini-proxy)", []string{"mini-proxy"}, []param{
+		{"emunic.host_wqe_ns", 0, 1e5, 1000}, {"emunic.host_drain_ns", 0, 1e5, 3000}, {"pcie.host_read_mps", 1, 1e6, 100},
+		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.ring_poll.ns", 0, 1e5, 100}, {"proxy.desc_consume.ns", 0, 1e5, 100},
+		{"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
+	}},
+}
+
+// FitResult is what Fit changed and how well the model then matches.
+type FitResult struct {
+	Profile   *profile.Profile
+	Constants []profile.Constant // the fitted ones, in schema order
+	Before    []Comparison
+	After     []Comparison
+	Evals     int
+}
+
+// Fit moves the kernel-side and emulated-NIC constants of base until the
+// model of every measured run matches it (least squares of log ratios of
+// dispatch and combine, issue-done times at a quarter weight), stage by
+// stage; source names what the constants came from.
+func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) (*FitResult, error) {
+	if err := raw.Check(); err != nil {
+		return nil, err
+	}
+	prof := base.Clone()
+	before, err := Compare(raw, prof)
+	if err != nil {
+		return nil, err
+	}
+	res := &FitResult{Before: before}
+	var fitted []param
+	for _, st := range stages {
+		var runs []RawRun
+		for _, r := range raw.Runs {
+			for _, p := range st.paths {
+				if r.Point.Transport == p {
+					runs = append(runs, r)
+				}
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		sub := &Raw{Device: raw.Device, Routing: raw.Routing, Seed: raw.Seed, Runs: runs}
+		resid := func(p *profile.Profile) ([]float64, error) {
+			cs, err := Compare(sub, p)
+			if err != nil {
+				return nil, err
+			}
+			return residuals(cs), nil
+		}
+		n, err := levenbergMarquardt(prof, st.params, resid, 600)
+		res.Evals += n
+		if err != nil {
+			return nil, fmt.Errorf("fit %s: %w", st.what, err)
+		}
+		fitted = append(fitted, st.params...)
+		if progress != nil {
+			r, _ := resid(prof)
+			progress(fmt.Sprintf("fitted %s on %d runs: rms log error %.3f", st.what, len(runs), math.Sqrt(sumSq(r)/float64(len(r)))))
+		}
+	}
+	after, err := Compare(raw, prof)
+	if err != nil {
+		return nil, err
+	}
+	res.After = after
+	prof.Origins = append(prof.Origins, "calibrate --layer fit")
+	res.Profile = prof
+	sort.Slice(fitted, func(i, j int) bool { return fitted[i].name < fitted[j].name })
+	for _, p := range fitted {
+		c, _ := prof.Constant(p.name)
+		d, _ := profile.Lookup(p.name)
+		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: round4(c.Value), Unit: d.Unit, Source: source})
+	}
+	return res, nil
+}
+
+// residuals are the log ratios of model to measurement the fit drives to
+// zero: dispatch and combine fully, issue-done times and the dispatch's
+// last count seen at half weight (a quarter in the squares).
+func residuals(cs []Comparison) []float64 {
+	var r []float64
+	add := func(model, meas, w float64) {
+		if model > 0 && meas > 0 {
+			r = append(r, w*math.Log(model/meas))
+		} else {
+			r = append(r, 0)
+		}
+	}
+	for _, c := range cs {
+		add(c.Dispatch, c.Run.Dispatch.ReadyUs, 1)
+		add(c.Combine, c.Run.Combine.ReadyUs, 1)
+		add(c.DispatchIssue, c.Run.Dispatch.IssueDoneUs, 0.5)
+		add(c.CombineIssue, c.Run.Combine.IssueDoneUs, 0.5)
+		add(c.DispatchSeen, c.Run.Dispatch.WaitDoneUs, 0.5)
+	}
+	return r
+}
+
+func sumSq(r []float64) float64 {
+	var s float64
+	for _, x := range r {
+		s += x * x
+	}
+	return s
+}
+
+// levenbergMarquardt fits params in log space: a numerical Jacobian of the
+// residuals, damped Gauss-Newton steps, bounds by clamping. Constants at
+// zero start from their start value; the lower bound in log space is a
+// thousandth of it, which is as good as zero for every cost here.
+func levenbergMarquardt(p *profile.Profile, params []param, resid func(*profile.Profile) ([]float64, error), maxEvals int) (int, error) {
+	n := len(params)
+	lo, hi, u := make([]float64, n), make([]float64, n), make([]float64, n)
+	for j, q := range params {
+		lo[j] = math.Log(max(q.lo, q.start*1e-3))
+		hi[j] = math.Log(q.hi)
+		// A constant at zero or at its upper bound (a value that never
+		// binds) gives no gradient: start those from their start value.
+		v := p.Get(q.name)
+		if v <= 0 || v >= q.hi {
+			v = q.start
+		}
+		u[j] = min(hi[j], max(lo[j], math.Log(v)))
+	}
+	set := func(x []float64) error {
+		for j, q := range params {
+			v := min(q.hi, max(q.lo, math.Exp(x[j]))) // exp(log(hi)) may round past hi
+			if err := p.SetValue(q.name, v, "calibrate --layer fit"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	eval := func(x []float64) ([]float64, error) {
+		if err := set(x); err != nil {
+			return nil, err
+		}
+		return resid(p)
+	}
+	evals := 1
+	r, err := eval(u)
+	if err != nil {
+		return evals, err
+	}
+	cost := sumSq(r)
+	lambda := 1e-2
+	const h = 0.05
+	small := 0 // accepted steps in a row that gained almost nothing
+	for evals+n+1 <= maxEvals {
+		// Jacobian by forward differences (backward at the upper bound).
+		J := make([][]float64, len(r))
+		for i := range J {
+			J[i] = make([]float64, n)
+		}
+		for j := range n {
+			x := append([]float64(nil), u...)
+			step := h
+			if x[j]+step > hi[j] {
+				step = -h
+			}
+			x[j] += step
+			rj, err := eval(x)
+			evals++
+			if err != nil {
+				return evals, err
+			}
+			for i := range r {
+				J[i][j] = (rj[i] - r[i]) / step
+			}
+		}
+		improved := false
+		for try := 0; try < 8 && evals < maxEvals; try++ {
+			delta := lmStep(J, r, lambda)
+			x := make([]float64, n)
+			for j := range n {
+				x[j] = min(hi[j], max(lo[j], u[j]+delta[j]))
+			}
+			rn, err := eval(x)
+			evals++
+			if err != nil {
+				return evals, err
+			}
+			if c := sumSq(rn); c < cost {
+				gain := (cost - c) / cost
+				u, r, cost = x, rn, c
+				lambda = max(lambda/3, 1e-7)
+				improved = true
+				if small++; gain >= 1e-4 {
+					small = 0
+				}
+				break
+			}
+			lambda *= 4
+		}
+		if !improved || small >= 3 {
+			break
+		}
+	}
+	return evals, set(u)
+}
+
+// lmStep solves (JᵀJ + λ·diag(JᵀJ)) δ = −Jᵀr.
+func lmStep(J [][]float64, r []float64, lambda float64) []float64 {
+	n := 0
+	if len(J) > 0 {
+		n = len(J[0])
+	}
+	A := make([][]float64, n)
+	b := make([]float64, n)
+	for a := range n {
+		A[a] = make([]float64, n+1)
+		for c := range n {
+			for i := range J {
+				A[a][c] += J[i][a] * J[i][c]
+			}
+		}
+		for i := range J {
+			b[a] -= J[i][a] * r[i]
+		}
+	}
+	for a := range n {
+		A[a][a] += lambda*A[a][a] + 1e-9
+		A[a][n] = b[a]
+	}
+	// Gaussian elimination with partial pivoting.
+	for col := range n {
+		piv := col
+		for row := col + 1; row < n; row++ {
+			if math.Abs(A[row][col]) > math.Abs(A[piv][col]) {
+				piv = row
+			}
+		}
+		A[col], A[piv] = A[piv], A[col]
+		if A[col][col] == 0 {
+			continue
+		}
+		for row := col + 1; row < n; row++ {
+			f := A[row][col] / A[col][col]
+			for k := col; k <= n; k++ {
+				A[row][k] -= f * A[col][k]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for row := n - 1; row >= 0; row-- {
+		if A[row][row] == 0 {
+			continue
+		}
+		v := A[row][n]
+		for k := row + 1; k < n; k++ {
+			v -= A[row][k] * x[k]
+		}
+		x[row] = v / A[row][row]
+	}
+	return x
+}
+
+// round4 keeps four significant digits: the fit is not more exact.
+func round4(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	e := math.Floor(math.Log10(math.Abs(v))) - 3
+	f := math.Pow(10, e)
+	return math.Round(v/f) * f
+}
+
+// TransportByName is "direct" or a preset.
+func TransportByName(name string) (Transport, error) {
+	return GridPoint{Transport: name}.transport()
+}

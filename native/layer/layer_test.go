@@ -1,0 +1,287 @@
+package layer
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"moebench/moe"
+	"moebench/native"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+)
+
+var h200 = native.DeviceInfo{Name: "NVIDIA H200", SMs: 132}
+
+func route(t testing.TB, ranks, tokens, hidden, topk, experts int) *moe.Routing {
+	t.Helper()
+	s := moe.Shape{Experts: experts, TopK: topk, Hidden: hidden, Tokens: tokens, Ranks: ranks, GPUsPerNode: 1, Dispatch: moe.FP8, Combine: moe.BF16}
+	rt, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func byName(t testing.TB, name string) Transport {
+	t.Helper()
+	tr, err := TransportByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// Each preset's mechanism reaches the library as its own knobs.
+func TestPlanPresets(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 8, 128, 7168, 8, 288)
+	for _, tc := range []struct {
+		name  string
+		check func(t *testing.T, c native.LayerConfig)
+	}{
+		{"mini-gda", func(t *testing.T, c native.LayerConfig) {
+			if c.Path != native.PathGDA || c.QPsPerPeer != 36 || c.Ordering != "gpu-fence" || c.PerDoorbell != 1 || c.SQBBs != 1024 || c.NICSMs != DefaultNICSMs {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"deepep-v1", func(t *testing.T, c native.LayerConfig) {
+			if c.Path != native.PathGDA || c.Ordering != "release-gpu" || c.PerDoorbell != 4 {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"dc", func(t *testing.T, c native.LayerConfig) {
+			if c.Path != native.PathDC || c.DCIs != 16 || c.SQBBs != 2048 {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"mini-proxy", func(t *testing.T, c native.LayerConfig) {
+			if c.Path != native.PathProxy || c.Workers != 4 || c.Rings != 32 || c.Batch != 16 || c.Handoff != "baseline" || c.RingEntries != 1024 {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"nvshmem-ibrc", func(t *testing.T, c native.LayerConfig) {
+			if c.Handoff != "fifo" || c.Workers != 1 {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"direct", func(t *testing.T, c native.LayerConfig) {
+			if c.Path != native.PathDirect || c.NICSMs != 0 || c.SMsPerRank != 16 {
+				t.Errorf("%+v", c)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Plan(rt, byName(t, tc.name), Options{}, h200, moe.Background{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Ranks != 8 || c.GPUs != 1 || c.Reps != DefaultReps || c.Timeout != DefaultTimeout || !c.Verify || !c.FP8 {
+				t.Errorf("defaults: %+v", c)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// SMs: DeepEP's choice within what the GPU leaves; background takes its
+// SMs and its posters; reserved proxy background gets queues of its own.
+func TestPlanSMsAndBackground(t *testing.T) {
+	t.Parallel()
+	c, err := Plan(route(t, 2, 16, 7168, 8, 288), byName(t, "mini-gda"), Options{}, h200, moe.Background{})
+	if err != nil || c.SMsPerRank != 64 {
+		t.Fatalf("2 ranks: %d SMs each, %v", c.SMsPerRank, err)
+	}
+	c, err = Plan(route(t, 2, 16, 7168, 8, 288), byName(t, "mini-gda"), Options{SMsPerRank: 20}, h200, moe.Background{})
+	if err != nil || c.SMsPerRank != 20 {
+		t.Fatalf("--num-sms 20: %d SMs, %v", c.SMsPerRank, err)
+	}
+	bg := moe.Background{CTAs: 16, Bytes: 8, Reserved: true}
+	c, err = Plan(route(t, 2, 16, 7168, 8, 288), byName(t, "mini-proxy"), Options{}, h200, bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BackgroundSMs != DefaultBgSMs || c.BgWarps != 64 || c.BgBytes != 16 || c.BgChannel0 != 144 || c.BgChannels != 1 ||
+		c.ReservedRing0 != 144 || c.SMsPerRank != (132-4-4)/2 || c.BgHeadUs != 200 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		rt   *moe.Routing
+		tr   string
+		o    Options
+		bg   moe.Background
+	}{
+		{"too many SMs", route(t, 8, 16, 7168, 8, 288), "mini-gda", Options{SMsPerRank: 17}, moe.Background{}},
+		{"uneven GPUs", route(t, 8, 16, 7168, 8, 288), "mini-gda", Options{GPUs: 3}, moe.Background{}},
+		{"message size", route(t, 2, 16, 2880, 8, 32), "mini-gda", Options{}, moe.Background{}},
+		{"background alone", route(t, 1, 16, 7168, 8, 8), "mini-gda", Options{}, moe.Background{CTAs: 4, Bytes: 64}},
+		{"ranks over SMs", route(t, 129, 4, 1024, 4, 129), "mini-gda", Options{}, moe.Background{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Plan(tc.rt, byName(t, tc.tr), tc.o, h200, tc.bg); !errors.Is(err, ErrPlan) {
+				t.Fatalf("err = %v, want ErrPlan", err)
+			}
+		})
+	}
+}
+
+// The flat routing pads each rank to max tokens and carries the oracle.
+func TestFlatten(t *testing.T) {
+	t.Parallel()
+	s := moe.Shape{Experts: 8, TopK: 2, Hidden: 128, Tokens: 3, Ranks: 2, GPUsPerNode: 1, Dispatch: moe.FP8, Combine: moe.BF16}
+	rt, err := moe.FromTopk(s, [][]int64{{0, 5, 2, -1}, {7, 1, 3, 4, 6, 0}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Flatten(rt)
+	want := []int32{0, 5, 2, -1, -1, -1, 7, 1, 3, 4, 6, 0}
+	for i, v := range want {
+		if f.TopK[i] != v {
+			t.Fatalf("ids %v, want %v", f.TopK, want)
+		}
+	}
+	if f.TokensPerRank[0] != 2 || f.TokensPerRank[1] != 3 || len(f.Expected) != 16 || f.Expected[5] != 1 || f.Expected[8+4] != 1 {
+		t.Fatalf("tokens %v expected %v", f.TokensPerRank, f.Expected)
+	}
+	if f.Weights[2] != 1 || f.Weights[0] != 0.5 {
+		t.Fatalf("weights %v", f.Weights)
+	}
+}
+
+// The emulated profile makes the NIC the NIC warps, shares the GPU.
+func TestEmulatedProfile(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	q, err := EmulatedProfile(p, native.LayerConfig{Ranks: 8, GPUs: 1, NICSMs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"emunic.engines": 128, "emunic.ranks_per_gpu": 8, "pcie.dma_read_ns": p.Get("emunic.wqe_ns"),
+		"fabric.latency_ns": p.Get("emunic.latency_ns"), "link.gbps": 1e5, "nvlink.latency_ns": p.Get("nvlink.latency_ns")} {
+		if got := q.Get(name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if p.Get("emunic.engines") != 0 {
+		t.Error("the base profile changed")
+	}
+	q, err = EmulatedProfile(p, native.LayerConfig{Ranks: 4, GPUs: 1, NICSMs: 2, Pace: true, LineGBs: 24.8, MsgMps: 100})
+	if err != nil || math.Abs(q.Get("link.gbps")-198.4) > 1e-9 || q.Get("nic.msg_rate_mps") != 100 {
+		t.Fatalf("paced: link %v msg %v, %v", q.Get("link.gbps"), q.Get("nic.msg_rate_mps"), err)
+	}
+}
+
+// The model of a native run has the run's ranks per GPU, SMs and path.
+func TestPredict(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 4, 16, 2048, 4, 32)
+	p := profile.MustLoad("p-ib")
+	for _, name := range []string{"direct", "mini-gda", "mini-proxy", "dc"} {
+		tr := byName(t, name)
+		cfg, err := Plan(rt, tr, Options{}, h200, moe.Background{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Predict(rt, cfg, 1, tr, p, moe.Background{}, zap.NewNop())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.Correct || res.NumSMs != cfg.SMsPerRank || !(res.Dispatch.Time.Mean > 0) {
+			t.Errorf("%s: correct %v, %d SMs (want %d), dispatch %v", name, res.Correct, res.NumSMs, cfg.SMsPerRank, res.Dispatch.Time.Mean)
+		}
+		if direct := name == "direct"; direct != (res.Dispatch.NVLinkBytes > 0) || direct == (res.Dispatch.ScaleOutBytes > 0) {
+			t.Errorf("%s: NVLink %d B, scale-out %d B", name, res.Dispatch.NVLinkBytes, res.Dispatch.ScaleOutBytes)
+		}
+	}
+}
+
+// Measure and Fit on a fake library whose "measurements" are the model's
+// own at known constants: the fit, started elsewhere, reproduces them.
+func TestFitReproduces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a model through dozens of runs")
+	}
+	t.Parallel()
+	truth := profile.MustLoad("p-ib")
+	for name, v := range map[string]float64{"kernel.cast_ns": 1200, "kernel.grid_sync_ns": 900, "kernel.recv_token_ns": 600,
+		"kernel.reduce_token_ns": 1500, "gpu.warp_copy_ns": 800, "emunic.wqe_ns": 900, "emunic.copy_ns": 700, "emunic.warp_gbs": 4} {
+		if err := truth.SetValue(name, v, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grid := []GridPoint{
+		{Transport: "direct", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "direct", Ranks: 4, Tokens: 32, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "mini-gda", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "mini-gda", Ranks: 4, Tokens: 32, Hidden: 1024, TopK: 4, Experts: 16},
+	}
+	lib := &modelLib{p: truth}
+	raw, err := Measure(lib, grid, Options{Reps: 1, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(raw, profile.MustLoad("p-ib"), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.After {
+		d, m := c.Error()
+		if math.Abs(d) > 0.05 || math.Abs(m) > 0.05 {
+			t.Errorf("%s %d ranks × %d tokens: dispatch off by %.1f%%, combine by %.1f%%", c.Run.Point.Transport, c.Run.Point.Ranks,
+				c.Run.Point.Tokens, 100*d, 100*m)
+		}
+	}
+	if len(res.Constants) == 0 || res.Constants[0].Source != "test" {
+		t.Fatalf("constants %v", res.Constants)
+	}
+}
+
+// modelLib answers Layer with the model's own prediction, as measured
+// times: what the fit must reproduce.
+type modelLib struct{ p *profile.Profile }
+
+func (l *modelLib) Device() native.DeviceInfo { return h200 }
+func (l *modelLib) DeviceCount() (int, error) { return 1, nil }
+func (l *modelLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.LayerResult, error) {
+	s := moe.Shape{Experts: c.Experts, TopK: c.TopK, Hidden: c.Hidden, Tokens: c.Tokens, Ranks: c.Ranks, GPUsPerNode: 1, Dispatch: moe.FP8, Combine: moe.BF16}
+	idx := make([][]int64, c.Ranks)
+	for r := range idx {
+		for _, e := range rt.TopK[r*c.Tokens*c.TopK : (r+1)*c.Tokens*c.TopK] {
+			idx[r] = append(idx[r], int64(e))
+		}
+	}
+	routing, err := moe.FromTopk(s, idx, nil)
+	if err != nil {
+		return native.LayerResult{}, err
+	}
+	tr := Transport{Direct: c.Path == native.PathDirect}
+	if !tr.Direct {
+		name := map[native.LayerPath]string{native.PathGDA: "mini-gda", native.PathProxy: "mini-proxy", native.PathDC: "dc"}[c.Path]
+		if tr.Preset, err = preset.Get(name); err != nil {
+			return native.LayerResult{}, err
+		}
+	}
+	res, err := Predict(routing, c, c.Workers, tr, l.p, moe.Background{}, zap.NewNop())
+	if err != nil {
+		return native.LayerResult{}, err
+	}
+	out := native.LayerResult{Workers: c.Workers, Times: make([][2][]native.RankPhase, c.Reps)}
+	for rep := range out.Times {
+		for ph, p := range []*moe.Phase{&res.Dispatch, &res.Combine} {
+			row := make([]native.RankPhase, c.Ranks)
+			for r, rt := range p.Ranks {
+				row[r] = native.RankPhase{ReadyNs: rt.Ready.Us() * 1e3, IssueDoneNs: rt.IssueDone.Us() * 1e3, WaitDoneNs: rt.LastDelivered.Us() * 1e3}
+			}
+			out.Times[rep][ph] = row
+		}
+	}
+	return out, nil
+}
