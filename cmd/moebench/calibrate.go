@@ -34,6 +34,8 @@ full run takes well under a minute.
 
 Examples:
   moebench calibrate --lib native/build/libmoebench_native.so
+  moebench calibrate --layer --base p-ib,h200.json --out h200-layer.json   # the layer kernels and the emulated NIC
+  moebench calibrate --layer --from-raw h200-layer-raw.json --base p-ib,h200.json
   moebench calibrate --out h200.json --raw h200-raw.json
   moebench mech --profile p-ib,h200.json ...   # run the model on the result
   moebench calibrate --format json --quick
@@ -44,7 +46,7 @@ Flags:
 type calibrateOptions struct {
 	out, raw, base, lib, format, fromRaw string
 	iters                                int
-	quick                                bool
+	quick, layer                         bool
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -59,6 +61,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
 	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
 	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed)")
+	fs.BoolVar(&o.layer, "layer", false, "calibrate the layer kernels' own costs and the emulated NIC from native layer runs over a grid (ranks, tokens, hidden, top-k, SMs, transport)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: calibrate: %v (moebench calibrate --help)", errUsage, err)
@@ -77,6 +80,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
+	}
+	if o.layer {
+		if !fs.Changed("out") {
+			o.out = "layer-calibration.json"
+		}
+		return calibrateLayer(o, stdout, stderr)
 	}
 	var base *profile.Profile
 	if o.base != "" {

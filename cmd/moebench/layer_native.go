@@ -64,10 +64,15 @@ type nativeItem struct {
 }
 
 // nativeTransports splits --transport/--preset into presets and the
-// direct path (native only).
-func nativeTransports(f *layerFlags, byName bool) ([]preset.Preset, bool, error) {
+// direct path (native only). With --preset alone, --transport's default
+// (all) adds nothing.
+func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, error) {
 	var rest []string
 	direct := false
+	if byName && !transportGiven {
+		ps, err := resolvePresets(nil, f.presets, true)
+		return ps, false, err
+	}
 	for _, t := range splitList(f.transports) {
 		switch t {
 		case "direct":
@@ -153,7 +158,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if err != nil {
 		return err
 	}
-	presets, direct, err := nativeTransports(f, fs.Changed("preset"))
+	presets, direct, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
 	if err != nil {
 		return err
 	}
@@ -199,7 +204,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 			o.MsgMps = prof.Get("nic.msg_rate_mps")
 		}
 		for _, tr := range trs {
-			tr.Options = preset.Options{QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings}
+			tr.Options = preset.Options{QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
 			m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
 			var checkErr error
 			switch {
@@ -211,7 +216,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 			case err != nil:
 				return err
 			}
-			pred, err := nativelayer.Predict(rt, m, tr, prof, c.bg, f.log)
+			pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.bg, f.log)
 			if err != nil {
 				return fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
 			}

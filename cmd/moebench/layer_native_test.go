@@ -204,6 +204,33 @@ func TestNativeErrors(t *testing.T) {
 	})
 }
 
+// --preset alone runs just those presets; with --transport direct the
+// direct path too.
+func TestNativePresets(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		paths []native.LayerPath
+	}{
+		{[]string{"--preset", "deepep-v1"}, []native.LayerPath{native.PathGDA}},
+		{[]string{"--preset", "deepep-v1", "--transport", "direct"}, []native.LayerPath{native.PathGDA, native.PathDirect}},
+		{[]string{"--transport", "all"}, []native.LayerPath{native.PathDC, native.PathGDA, native.PathProxy, native.PathDirect}},
+	} {
+		f := &fakeLib{}
+		withFakeLib(t, f)
+		args := append([]string{"run", "--engine", "native", "--virtual-ranks", "2"}, tc.args...)
+		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		var got []native.LayerPath
+		for _, c := range f.calls {
+			got = append(got, c.Path)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.paths) {
+			t.Errorf("%v: paths %v, want %v", tc.args, got, tc.paths)
+		}
+	}
+}
+
 // A sweep over virtual ranks and tokens shows them as columns.
 func TestNativeSweep(t *testing.T) {
 	f := &fakeLib{}

@@ -13,6 +13,7 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/transport/gda"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
 	"moebench/workloads"
@@ -49,6 +50,7 @@ type layerFlags struct {
 	workers     []int
 	batch       []int
 	rings       []int
+	orderings   []string
 	nvlink      bool
 	numSMs      int
 	chunk       int
@@ -81,6 +83,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.workers, "workers", nil, "proxy: CPU workers per rank, overriding the preset's")
 	fs.IntSliceVar(&f.batch, "batch", nil, "proxy: work requests chained per post, overriding the preset's")
 	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
+	fs.StringSliceVar(&f.orderings, "ordering", nil, "mini-gda and dc: ordering before each doorbell, overriding the preset's: "+strings.Join(orderingNames(), ", "))
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
@@ -108,6 +111,7 @@ type config struct {
 	qps    int
 	// Mechanism knobs over the presets' own values (0 = the preset's).
 	dcis, workers, batch, rings int
+	ordering                    string // "" = the preset's
 	bg                          moe.Background
 	bgName                      string
 	sets                        []string // name=value
@@ -149,7 +153,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "background", "gpus", "virtual-ranks"} {
+		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"} {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -372,6 +376,20 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		}
 		out = next
 	}
+	if len(f.orderings) > 0 {
+		var next []config
+		for _, c := range out {
+			for _, o := range f.orderings {
+				if ord, ok := gda.ParseOrdering(o); !ok || ord == gda.OrderNone {
+					return nil, fmt.Errorf("%w: --ordering %q: want one of %s", errUsage, o, strings.Join(orderingNames(), ", "))
+				}
+				c2 := c
+				c2.ordering = o
+				next = append(next, c2)
+			}
+		}
+		out = next
+	}
 	if f.numSMs < 0 {
 		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
 	}
@@ -379,6 +397,18 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
 	}
 	return out, nil
+}
+
+// orderingNames are the doorbell orderings a layer can use (not "none",
+// which publishes unwritten WQEs).
+func orderingNames() []string {
+	var n []string
+	for _, o := range gda.OrderingModes() {
+		if o != gda.OrderNone {
+			n = append(n, o.String())
+		}
+	}
+	return n
 }
 
 // shapeErr names the flag behind a shape validation error.
@@ -460,7 +490,7 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 
 func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings}
+	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
 	if reserved > 0 {
 		o.QPsPerPeer = max(c.qps, layer) + reserved
 	}
@@ -514,6 +544,9 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 		if multi(m.flag) {
 			k = append(k, knob{m.name, strconv.Itoa(m.v)})
 		}
+	}
+	if multi("ordering") {
+		k = append(k, knob{"ordering", c.ordering})
 	}
 	if multi("background") {
 		k = append(k, knob{"background", c.bgName})

@@ -158,6 +158,12 @@ func nan() float64 { return math.NaN() }
 
 // validateMeasured compares the model with a GPU's raw measurements.
 func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64) error {
+	if raw, ok, err := parseLayerMeasured(data); ok {
+		if err != nil {
+			return fmt.Errorf("%w: --measured %s: %v", errUsage, path, err)
+		}
+		return validateLayer(p, path, raw, out, stdout, failAbove)
+	}
 	var m gda.Measured
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {

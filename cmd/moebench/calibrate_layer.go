@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"moebench/internal/report"
+	"moebench/native"
+	nativelayer "moebench/native/layer"
+	"moebench/transport/mech"
+	"moebench/transport/profile"
+)
+
+// layerMeasured is how a layer calibration's raw measurement rides in a
+// profile fragment ("measured": {"layer": ...}), apart from the GPU-side
+// calibration's.
+type layerMeasured struct {
+	Layer *nativelayer.Raw `json:"layer"`
+}
+
+// parseLayerMeasured reads a layer measurement: a fragment's measured
+// section, a whole fragment, or calibrate --layer's raw file. ok is false
+// when data holds no layer measurement.
+func parseLayerMeasured(data []byte) (*nativelayer.Raw, bool, error) {
+	var probe struct {
+		Layer    json.RawMessage `json:"layer"`
+		Measured json.RawMessage `json:"measured"`
+		Runs     json.RawMessage `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, false, err
+	}
+	switch {
+	case probe.Layer != nil:
+		data = probe.Layer
+	case probe.Measured != nil:
+		return parseLayerMeasured(probe.Measured)
+	case probe.Runs == nil:
+		return nil, false, nil
+	}
+	var raw nativelayer.Raw
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, true, err
+	}
+	if err := raw.Check(); err != nil {
+		return nil, true, err
+	}
+	return &raw, true, nil
+}
+
+// calibrateLayer is calibrate --layer: measure the grid on this host's GPU
+// (or read an earlier measurement), fit the kernel-side and emulated-NIC
+// constants through the model, write the fragment and show model beside
+// measurement.
+func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
+	progress := func(s string) { fmt.Fprintln(stderr, "calibrate --layer:", s) }
+	base, err := profile.Load(o.base)
+	if err != nil {
+		return fmt.Errorf("%w: --base: %v", errUsage, err)
+	}
+	var raw *nativelayer.Raw
+	if o.fromRaw != "" {
+		data, err := os.ReadFile(o.fromRaw)
+		if err != nil {
+			return fmt.Errorf("%w: --from-raw: %v", errUsage, err)
+		}
+		r, ok, err := parseLayerMeasured(data)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
+		case !ok:
+			return fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", o.fromRaw)
+		}
+		raw = r
+	} else {
+		lib, err := openNativeLib(o.lib)
+		if err != nil {
+			return fmt.Errorf("calibrate --layer: %w", err)
+		}
+		grid := nativelayer.DefaultGrid()
+		if o.quick {
+			grid = grid[:2]
+		}
+		dev := lib.Device()
+		progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
+		raw, err = nativelayer.Measure(lib, grid, nativelayer.Options{Warmup: nativelayer.DefaultWarmup, Reps: nativelayer.DefaultReps, FlushL2: true}, progress)
+		if err != nil {
+			return fmt.Errorf("calibrate --layer: %w", err)
+		}
+	}
+	if o.raw != "" {
+		if err := report.WriteFileAtomic(o.raw, func(w io.Writer) error { return writeJSON(w, raw) }); err != nil {
+			return fmt.Errorf("calibrate --layer: --raw: %w", err)
+		}
+	}
+	dev := raw.Device
+	source := fmt.Sprintf("fit: moebench calibrate --layer on %s (driver %s, CUDA %s): the model of %d native layer runs against their measurement (native/layer.Fit)",
+		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), len(raw.Runs))
+	progress("fitting the model's kernel-side and emulated-NIC constants (a few minutes)")
+	fit, err := nativelayer.Fit(raw, base, source, progress)
+	if err != nil {
+		return fmt.Errorf("calibrate --layer: %w", err)
+	}
+	meas, err := json.Marshal(layerMeasured{Layer: raw})
+	if err != nil {
+		return err
+	}
+	frag := profile.File{
+		Name: "layer-calibration",
+		Description: fmt.Sprintf("the layer kernels' own costs and the emulated NIC, fitted by moebench calibrate --layer on %s; combine after a full profile and its GPU calibration, e.g. %s,%s",
+			dev.Name, o.base, o.out),
+		Constants: fit.Constants,
+		Measured:  meas,
+	}
+	if err := report.WriteFileAtomic(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+		return fmt.Errorf("calibrate --layer: --out: %w", err)
+	}
+	rows := layerRows(fit.After)
+	sum := mech.Summarize(rows)
+	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
+	h.Extra = []string{fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
+		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After))}
+	if o.format == "json" {
+		return writeJSON(stdout, struct {
+			Header    report.Header      `json:"header"`
+			Constants []profile.Constant `json:"constants"`
+			Rows      []mech.Row         `json:"rows"`
+			Summary   mech.Summary       `json:"summary"`
+		}{h, fit.Constants, rows, sum})
+	}
+	if err := renderRows(stdout, "table", h, rows, &sum, "measured"); err != nil {
+		return err
+	}
+	t := &report.Table{Columns: []string{"constant", "value", "unit", "was"}, Numeric: []bool{false, true, false, true}}
+	for _, c := range fit.Constants {
+		t.Rows = append(t.Rows, []string{c.Name, report.Num(c.Value), c.Unit, report.Num(base.Get(c.Name))})
+	}
+	if _, err := io.WriteString(stdout, "\nFitted constants:\n\n"); err != nil {
+		return err
+	}
+	return t.WriteText(stdout, nil)
+}
+
+// layerRows turns comparisons into validate's rows: one per run and phase.
+func layerRows(cs []nativelayer.Comparison) []mech.Row {
+	var rows []mech.Row
+	for _, c := range cs {
+		p := c.Run.Point
+		name := fmt.Sprintf("%s %d ranks × %d tokens", p.Transport, p.Ranks, p.Tokens)
+		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 {
+			name += fmt.Sprintf(" (hidden %d, top-%d, %d SMs)", p.Hidden, p.TopK, c.Run.Config.SMsPerRank)
+		}
+		rows = append(rows,
+			mech.Row{Experiment: "layer", Case: name, Metric: "dispatch", Unit: "µs", Paper: c.Run.Dispatch.ReadyUs, Model: c.Dispatch, Source: "native"},
+			mech.Row{Experiment: "layer", Case: name, Metric: "combine", Unit: "µs", Paper: c.Run.Combine.ReadyUs, Model: c.Combine, Source: "native"})
+	}
+	return rows
+}
+
+// gridSummary is the done-when figure: over the 24 runs of DeepEP's shape
+// at default SMs, the median and worst errors and how many are within 15%.
+func gridSummary(cs []nativelayer.Comparison) string {
+	var errs []float64
+	for _, c := range cs {
+		p := c.Run.Point
+		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 || p.Experts != 288 {
+			continue
+		}
+		d, m := c.Error()
+		errs = append(errs, math.Abs(d), math.Abs(m))
+	}
+	if len(errs) == 0 {
+		return "not measured"
+	}
+	within := 0
+	worst := 0.0
+	for _, e := range errs {
+		if e <= 0.15 {
+			within++
+		}
+		worst = max(worst, e)
+	}
+	return fmt.Sprintf("%d of %d phase means within 15%%, worst %s", within, len(errs), strconv.FormatFloat(100*worst, 'f', 1, 64)+"%")
+}
+
+// validateLayer is validate on a profile that carries a layer calibration:
+// the model of every native run beside its measurement.
+func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out outputFlags, stdout io.Writer, failAbove float64) error {
+	cs, err := nativelayer.Compare(raw, p)
+	if err != nil {
+		return err
+	}
+	rows := layerRows(cs)
+	sum := mech.Summarize(rows)
+	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
+	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s (driver %s, CUDA %s), %d native layer runs from %s", raw.Device.Name, raw.Device.Driver,
+		native.CUDAVersion(raw.Device.CUDARuntime), len(raw.Runs), path), "grid: "+gridSummary(cs))
+	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
+		return err
+	}
+	if failAbove > 0 && sum.MaxErr > failAbove {
+		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
+	}
+	return nil
+}
