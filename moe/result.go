@@ -222,39 +222,52 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 // idle NIC); what Served→Sent takes beyond it, less context misses and DCI
 // switches, is queueing behind other messages (egress).
 func attribute(t transport.Times, local bool, nicFloor sim.Time, detect, start, end sim.Time, work Cause) Breakdown {
-	var b Breakdown
-	cur := sim.Time(0)
-	step := func(c Cause, at sim.Time) {
-		if at > cur {
-			b[c] += (at - cur).Us()
-			cur = at
-		}
+	var p critPath
+	p.delivery(t, local, nicFloor)
+	p.step(CauseObserve, detect)
+	p.step(CauseSync, start)
+	p.step(work, end)
+	return p.b
+}
+
+// critPath accumulates a critical path checkpoint by checkpoint; time
+// that does not move the path forward is not counted, so the parts sum to
+// the last checkpoint.
+type critPath struct {
+	b   Breakdown
+	cur sim.Time
+}
+
+func (p *critPath) step(c Cause, at sim.Time) {
+	if at > p.cur {
+		p.b[c] += (at - p.cur).Us()
+		p.cur = at
 	}
-	step(CauseSender, t.IssueStart)
-	step(CauseIssue, t.IssueEnd)
-	if !local {
-		step(CauseQueue, t.Served)
-		if t.Sent > cur {
-			nic := t.Sent - cur
-			miss := min(nic, t.ConnMiss)
-			sw := min(nic-miss, t.DCISwitch)
-			own := min(nic-miss-sw, nicFloor)
-			b[CauseConnMiss] += miss.Us()
-			b[CauseDCISwitch] += sw.Us()
-			b[CauseNIC] += own.Us()
-			b[CauseEgress] += (nic - miss - sw - own).Us()
-			cur = t.Sent
-		}
-		if t.NVLink {
-			step(CauseNVLink, t.Arrived)
-		} else {
-			step(CauseWire, t.Arrived)
-		}
+}
+
+// delivery walks one delivery from its sender's work to its arrival.
+func (p *critPath) delivery(t transport.Times, local bool, nicFloor sim.Time) {
+	p.step(CauseSender, t.IssueStart)
+	p.step(CauseIssue, t.IssueEnd)
+	if local {
+		p.step(CauseIssue, t.Arrived)
+		return
+	}
+	p.step(CauseQueue, t.Served)
+	if t.Sent > p.cur {
+		nic := t.Sent - p.cur
+		miss := min(nic, t.ConnMiss)
+		sw := min(nic-miss, t.DCISwitch)
+		own := min(nic-miss-sw, nicFloor)
+		p.b[CauseConnMiss] += miss.Us()
+		p.b[CauseDCISwitch] += sw.Us()
+		p.b[CauseNIC] += own.Us()
+		p.b[CauseEgress] += (nic - miss - sw - own).Us()
+		p.cur = t.Sent
+	}
+	if t.NVLink {
+		p.step(CauseNVLink, t.Arrived)
 	} else {
-		step(CauseIssue, t.Arrived)
+		p.step(CauseWire, t.Arrived)
 	}
-	step(CauseObserve, detect)
-	step(CauseSync, start)
-	step(work, end)
-	return b
 }
