@@ -42,6 +42,8 @@ type layerFlags struct {
 	hidden      int
 	dtype       string
 	routing     string
+	groups      groupFlags
+	limitNote   string // the group limit in force, for the header
 	transports  []string
 	presets     []string
 	qps         []int
@@ -74,6 +76,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	f.groups.register(fs, "group-limited gating of the synthetic routing")
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
@@ -167,6 +170,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
+	if f.native.engine == "native" && (fs.Changed("topk-groups") || fs.Changed("expert-groups")) {
+		return fmt.Errorf("%w: --topk-groups: group-limited routing is the model's; the native engine routes without a limit", errUsage)
+	}
 	switch f.native.engine {
 	case "native":
 		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
@@ -184,6 +190,10 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
 	if err != nil {
+		return err
+	}
+	// The model's synthetic routing; the native engine keeps its own.
+	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
 	}
 	// Vary the knobs shown as columns: the ones given more than one value.
@@ -219,6 +229,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	bar.Done()
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
+	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
 	return f.out.emit(stdout, func(w io.Writer) error { return renderLayer(w, f.out.format, h, items) })
 }
@@ -538,7 +549,7 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	l := []string{
 		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
 			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv),
-		fmt.Sprintf("routing %s; background %s", spec, c.bg),
+		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
