@@ -100,10 +100,13 @@ func Summarize(v []float64) Summary {
 
 // RankTiming is one rank's view of a phase, all from the phase start.
 type RankTiming struct {
-	Ready         sim.Time  // receiver-ready: every expected token packed (dispatch) or reduced (combine)
-	LastDelivered sim.Time  // the last byte addressed to the rank became visible
-	IssueDone     sim.Time  // the rank's sending warps finished posting
-	Breakdown     Breakdown // the critical path to Ready, µs
+	Ready         sim.Time // receiver-ready: every expected token packed (dispatch) or reduced (combine)
+	LastDelivered sim.Time // the last byte addressed to the rank became visible
+	IssueDone     sim.Time // the rank's sending warps finished posting
+	// Launch and End bound the rank's kernel: launched (after the notify
+	// step in normal mode) and done with its last work in any role.
+	Launch, End sim.Time
+	Breakdown   Breakdown // the critical path to Ready, µs
 }
 
 // Phase is the outcome of dispatch or combine across ranks.
@@ -114,10 +117,17 @@ type Phase struct {
 	Delivered Summary
 	// IssueDone is when the sending warps finished posting, µs.
 	IssueDone Summary
-	// AlgoGBps is DeepEP's algorithm bandwidth: every valid selection's
-	// bytes, local and NVLink deliveries included, over the phase time,
-	// averaged over ranks.
+	// AlgoGBps is the algorithm bandwidth: every valid selection's bytes
+	// (the mode's message or token size), local and NVLink deliveries
+	// included, over the phase time, averaged over ranks.
 	AlgoGBps float64
+	// DeepEPGBps is bandwidth as DeepEP's own tests count it, averaged
+	// over ranks. LL: every valid selection × the message bytes over the
+	// phase time (the same as AlgoGBps). Normal: the rank's (token,
+	// destination node) pairs, its own node included, × hidden bytes
+	// (plus FP8 scales) over the kernel time without the notify step:
+	// what test_internode.py prints as "GB/s (RDMA)".
+	DeepEPGBps float64
 	// Bytes leaving the GPUs: through the NICs and over NVLink, summed over
 	// ranks; the rates are per rank over the mean phase time.
 	ScaleOutBytes, NVLinkBytes int64
@@ -175,6 +185,8 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 		r.Ready = max(0, r.Ready-origin)
 		r.LastDelivered = max(0, r.LastDelivered-origin)
 		r.IssueDone = max(0, r.IssueDone-origin)
+		r.Launch = max(0, r.Launch-origin)
+		r.End = max(0, r.End-origin, r.Ready, r.IssueDone)
 	}
 	ready := make([]float64, n)
 	deliv := make([]float64, n)
@@ -207,6 +219,22 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 	p.BoundBy = p.Breakdown.Largest().String()
 	if p.Breakdown.Total() == 0 {
 		p.BoundBy = ""
+	}
+}
+
+// deepepOver sets DeepEPGBps: per rank, bytes[r] over its kernel time
+// (Launch to End), averaged over the ranks that ran.
+func (p *Phase) deepepOver(bytes []int64) {
+	var sum float64
+	var n int
+	for r, rt := range p.Ranks {
+		if d := rt.End - rt.Launch; d > 0 {
+			sum += float64(bytes[r]) / (d.Us() * 1e3)
+			n++
+		}
+	}
+	if n > 0 {
+		p.DeepEPGBps = sum / float64(n)
 	}
 }
 
