@@ -85,8 +85,8 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.batch, "batch", nil, "proxy: work requests chained per post, overriding the preset's")
 	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
 	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
@@ -485,7 +485,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
 		}
-		if strings.HasPrefix(err.Error(), "num-sms:") || strings.HasPrefix(err.Error(), "top-k:") {
+		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
 			return nil, fmt.Errorf("%w: --%v", errUsage, err)
 		}
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)

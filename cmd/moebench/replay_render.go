@@ -469,7 +469,7 @@ type csvSink struct {
 
 func csvColumns() []string {
 	cols := []string{"scope", "step", "layer", "layers", "preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink",
-		"phase", "over", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+		"phase", "over", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
 	}
@@ -504,7 +504,7 @@ func (c *csvSink) group(g *groupResult) error {
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
 				strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink), ph.name, "ranks",
 				csvNum(p.Time.Mean), csvNum(p.Time.Min), csvNum(p.Time.Max), csvNum(p.Time.P50), csvNum(p.Time.P99), csvNum(p.IssueDone.Max),
-				csvNum(p.AlgoGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
+				csvNum(p.AlgoGBps), csvNum(p.DeepEPGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
 			for _, v := range p.Breakdown {
 				row = append(row, csvNum(v))
 			}
@@ -531,7 +531,7 @@ func (c *csvSink) end(a *replayAgg) error {
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), "", strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
 				strconv.Itoa(s.Hidden), strconv.FormatBool(a.nvlink), phaseNames[i], "layers",
 				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.issue / n),
-				"", "", "", "", b.Largest().String()}
+				"", "", "", "", "", b.Largest().String()}
 			for _, v := range b {
 				row = append(row, csvNum(v))
 			}
