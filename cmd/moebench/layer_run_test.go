@@ -49,7 +49,7 @@ func TestRunJSONHasThePromisedKeys(t *testing.T) {
 		}
 		for _, ph := range []string{"dispatch", "combine"} {
 			p := r[ph].(map[string]any)
-			for _, k := range []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "breakdown"} {
+			for _, k := range []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_bytes", "nvlink_bytes", "breakdown"} {
 				if _, ok := p[k]; !ok {
 					t.Errorf("%s lacks %q", ph, k)
 				}
