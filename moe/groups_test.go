@@ -1,6 +1,7 @@
 package moe_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -151,4 +152,24 @@ func TestCheckGroups(t *testing.T) {
 	if off, _ := r.CheckGroups(moe.GroupLimit{}); off.Violations != 0 || off.Tokens != 0 {
 		t.Fatalf("no limit: %+v, want nothing counted", off)
 	}
+}
+
+func ExampleGroupLimit() {
+	s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 64, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	// DeepSeek-V3: 8 groups of 32 experts, a token uses at most 4. On 8
+	// nodes of 8 GPUs a group is a node's experts.
+	lim := moe.GroupLimit{Groups: 8, TopK: 4}
+	r, err := moe.Generate(s, moe.RoutingSpec{Limit: lim}, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, _ := r.CheckGroups(lim)
+	fmt.Println(lim, "- tokens over the limit:", c.Violations, "- widest token:", c.MaxGroups, "groups")
+	plain, _ := moe.Generate(s, moe.RoutingSpec{}, 1)
+	u, _ := plain.CheckGroups(lim)
+	fmt.Println("ungated routing over the limit:", u.Violations > 0, "- widest token:", u.MaxGroups, "groups")
+	// Output:
+	// top-4 of 8 expert groups - tokens over the limit: 0 - widest token: 4 groups
+	// ungated routing over the limit: true - widest token: 8 groups
 }
