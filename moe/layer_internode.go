@@ -74,6 +74,27 @@ var (
 	}
 )
 
+// NodeConfig is what internode normal mode runs with: tokens per RDMA
+// write and per NVLink batch, and the RDMA and NVLink receive buffers in
+// tokens (DeepEP's Config).
+type NodeConfig struct {
+	RDMAChunk, NVLChunk, RDMABuf, NVLBuf int
+}
+
+// NodeConfigs is the dispatch and combine config for ranks ranks: DeepEP's
+// recommended one, with chunk (when not 0) as the RDMA chunk of both.
+func NodeConfigs(ranks, chunk int) (dispatch, combine NodeConfig) {
+	out := [2]NodeConfig{}
+	for i, c := range []bool{false, true} {
+		nc := recommendedConfig(ranks, c)
+		if chunk > 0 {
+			nc.rdmaChunk = chunk
+		}
+		out[i] = NodeConfig{RDMAChunk: nc.rdmaChunk, NVLChunk: nc.nvlChunk, RDMABuf: nc.rdmaBuf, NVLBuf: nc.nvlBuf}
+	}
+	return out[0], out[1]
+}
+
 // recommendedConfig is DeepEP's config for ranks, or for the largest rank
 // count it lists below ranks (the smallest it lists when none is).
 func recommendedConfig(ranks int, combine bool) nodeConfig {

@@ -353,3 +353,23 @@ func BenchmarkLayerNormalInternode(b *testing.B) {
 	}
 	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+func TestNodeConfigs(t *testing.T) {
+	t.Parallel()
+	// DeepEP's get_dispatch_config / get_combine_config at EP64 and EP16;
+	// a count it does not list takes the largest listed below it.
+	for _, tc := range []struct {
+		ranks, chunk int
+		d, c         moe.NodeConfig
+	}{
+		{64, 0, moe.NodeConfig{RDMAChunk: 8, NVLChunk: 32, RDMABuf: 128, NVLBuf: 288}, moe.NodeConfig{RDMAChunk: 8, NVLChunk: 1, RDMABuf: 128, NVLBuf: 288}},
+		{16, 0, moe.NodeConfig{RDMAChunk: 20, NVLChunk: 36, RDMABuf: 128, NVLBuf: 288}, moe.NodeConfig{RDMAChunk: 12, NVLChunk: 4, RDMABuf: 128, NVLBuf: 288}},
+		{40, 5, moe.NodeConfig{RDMAChunk: 5, NVLChunk: 32, RDMABuf: 128, NVLBuf: 288}, moe.NodeConfig{RDMAChunk: 5, NVLChunk: 1, RDMABuf: 128, NVLBuf: 288}},
+		{1, 0, moe.NodeConfig{RDMAChunk: 6, NVLChunk: 24, RDMABuf: 128, NVLBuf: 256}, moe.NodeConfig{RDMAChunk: 6, NVLChunk: 10, RDMABuf: 128, NVLBuf: 256}},
+	} {
+		d, c := moe.NodeConfigs(tc.ranks, tc.chunk)
+		if d != tc.d || c != tc.c {
+			t.Errorf("EP%d chunk %d: %+v / %+v, want %+v / %+v", tc.ranks, tc.chunk, d, c, tc.d, tc.c)
+		}
+	}
+}

@@ -89,3 +89,12 @@ func (f *layerFlags) groupLimit(fs *pflag.FlagSet, configs []config) (moe.GroupL
 	}
 	return lim, nil
 }
+
+// nodeNote says how internode normal mode runs: channels and DeepEP's
+// chunk and buffer sizes for the rank count.
+func nodeNote(s moe.Shape, numSMs, chunk int) string {
+	qps, _ := moe.Channels(s, moe.Normal, numSMs, moe.Background{})
+	d, c := moe.NodeConfigs(s.Ranks, chunk)
+	return fmt.Sprintf("normal mode across nodes: %d channels (num_sms/2); per write/batch, dispatch %d RDMA / %d NVLink tokens, combine %d / %d; RDMA buffers of %d tokens",
+		qps/2, d.RDMAChunk, d.NVLChunk, c.RDMAChunk, c.NVLChunk, d.RDMABuf)
+}

@@ -551,6 +551,9 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv),
 		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
 	}
+	if c.mode == moe.Normal && s.Nodes() > 1 {
+		l = append(l, nodeNote(s, f.numSMs, f.chunk))
+	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
 	}
