@@ -274,7 +274,6 @@ type nodeBase struct {
 	ready  []sim.Time
 	gate   []critPath // per rank: the critical path to ready
 	left   []int64    // per rank: tokens still to receive
-	nvlTok int64
 	// head credits: pending values of head atomics in flight
 	headVals []headVal
 	freeHead []int32

@@ -22,6 +22,8 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --ranks 8 --gpus-per-node 4 --experts 288 --preset deepep-v1
   moebench run --transport mini-gda --background bulk:64:shared
   moebench run --mode normal --nvlink --format json --out run.json
+  moebench run --mode normal --tokens 4096 --ranks 32 --profile p-roce   # across nodes: one RDMA copy per (token, node)
+  moebench run --topk-groups 0                      # deepseek-v3 without its 4-of-8 group-limited gating
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
 `
 
