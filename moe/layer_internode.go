@@ -237,26 +237,34 @@ func (c *chunking) bounds(p *nodePlan, ci int) (st, lo, hi int) {
 	return st, lo, min(lo+c.size, p.streamLen(st))
 }
 
-// nvlModel is a warp pushing bytes to a peer GPU over NVLink: the warp
-// streams at nvlink.warp_gbs and the sending GPU's NVLink port
-// (nvlink.gbs) is shared by its warps in event order; the bytes are
-// visible nvlink.latency_ns after the last leaves.
+// nvlModel is a warp pushing bytes to a peer GPU over NVLink, as the
+// transports' NVLink path does: the warp pays nvlink.copy_ns, then streams
+// at nvlink.warp_gbs, and the sending GPU's NVLink port (nvlink.gbs) is
+// shared by its warps in event order; the bytes are visible
+// nvlink.latency_ns after the last leaves.
 type nvlModel struct {
 	warpBpp, portBpp float64
-	latency          sim.Time
+	latency, fixed   sim.Time
 	portAt           []sim.Time
 }
 
 func newNVLModel(p *profile.Profile, ranks int) *nvlModel {
 	return &nvlModel{warpBpp: p.Get("nvlink.warp_gbs") / 1000, portBpp: p.Get("nvlink.gbs") / 1000,
-		latency: sim.Ns(p.Get("nvlink.latency_ns")), portAt: make([]sim.Time, ranks)}
+		latency: sim.Ns(p.Get("nvlink.latency_ns")), fixed: sim.Ns(p.Get("nvlink.copy_ns")), portAt: make([]sim.Time, ranks)}
 }
 
 func (n *nvlModel) copy(src int, start sim.Time, bytes int64) (done, visible sim.Time) {
 	s := max(start, n.portAt[src])
 	n.portAt[src] = s + bytesTime(bytes, n.portBpp)
-	done = max(start+bytesTime(bytes, n.warpBpp), n.portAt[src])
+	done = max(start+n.fixed+bytesTime(bytes, n.warpBpp), n.portAt[src])
 	return done, done + n.latency
+}
+
+// warpCopy is one warp copying bytes on rank's GPU: the GPU's copy
+// bandwidth shared in event order, the warp's rate and its fixed latency
+// per copy (gpu.warp_copy_ns) plus extra (per-token work).
+func (b *nodeBase) warpCopy(rank int, start sim.Time, bytes int64, extra sim.Time) sim.Time {
+	return b.g.copyN(rank, start, bytes, bytes, b.g.kern.warpCopy+extra)
 }
 
 // nodeBase is what both internode phases share beyond llBase.

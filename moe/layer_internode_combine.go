@@ -148,7 +148,7 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	}
 	c.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)
 	for r := range R {
-		c.start[r] = cfg.Background.origin()
+		c.start[r] = cfg.Background.origin() + g.kern.start
 		e.At(c.start[r], c.id, opNodeStart, int64(r))
 	}
 	if err := c.run(); err != nil {
@@ -260,7 +260,7 @@ func (c *nodeCombine) nvlStep(e *sim.Engine, sw int) {
 		start := max(e.Now(), c.nsFree[sw])
 		var done, vis sim.Time
 		if f == j {
-			done = c.g.copy(j, start, bytes, bytes)
+			done = c.warpCopy(j, start, bytes, 0)
 			vis = done
 		} else {
 			done, vis = c.nvl.copy(j, start, bytes)
@@ -333,7 +333,7 @@ func (c *nodeCombine) fgAdvance(e *sim.Engine, st int) {
 		w := st*c.wf + pos%c.wf
 		start := max(e.Now(), c.fgFree[w], c.start[f])
 		m := int64(popcount(p.sMask[base+pos]))
-		end := c.g.copy(f, start, m*c.tb, m*c.tb)
+		end := c.warpCopy(f, start, m*c.tb, c.g.kern.reduceToken)
 		c.fgFree[w] = end
 		c.work(f, end)
 		x := base + pos
@@ -483,7 +483,7 @@ func (c *nodeCombine) recvAdvance(e *sim.Engine, rc int) {
 		c.rIdx[rc]++
 		start := max(e.Now(), c.rFree[w], c.start[s])
 		k := int64(len(nodes))
-		end := c.g.copy(s, start, k*c.tb, k*c.tb)
+		end := c.warpCopy(s, start, k*c.tb, c.g.kern.reduceToken)
 		c.rFree[w] = end
 		path := c.cPath[gate]
 		if c.rWP[w].cur > path.cur {

@@ -167,7 +167,7 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	}
 	d.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)
 	for r := range R {
-		d.start[r] = cfg.Background.origin() + notify[r]
+		d.start[r] = cfg.Background.origin() + notify[r] + g.kern.start
 		e.At(d.start[r], d.id, opNodeStart, int64(r))
 	}
 	if err := d.run(); err != nil {
@@ -335,7 +335,7 @@ func (d *nodeDispatch) sendStep(e *sim.Engine, sc int) {
 		}
 		// One read, a write into each destination node's buffer.
 		bytes := d.tb * int64(len(nodes))
-		end := d.g.copy(src, start, bytes, bytes)
+		end := d.warpCopy(src, start, bytes, 0)
 		d.sFree[w] = end
 		d.work(src, end)
 		path := d.chanGate[sc]
@@ -533,7 +533,7 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 			bytes := int64(n) * d.tb
 			sub := nvlSub{ci: int32(ci), lo: int32(a), hi: int32(b), j: int32(j), n: int32(n)}
 			if local {
-				sub.fwdEnd = d.g.copy(f, t, bytes, bytes)
+				sub.fwdEnd = d.warpCopy(f, t, bytes, 0)
 				sub.visible = sub.fwdEnd
 			} else {
 				sub.fwdEnd, sub.visible = d.nvl.copy(f, t, bytes)
@@ -661,7 +661,7 @@ func (d *nodeDispatch) recvNext(e *sim.Engine, rw int) {
 	target := rw / d.plan.G / d.plan.C
 	start := max(e.Now(), d.rFree[rw], d.start[target])
 	bytes := int64(sub.n) * d.tb
-	end := d.g.copy(target, start, bytes, bytes)
+	end := d.warpCopy(target, start, bytes, sim.Time(sub.n)*d.g.kern.recvToken)
 	d.rFree[rw] = end
 	sub.recvStart = start
 	e.At(end, d.id, opNodeRecvDone, int64(rw))
