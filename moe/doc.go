@@ -5,8 +5,9 @@
 // correctness checks of every delivery.
 //
 // In: a Shape (experts, top-k, hidden size, tokens per rank, ranks, GPUs
-// per node, dtypes) and either a RoutingSpec with a seed (Generate) or
-// explicit top-k ids from a trace (FromTopk).
+// per node, dtypes) and either a RoutingSpec with a seed (Generate), with
+// an optional GroupLimit (DeepSeek-V3's group-limited gating), or explicit
+// top-k ids from a trace (FromTopk).
 //
 // Out:
 //   - message sizes derived from the dtypes, after DeepEP: LLDispatchBytes,
@@ -22,6 +23,12 @@
 //     Routing.Normal gives DeepEP's get_dispatch_layout (tokens per rank,
 //     per node and per expert, and is_token_in_rank in sparse form);
 //     both carry received loads (Load) and a Locality breakdown;
+//   - the layer run (RunLayer): LL mode message by message; normal mode
+//     on one node one hop per rank, across nodes DeepEP's internode
+//     kernels (one RDMA copy per (token, node), NVLink forwarding,
+//     credits); per phase the physical bytes and DeepEP's own count
+//     (DeepEPGBps);
+//   - Routing.CheckGroups counts tokens beyond a group limit;
 //   - oracles: LLLayout.CheckDispatch checks delivered messages against
 //     the receive layout [local expert][source rank][slot], and
 //     Routing.CheckCombine checks combined outputs against

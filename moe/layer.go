@@ -99,13 +99,16 @@ func (c *LayerConfig) Validate() error {
 	case c.NumSMs < 0:
 		return fmt.Errorf("num-sms: %d is negative (0 = DeepEP's choice)", c.NumSMs)
 	case c.Chunk < 0:
-		return fmt.Errorf("chunk: %d is negative (0 = %d tokens)", c.Chunk, defaultChunk)
+		return fmt.Errorf("chunk: %d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
 	case c.RanksPerGPU > 1 && c.Mode != LL:
 		return errors.New("ranks per GPU: only low-latency mode places several ranks on one GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
+		return err
+	}
+	if err := c.validateNodes(); err != nil {
 		return err
 	}
 	if sms := int(c.Profile.Get("gpu.sms")); c.NumSMs > sms {
@@ -121,10 +124,15 @@ func (c *LayerConfig) Validate() error {
 // own traffic uses, and how many more a reserved background needs beyond
 // them: ask the transport for at least layer+reserved QPs per peer when
 // the background is reserved. LL uses one channel per destination local
-// expert, normal mode one per channel (num_sms/2).
+// expert, normal mode one per channel (num_sms/2), and across nodes a
+// second per channel for the credit returns (DeepEP asks NVSHMEM for at
+// least num_sms QPs per peer).
 func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved int) {
 	if mode == Normal {
 		layer = max(1, normalSMsOr(numSMs)/2)
+		if s.Nodes() > 1 {
+			layer *= 2
+		}
 	} else {
 		layer = s.LocalExperts()
 	}
@@ -316,6 +324,9 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 	switch cfg.Mode {
 	case LL:
 		err = runLL(&cfg, res)
+		// DeepEP's LL tests count what AlgoGBps counts: every selection's
+		// message over the phase time.
+		res.Dispatch.DeepEPGBps, res.Combine.DeepEPGBps = res.Dispatch.AlgoGBps, res.Combine.AlgoGBps
 	case Normal:
 		err = runNormal(&cfg, res)
 	}

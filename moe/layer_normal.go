@@ -8,9 +8,10 @@ import (
 	"moebench/transport/sim"
 )
 
-// Normal (high-throughput) mode, after DeepEP's normal kernels, simplified
-// to one hop per destination rank (the transport takes same-node peers
-// over NVLink when Env.NVLink is set):
+// Normal (high-throughput) mode on one node, after DeepEP's intranode
+// kernels, as one hop per destination rank (the transport takes same-node
+// peers over NVLink when Env.NVLink is set); across nodes see
+// layer_internode.go:
 //
 // Dispatch. A notify step first: every rank writes its counts to every
 // peer; each rank's host waits until its counts arrived (the moe_recv
@@ -543,6 +544,9 @@ func NormalBufferBytes(s Shape, channels int) int64 {
 
 func runNormal(cfg *LayerConfig, res *Result) error {
 	s := cfg.Routing.Shape
+	if s.Nodes() > 1 {
+		return runNodes(cfg, res)
+	}
 	chunk := cfg.Chunk
 	if chunk == 0 {
 		chunk = defaultChunk
@@ -567,6 +571,25 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	r2, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Combine, true, nil)
 	if err != nil {
 		return err
+	}
+	// DeepEP's count on one node: each token with a selection once (its
+	// one node), over the kernel time after the notify step.
+	for _, ph := range []struct {
+		p       *Phase
+		combine bool
+	}{{&res.Dispatch, false}, {&res.Combine, true}} {
+		bytes := make([]int64, s.Ranks)
+		for r := range s.Ranks {
+			for t := range cfg.Routing.Tokens[r] {
+				if len(n.NodesOf(r, t)) > 0 {
+					bytes[r] += deepepTokenBytes(s, ph.combine)
+				}
+			}
+			if !ph.combine {
+				ph.p.Ranks[r].Launch = notify[r]
+			}
+		}
+		ph.p.deepepOver(bytes)
 	}
 	res.Events = res.Dispatch.Events + res.Combine.Events
 	res.Resources = Resources{Resources: mergeResources(mergeResources(r0, r1), r2), BufferBytesPerRank: NormalBufferBytes(s, C)}

@@ -100,10 +100,13 @@ func Summarize(v []float64) Summary {
 
 // RankTiming is one rank's view of a phase, all from the phase start.
 type RankTiming struct {
-	Ready         sim.Time  // receiver-ready: every expected token packed (dispatch) or reduced (combine)
-	LastDelivered sim.Time  // the last byte addressed to the rank became visible
-	IssueDone     sim.Time  // the rank's sending warps finished posting
-	Breakdown     Breakdown // the critical path to Ready, µs
+	Ready         sim.Time // receiver-ready: every expected token packed (dispatch) or reduced (combine)
+	LastDelivered sim.Time // the last byte addressed to the rank became visible
+	IssueDone     sim.Time // the rank's sending warps finished posting
+	// Launch and End bound the rank's kernel: launched (after the notify
+	// step in normal mode) and done with its last work in any role.
+	Launch, End sim.Time
+	Breakdown   Breakdown // the critical path to Ready, µs
 }
 
 // Phase is the outcome of dispatch or combine across ranks.
@@ -114,10 +117,17 @@ type Phase struct {
 	Delivered Summary
 	// IssueDone is when the sending warps finished posting, µs.
 	IssueDone Summary
-	// AlgoGBps is DeepEP's algorithm bandwidth: every valid selection's
-	// bytes, local and NVLink deliveries included, over the phase time,
-	// averaged over ranks.
+	// AlgoGBps is the algorithm bandwidth: every valid selection's bytes
+	// (the mode's message or token size), local and NVLink deliveries
+	// included, over the phase time, averaged over ranks.
 	AlgoGBps float64
+	// DeepEPGBps is bandwidth as DeepEP's own tests count it, averaged
+	// over ranks. LL: every valid selection × the message bytes over the
+	// phase time (the same as AlgoGBps). Normal: the rank's (token,
+	// destination node) pairs, its own node included, × hidden bytes
+	// (plus FP8 scales) over the kernel time without the notify step:
+	// what test_internode.py prints as "GB/s (RDMA)".
+	DeepEPGBps float64
 	// Bytes leaving the GPUs: through the NICs and over NVLink, summed over
 	// ranks; the rates are per rank over the mean phase time.
 	ScaleOutBytes, NVLinkBytes int64
@@ -175,6 +185,8 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 		r.Ready = max(0, r.Ready-origin)
 		r.LastDelivered = max(0, r.LastDelivered-origin)
 		r.IssueDone = max(0, r.IssueDone-origin)
+		r.Launch = max(0, r.Launch-origin)
+		r.End = max(0, r.End-origin, r.Ready, r.IssueDone)
 	}
 	ready := make([]float64, n)
 	deliv := make([]float64, n)
@@ -210,6 +222,22 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 	}
 }
 
+// deepepOver sets DeepEPGBps: per rank, bytes[r] over its kernel time
+// (Launch to End), averaged over the ranks that ran.
+func (p *Phase) deepepOver(bytes []int64) {
+	var sum float64
+	var n int
+	for r, rt := range p.Ranks {
+		if d := rt.End - rt.Launch; d > 0 {
+			sum += float64(bytes[r]) / (d.Us() * 1e3)
+			n++
+		}
+	}
+	if n > 0 {
+		p.DeepEPGBps = sum / float64(n)
+	}
+}
+
 // attribute splits the path of one critical delivery into causes: the
 // checkpoints are made monotone so the parts sum exactly to end.
 //
@@ -222,39 +250,52 @@ func (p *Phase) finish(bytesPerRank []int64, origin sim.Time) {
 // idle NIC); what Served→Sent takes beyond it, less context misses and DCI
 // switches, is queueing behind other messages (egress).
 func attribute(t transport.Times, local bool, nicFloor sim.Time, detect, start, end sim.Time, work Cause) Breakdown {
-	var b Breakdown
-	cur := sim.Time(0)
-	step := func(c Cause, at sim.Time) {
-		if at > cur {
-			b[c] += (at - cur).Us()
-			cur = at
-		}
+	var p critPath
+	p.delivery(t, local, nicFloor)
+	p.step(CauseObserve, detect)
+	p.step(CauseSync, start)
+	p.step(work, end)
+	return p.b
+}
+
+// critPath accumulates a critical path checkpoint by checkpoint; time
+// that does not move the path forward is not counted, so the parts sum to
+// the last checkpoint.
+type critPath struct {
+	b   Breakdown
+	cur sim.Time
+}
+
+func (p *critPath) step(c Cause, at sim.Time) {
+	if at > p.cur {
+		p.b[c] += (at - p.cur).Us()
+		p.cur = at
 	}
-	step(CauseSender, t.IssueStart)
-	step(CauseIssue, t.IssueEnd)
-	if !local {
-		step(CauseQueue, t.Served)
-		if t.Sent > cur {
-			nic := t.Sent - cur
-			miss := min(nic, t.ConnMiss)
-			sw := min(nic-miss, t.DCISwitch)
-			own := min(nic-miss-sw, nicFloor)
-			b[CauseConnMiss] += miss.Us()
-			b[CauseDCISwitch] += sw.Us()
-			b[CauseNIC] += own.Us()
-			b[CauseEgress] += (nic - miss - sw - own).Us()
-			cur = t.Sent
-		}
-		if t.NVLink {
-			step(CauseNVLink, t.Arrived)
-		} else {
-			step(CauseWire, t.Arrived)
-		}
+}
+
+// delivery walks one delivery from its sender's work to its arrival.
+func (p *critPath) delivery(t transport.Times, local bool, nicFloor sim.Time) {
+	p.step(CauseSender, t.IssueStart)
+	p.step(CauseIssue, t.IssueEnd)
+	if local {
+		p.step(CauseIssue, t.Arrived)
+		return
+	}
+	p.step(CauseQueue, t.Served)
+	if t.Sent > p.cur {
+		nic := t.Sent - p.cur
+		miss := min(nic, t.ConnMiss)
+		sw := min(nic-miss, t.DCISwitch)
+		own := min(nic-miss-sw, nicFloor)
+		p.b[CauseConnMiss] += miss.Us()
+		p.b[CauseDCISwitch] += sw.Us()
+		p.b[CauseNIC] += own.Us()
+		p.b[CauseEgress] += (nic - miss - sw - own).Us()
+		p.cur = t.Sent
+	}
+	if t.NVLink {
+		p.step(CauseNVLink, t.Arrived)
 	} else {
-		step(CauseIssue, t.Arrived)
+		p.step(CauseWire, t.Arrived)
 	}
-	step(CauseObserve, detect)
-	step(CauseSync, start)
-	step(work, end)
-	return b
 }

@@ -50,6 +50,9 @@ type RoutingSpec struct {
 	Kind  string  // one of the Kind constants; "" means uniform
 	Alpha float64 // power-law exponent, in (0, 100]
 	Ratio float64 // hot-to-other load ratio, at least 1
+	// Limit is group-limited gating on top of the popularity; the zero
+	// value is none.
+	Limit GroupLimit
 }
 
 // ParseRoutingSpec reads "uniform", "powerlaw:ALPHA",
@@ -99,8 +102,11 @@ func parseParam(s, kind, name, example, arg string, hasArg bool) (float64, error
 	return v, nil
 }
 
-// Validate checks the kind and its parameter.
+// Validate checks the kind, its parameter and the group limit.
 func (sp RoutingSpec) Validate() error {
+	if err := sp.Limit.Validate(); err != nil {
+		return err
+	}
 	switch sp.Kind {
 	case "", KindUniform:
 	case KindPowerLaw:
@@ -117,7 +123,8 @@ func (sp RoutingSpec) Validate() error {
 	return nil
 }
 
-// String returns the form ParseRoutingSpec reads back to the same spec.
+// String returns the form ParseRoutingSpec reads back to the same spec,
+// less the group limit, which has its own flags and String.
 func (sp RoutingSpec) String() string {
 	switch sp.Kind {
 	case "", KindUniform:
@@ -263,6 +270,10 @@ const maxRejects = 64
 // normalized to 1 per token and sorted descending over the slots: a leading
 // expert and a tail, like a router's sorted softmax scores. Integer scores
 // keep the weights bit-identical on every platform, and so the Hash.
+//
+// With a group limit (spec.Limit) each token first draws its groups, then
+// its experts among the chosen groups only; without one the draws are
+// exactly those of earlier versions, so their hashes hold.
 func Generate(shape Shape, spec RoutingSpec, seed uint64) (*Routing, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, fmt.Errorf("generate routing: shape: %w", err)
@@ -270,8 +281,17 @@ func Generate(shape Shape, spec RoutingSpec, seed uint64) (*Routing, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("generate routing: spec %s: %w", spec, err)
 	}
-	pop := drawWeights(spec.popularity(shape), shape.TopK)
+	lim, err := spec.Limit.Resolve(shape)
+	if err != nil {
+		return nil, fmt.Errorf("generate routing: %w", err)
+	}
+	raw := spec.popularity(shape)
+	pop := drawWeights(raw, shape.TopK)
 	tab := newAlias(pop)
+	var grp *groupDraw
+	if lim.On() {
+		grp = newGroupDraw(lim, raw)
+	}
 	tokens := make([]int, shape.Ranks)
 	for i := range tokens {
 		tokens[i] = shape.Tokens
@@ -294,6 +314,10 @@ func Generate(shape Shape, spec RoutingSpec, seed uint64) (*Routing, error) {
 			stamp++
 			g := rank*shape.Tokens + t
 			row := idx[t*k : t*k+k]
+			if grp != nil {
+				// Experts outside the token's groups count as taken.
+				grp.exclude(rng, mark, stamp)
+			}
 			for j := range row {
 				l := tab.drawDistinct(rng, mark, stamp, pop)
 				mark[l] = stamp

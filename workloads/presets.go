@@ -14,6 +14,9 @@ type Workload struct {
 	Description string
 	Source      string // model config or test file the shape is read from
 	Shape       moe.Shape
+	// Groups is the model's group-limited gating (n_group / topk_group),
+	// off when the model routes over all experts at once.
+	Groups moe.GroupLimit
 }
 
 // Defaults where a source fixes only the model: 128 tokens per rank (the
@@ -43,20 +46,25 @@ var presets = []Workload{
 	{
 		Name:        "deepseek-v3",
 		Description: "DeepSeek-V3/R1 routed experts: 256 experts, top-8, hidden 7,168",
-		Source:      "huggingface.co/deepseek-ai/DeepSeek-V3 config.json: n_routed_experts 256, num_experts_per_tok 8, hidden_size 7168",
-		Shape:       shape(256, 8, 7168),
+		Source: "huggingface.co/deepseek-ai/DeepSeek-V3 config.json: n_routed_experts 256, num_experts_per_tok 8, hidden_size 7168; " +
+			"group-limited gating n_group 8, topk_group 4 (groups of 32 consecutive experts; on 8 nodes a token reaches at most 4)",
+		Shape:  shape(256, 8, 7168),
+		Groups: moe.GroupLimit{Groups: 8, TopK: 4},
 	},
 	{
 		Name:        "deepep-ll",
 		Description: "DeepEP's low-latency test: 288 experts, top-8, hidden 7,168, 128 tokens per rank",
-		Source:      "github.com/deepseek-ai/DeepEP tests/test_low_latency.py (tests/legacy/ in later versions): num_tokens 128, hidden 7168, num_topk 8, num_experts 288",
+		Source:      "github.com/deepseek-ai/DeepEP tests/test_low_latency.py (tests/legacy/ in later versions): num_tokens 128, hidden 7168, num_topk 8, num_experts 288; plain top-k over all experts",
 		Shape:       shape(288, 8, 7168),
 	},
 	{
 		Name:        "kimi-k2",
 		Description: "Kimi K2: 384 experts, top-8, hidden 7,168",
-		Source:      "huggingface.co/moonshotai/Kimi-K2-Instruct config.json: n_routed_experts 384, num_experts_per_tok 8, hidden_size 7168",
-		Shape:       shape(384, 8, 7168),
+		// Kimi K2 keeps DeepSeek-V3's gating code but sets n_group 1,
+		// topk_group 1: one group, so no limit.
+		Source: "huggingface.co/moonshotai/Kimi-K2-Instruct config.json: n_routed_experts 384, num_experts_per_tok 8, hidden_size 7168; " +
+			"n_group 1, topk_group 1 (no group limit)",
+		Shape: shape(384, 8, 7168),
 	},
 	{
 		Name:        "qwen3-235b",

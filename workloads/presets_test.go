@@ -94,3 +94,28 @@ func ExampleGet() {
 	fmt.Println(w.Shape.Validate(), w.Shape.LocalExperts(), w.Shape.LLDispatchBytes())
 	// Output: <nil> 18 7408
 }
+
+// Group-limited gating follows each model's config: DeepSeek-V3 n_group 8,
+// topk_group 4; Kimi K2 and the rest route over all experts.
+func TestPresetGroups(t *testing.T) {
+	t.Parallel()
+	for _, name := range workloads.Names() {
+		w, err := workloads.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := moe.GroupLimit{}
+		if name == "deepseek-v3" {
+			want = moe.GroupLimit{Groups: 8, TopK: 4}
+		}
+		if w.Groups != want {
+			t.Errorf("%s: groups %+v, want %+v", name, w.Groups, want)
+		}
+		if _, err := w.Groups.Resolve(w.Shape); err != nil {
+			t.Errorf("%s: its group limit does not fit its shape: %v", name, err)
+		}
+		if w.Groups.On() && !strings.Contains(w.Source, "topk_group") {
+			t.Errorf("%s: source %q does not cite the group limit", name, w.Source)
+		}
+	}
+}

@@ -49,6 +49,10 @@ func TestGoldenOutputs(t *testing.T) {
 	}{
 		{"run_default.txt", []string{"run"}},
 		{"run_decode_background.txt", []string{"run", "--tokens", "4", "--transport", "mini-gda,mini-proxy", "--background", "bulk:16:shared"}},
+		// One node keeps the one-hop intranode model; two nodes run the
+		// two-hop internode kernels.
+		{"run_normal_one_node.txt", []string{"run", "--mode", "normal", "--ranks", "8", "--topk-groups", "0"}},
+		{"run_normal_two_nodes.txt", []string{"run", "--mode", "normal", "--tokens", "512", "--format", "csv"}},
 		{"validate_foundation.csv", []string{"validate", "--only", "single-op,ordering,inline,rate,completion-scope", "--format", "csv"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ type jsonPhase struct {
 	DeliveredUs    moe.Summary        `json:"last_delivered_us"`
 	IssueDoneUs    float64            `json:"issue_done_us"`
 	AlgoGBps       float64            `json:"algo_gbps"`
+	DeepEPGBps     float64            `json:"deepep_algo_gbps"`
 	ScaleOutGBps   float64            `json:"scaleout_gbps"`
 	NVLinkGBps     float64            `json:"nvlink_gbps"`
 	ScaleOutBytes  int64              `json:"scaleout_bytes"`
@@ -60,7 +61,7 @@ type jsonResult struct {
 func toJSONPhase(p *moe.Phase) jsonPhase {
 	return jsonPhase{
 		MeanUs: p.Time.Mean, MinUs: p.Time.Min, MaxUs: p.Time.Max, P50Us: p.Time.P50, P99Us: p.Time.P99,
-		DeliveredUs: p.Delivered, IssueDoneUs: p.IssueDone.Max, AlgoGBps: p.AlgoGBps,
+		DeliveredUs: p.Delivered, IssueDoneUs: p.IssueDone.Max, AlgoGBps: p.AlgoGBps, DeepEPGBps: p.DeepEPGBps,
 		ScaleOutGBps: p.ScaleOutGBps, NVLinkGBps: p.NVLinkGBps, ScaleOutBytes: p.ScaleOutBytes, NVLinkBytes: p.NVLinkBytes,
 		Messages: p.Messages, BackgroundMsgs: p.Background, Breakdown: p.Breakdown.Map(), BoundBy: p.BoundBy,
 	}
@@ -171,14 +172,14 @@ func phases(r *moe.Result) []struct {
 }
 
 func mainTable(items []item) *report.Table {
-	t := withKnobs(items, []string{"preset", "transport", "phase", "mean µs", "p50 µs", "p99 µs", "max µs", "issue done µs", "algo GB/s", "scale-out GB/s", "NVLink GB/s", "bound by"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true, false})
+	t := withKnobs(items, []string{"preset", "transport", "phase", "mean µs", "p50 µs", "p99 µs", "max µs", "issue done µs", "algo GB/s", "DeepEP algo GB/s", "scale-out GB/s", "NVLink GB/s", "bound by"},
+		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, false})
 	for _, it := range items {
 		for _, ph := range phases(it.res) {
 			p := ph.p
 			t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, it.preset.Mechanism, ph.name,
 				report.Num(p.Time.Mean), report.Num(p.Time.P50), report.Num(p.Time.P99), report.Num(p.Time.Max),
-				report.Num(p.IssueDone.Max), report.Num(p.AlgoGBps), report.Num(p.ScaleOutGBps), report.Num(p.NVLinkGBps), p.BoundBy))
+				report.Num(p.IssueDone.Max), report.Num(p.AlgoGBps), report.Num(p.DeepEPGBps), report.Num(p.ScaleOutGBps), report.Num(p.NVLinkGBps), p.BoundBy))
 		}
 	}
 	return t
@@ -229,7 +230,7 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // precision.
 func csvTable(items []item) *report.Table {
 	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink", "qps_per_peer", "dcis", "workers", "batch", "rings", "background", "sets",
-		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
 	}
@@ -251,7 +252,7 @@ func csvTable(items []item) *report.Table {
 				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink),
 				strconv.Itoa(it.cfg.qps), strconv.Itoa(it.cfg.dcis), strconv.Itoa(it.cfg.workers), strconv.Itoa(it.cfg.batch), strconv.Itoa(it.cfg.rings),
 				it.cfg.bgName, sets, ph.name,
-				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps),
+				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps), f(p.DeepEPGBps),
 				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
 			for _, v := range p.Breakdown {
 				row = append(row, f(v))

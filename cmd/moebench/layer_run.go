@@ -23,6 +23,8 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --ranks 8 --gpus-per-node 4 --experts 288 --preset deepep-v1
   moebench run --transport mini-gda --background bulk:64:shared
   moebench run --mode normal --nvlink --format json --out run.json
+  moebench run --mode normal --tokens 4096 --ranks 32 --profile p-roce   # across nodes: one RDMA copy per (token, node)
+  moebench run --topk-groups 0                      # deepseek-v3 without its 4-of-8 group-limited gating
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
 `
 
@@ -43,6 +45,8 @@ type layerFlags struct {
 	hidden      int
 	dtype       string
 	routing     string
+	groups      groupFlags
+	limitNote   string // the group limit in force, for the header
 	transports  []string
 	presets     []string
 	qps         []int
@@ -76,6 +80,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	f.groups.register(fs, "group-limited gating of the synthetic routing")
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
@@ -85,8 +90,8 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
 	fs.StringSliceVar(&f.orderings, "ordering", nil, "mini-gda and dc: ordering before each doorbell, overriding the preset's: "+strings.Join(orderingNames(), ", "))
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
 	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
@@ -171,6 +176,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
+	if f.native.engine == "native" && (fs.Changed("topk-groups") || fs.Changed("expert-groups")) {
+		return fmt.Errorf("%w: --topk-groups: group-limited routing is the model's; the native engine routes without a limit", errUsage)
+	}
 	switch f.native.engine {
 	case "native":
 		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
@@ -188,6 +196,10 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
 	if err != nil {
+		return err
+	}
+	// The model's synthetic routing; the native engine keeps its own.
+	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
 	}
 	// Vary the knobs shown as columns: the ones given more than one value.
@@ -223,6 +235,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	bar.Done()
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
+	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
 	return f.out.emit(stdout, func(w io.Writer) error { return renderLayer(w, f.out.format, h, items) })
 }
@@ -504,7 +517,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
 		}
-		if strings.HasPrefix(err.Error(), "num-sms:") || strings.HasPrefix(err.Error(), "top-k:") {
+		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
 			return nil, fmt.Errorf("%w: --%v", errUsage, err)
 		}
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
@@ -571,7 +584,10 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	l := []string{
 		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
 			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv),
-		fmt.Sprintf("routing %s; background %s", spec, c.bg),
+		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
+	}
+	if c.mode == moe.Normal && s.Nodes() > 1 {
+		l = append(l, nodeNote(s, f.numSMs, f.chunk))
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))

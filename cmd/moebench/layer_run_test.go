@@ -49,7 +49,7 @@ func TestRunJSONHasThePromisedKeys(t *testing.T) {
 		}
 		for _, ph := range []string{"dispatch", "combine"} {
 			p := r[ph].(map[string]any)
-			for _, k := range []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "breakdown"} {
+			for _, k := range []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_bytes", "nvlink_bytes", "breakdown"} {
 				if _, ok := p[k]; !ok {
 					t.Errorf("%s lacks %q", ph, k)
 				}
@@ -141,6 +141,12 @@ func TestRunBadInputFailsClearlyAndWritesNothing(t *testing.T) {
 		{[]string{"--set", "gpu.sm_clock=3"}, `unknown constant "gpu.sm_clock"`},
 		{[]string{"--ranks", "8,16"}, "run takes one value"},
 		{[]string{"--workload", "gpt-5"}, `unknown workload "gpt-5"`},
+		{[]string{"--topk-groups", "-1"}, "--topk-groups: -1 is negative"},
+		{[]string{"--workload", "qwen3-235b", "--expert-groups", "4"}, "--expert-groups 4: no group limit is in force"},
+		{[]string{"--topk-groups", "1", "--expert-groups", "64"}, "--topk-groups: 1 groups of 4 experts cannot hold a token's top-8"},
+		{[]string{"--experts", "100", "--ranks", "4", "--gpus-per-node", "4"}, "--expert-groups: 100 logical experts do not split into 8 equal groups"},
+		{[]string{"--mode", "normal", "--nvlink=false"}, "--nvlink: normal mode across nodes"},
+		{[]string{"--mode", "normal", "--chunk", "100"}, "--chunk: 100 tokens per RDMA write exceed half"},
 	} {
 		_, _, err := layerCLI(t, runCmd, append(tc.args, "--out", outFile)...)
 		if err == nil || !strings.Contains(message(err), tc.want) {
@@ -175,6 +181,28 @@ func TestRunAndSweepHelp(t *testing.T) {
 		_, stderr, err := layerCLI(t, c, "--help")
 		if err != errHelpShown || !strings.Contains(stderr, "Usage: moebench") || !strings.Contains(stderr, "Examples:") {
 			t.Errorf("--help: %v\n%s", err, stderr)
+		}
+	}
+}
+
+// The header says which group limit the synthetic routing used.
+func TestRunStatesTheGroupLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "# routing uniform, top-4 of 8 expert groups (the workload's); background none"},
+		{[]string{"--topk-groups", "0"}, "# routing uniform, no group limit; background none"},
+		{[]string{"--workload", "kimi-k2"}, "# routing uniform, no group limit; background none"},
+		{[]string{"--workload", "qwen3-235b", "--topk-groups", "1"}, "# routing uniform, top-1 of one expert group per node (--topk-groups)"},
+	} {
+		out, _, err := layerCLI(t, runCmd, append([]string{"--tokens", "4", "--transport", "mini-gda"}, tc.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%v: header lacks %q:\n%s", tc.args, tc.want, out)
 		}
 	}
 }

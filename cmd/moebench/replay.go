@@ -51,6 +51,7 @@ type replayFlags struct {
 	numSMs     int
 	chunk      int
 	background string
+	groups     groupFlags
 	noPayload  bool
 	steps      int
 	maxLayers  int
@@ -79,9 +80,10 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	fs.IntVar(&f.qps, "qps-per-peer", 0, "QPs per peer, overriding the preset's (0 = the preset's)")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
 	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
+	f.groups.register(fs, "group-limited gating to check the trace's tokens against (reported, not enforced; the workload's applies when the trace has its expert count)")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.IntVar(&f.steps, "steps", 0, "replay only steps 0..N-1 (0 = every step)")
 	fs.IntVar(&f.maxLayers, "max-layers", 0, "stop after N (step, layer) groups (0 = all)")
@@ -199,6 +201,8 @@ type replayer struct {
 	prof    *profile.Profile
 	lf      layerFlags // the run options runOne reads
 	wl      string
+	limit   moe.GroupLimit // resolved; off when not checked
+	limitBy string         // where the limit came from, or why none
 
 	steps, maxLayers, maxOpen int
 
@@ -232,6 +236,7 @@ type groupResult struct {
 	traffic     moe.Traffic
 	rankLoad    moe.Load
 	expertLoad  moe.Load
+	groups      moe.GroupCheck // tokens against the group limit, when checked
 	runs        []presetRun
 }
 
@@ -342,6 +347,9 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
 	}
 	rp.base = s
+	if err := rp.setLimit(f, fs, w); err != nil {
+		return err
+	}
 	rp.agg = newReplayAgg(s, rp.presets)
 	rp.agg.mode, rp.agg.nvlink = rp.mode, rp.nvlink
 	return nil
@@ -543,11 +551,17 @@ func (rp *replayer) replay(g *traceGroup) (*groupResult, error) {
 		return nil, fmt.Errorf("%s: step %d, layer %d: %v", rp.name, g.step, g.layer, err)
 	}
 	tr := rt.Traffic()
+	var gc moe.GroupCheck
+	if rp.limit.On() {
+		if gc, err = rt.CheckGroups(rp.limit); err != nil {
+			return nil, fmt.Errorf("%s: step %d, layer %d: %v", rp.name, g.step, g.layer, err)
+		}
+	}
 	total := 0
 	for _, n := range per {
 		total += n
 	}
-	gr := &groupResult{step: g.step, layer: g.layer, shape: s, tokens: total, traffic: tr, rankLoad: tr.RankLoad(), expertLoad: tr.ExpertLoad()}
+	gr := &groupResult{step: g.step, layer: g.layer, shape: s, tokens: total, traffic: tr, rankLoad: tr.RankLoad(), expertLoad: tr.ExpertLoad(), groups: gc}
 	c := config{shape: s, mode: rp.mode, nvlink: rp.nvlink, qps: rp.qps, bg: rp.bg, bgName: rp.bgName}
 	for _, p := range rp.presets {
 		res, err := runOne(&rp.lf, c, rt, rp.prof, p)
@@ -596,6 +610,7 @@ func (rp *replayer) notes() []string {
 			rp.wl, s.Hidden, s.Dispatch, s.Combine, s.Ranks, s.Nodes(), s.GPUsPerNode, rp.mode, nv),
 		fmt.Sprintf("source ranks: as recorded; records without a rank are split evenly over the %d ranks", s.Ranks),
 		fmt.Sprintf("background %s", rp.bg),
+		"group limit: "+rp.limitBy,
 	)
 	var lim []string
 	if rp.steps > 0 {
@@ -633,6 +648,7 @@ type replayAgg struct {
 	expertImb  layerStats
 	worstRank  [2]int // (step, layer) of the worst rank imbalance
 	worstExp   [2]int
+	glimit     moe.GroupCheck
 	presets    []presetAgg
 }
 
@@ -676,6 +692,7 @@ func (a *replayAgg) add(g *groupResult) {
 		a.locality[i] += n
 	}
 	a.tokens += int64(g.tokens)
+	a.glimit.Add(g.groups)
 	if g.rankLoad.Imbalance > a.rankImb.max || a.rankImb.n == 0 {
 		a.worstRank = [2]int{g.step, g.layer}
 	}
@@ -843,4 +860,39 @@ func (s *layerStats) quantile(p float64) float64 {
 		}
 	}
 	return s.max
+}
+
+// setLimit picks the group limit replay checks tokens against: the flags',
+// else the workload's when the trace has the workload's expert count (the
+// same model), else none.
+func (rp *replayer) setLimit(f *replayFlags, fs *pflag.FlagSet, w workloads.Workload) error {
+	explicit := fs.Changed("topk-groups") || fs.Changed("expert-groups")
+	lim := moe.GroupLimit{}
+	switch {
+	case explicit:
+		var err error
+		if lim, err = f.groups.limit(fs, w); err != nil {
+			return err
+		}
+		rp.limitBy = "--topk-groups"
+	case w.Groups.On() && rp.h.Experts == w.Shape.Experts:
+		lim, rp.limitBy = w.Groups, "the workload's ("+w.Name+")"
+	case w.Groups.On():
+		rp.limitBy = fmt.Sprintf("not checked: the trace has %d experts, workload %s's limit is for %d (set --topk-groups)", rp.h.Experts, w.Name, w.Shape.Experts)
+		return nil
+	default:
+		rp.limitBy = "not checked (the workload has none; set --topk-groups)"
+		return nil
+	}
+	if !lim.On() {
+		rp.limitBy = "not checked (--topk-groups 0)"
+		return nil
+	}
+	res, err := lim.Resolve(rp.base)
+	if err != nil {
+		return fmt.Errorf("%w: %v (the trace's %d experts, %d nodes)", errUsage, limitErr(err), rp.base.Experts, rp.base.Nodes())
+	}
+	rp.limit = res
+	rp.limitBy = res.String() + ", " + rp.limitBy + "; tokens beyond it are reported, not changed"
+	return nil
 }

@@ -185,6 +185,13 @@ func (t *tableSink) end(a *replayAgg) error {
 	if err != nil {
 		return err
 	}
+	if gc := a.glimit; gc.Limit.On() {
+		_, err := fmt.Fprintf(w, "Group limit %s: %d of %d tokens (%s) span more groups, up to %d (replayed as recorded)\n",
+			gc.Limit, gc.Violations, gc.Tokens, report.Pct(float64(gc.Violations)/float64(max(gc.Tokens, 1))), gc.MaxGroups)
+		if err != nil {
+			return err
+		}
+	}
 	for _, pa := range a.presets {
 		if !pa.correct {
 			if _, err := fmt.Fprintf(w, "! %s: some layers failed the checks (see the json output's problems)\n", pa.preset.Name); err != nil {
@@ -328,10 +335,27 @@ type jsonLayer struct {
 		PerExpert jsonLoad     `json:"per_expert"`
 		Locality  jsonLocality `json:"locality"`
 	} `json:"load"`
-	RouteHash string   `json:"route_hash"`
-	BoundBy   string   `json:"bound_by"`
-	Correct   bool     `json:"correct"`
-	Problems  []string `json:"problems,omitempty"`
+	GroupLimit *jsonGroups `json:"group_limit,omitempty"`
+	RouteHash  string      `json:"route_hash"`
+	BoundBy    string      `json:"bound_by"`
+	Correct    bool        `json:"correct"`
+	Problems   []string    `json:"problems,omitempty"`
+}
+
+// jsonGroups is how the tokens sat against the group limit.
+type jsonGroups struct {
+	Groups     int   `json:"expert_groups"`
+	TopK       int   `json:"topk_groups"`
+	Tokens     int64 `json:"tokens"`
+	Violations int64 `json:"tokens_over_limit"`
+	MaxGroups  int   `json:"max_groups_per_token"`
+}
+
+func toJSONGroups(c moe.GroupCheck) *jsonGroups {
+	if !c.Limit.On() {
+		return nil
+	}
+	return &jsonGroups{c.Limit.Groups, c.Limit.TopK, c.Tokens, c.Violations, c.MaxGroups}
 }
 
 type jsonAggPhase struct {
@@ -366,6 +390,7 @@ type jsonAggregate struct {
 	Layers     int                `json:"layers"`
 	Tokens     int64              `json:"tokens"`
 	Selections int64              `json:"selections"`
+	GroupLimit *jsonGroups        `json:"group_limit,omitempty"`
 	Transports []jsonAggTransport `json:"transports"`
 	Load       struct {
 		PerRank   jsonAggLoad  `json:"per_rank"`
@@ -405,7 +430,7 @@ func (j *jsonSink) group(g *groupResult) error {
 		l := jsonLayer{Step: g.step, Layer: g.layer, Transport: run.preset.Mechanism, Preset: run.preset.Name, Mode: r.Mode.String(),
 			Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, TotalTokens: g.tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
 			NVLink: r.NVLink, Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine),
-			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems}
+			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, GroupLimit: toJSONGroups(g.groups)}
 		l.Slowest.Dispatch, l.Slowest.Combine = toJSONSlowest(&r.Dispatch), toJSONSlowest(&r.Combine)
 		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.rankLoad), toJSONLoad(g.expertLoad)
 		l.Load.Locality = toJSONLocality(g.traffic.ByLocality)
@@ -426,7 +451,7 @@ func (j *jsonSink) group(g *groupResult) error {
 }
 
 func aggregateJSON(a *replayAgg) jsonAggregate {
-	out := jsonAggregate{Layers: a.groups, Tokens: a.tokens, Selections: a.selections, Transports: []jsonAggTransport{}}
+	out := jsonAggregate{Layers: a.groups, Tokens: a.tokens, Selections: a.selections, GroupLimit: toJSONGroups(a.glimit), Transports: []jsonAggTransport{}}
 	n := float64(max(a.groups, 1))
 	for _, pa := range a.presets {
 		t := jsonAggTransport{Transport: pa.preset.Mechanism, Preset: pa.preset.Name, Layers: a.groups, Correct: pa.correct}
@@ -469,12 +494,13 @@ type csvSink struct {
 
 func csvColumns() []string {
 	cols := []string{"scope", "step", "layer", "layers", "preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink",
-		"phase", "over", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+		"phase", "over", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
 	}
 	return append(cols, "slowest_rank", "slowest_rank_us", "slowest_rank_layers", "rank_load_max", "rank_load_mean", "rank_imbalance",
-		"expert_load_max", "expert_load_mean", "expert_imbalance", "same_rank", "same_node", "remote", "route_hash", "correct")
+		"expert_load_max", "expert_load_mean", "expert_imbalance", "same_rank", "same_node", "remote", "route_hash", "correct",
+		"tokens_over_group_limit", "max_groups_per_token")
 }
 
 func (c *csvSink) begin() error {
@@ -504,7 +530,7 @@ func (c *csvSink) group(g *groupResult) error {
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
 				strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink), ph.name, "ranks",
 				csvNum(p.Time.Mean), csvNum(p.Time.Min), csvNum(p.Time.Max), csvNum(p.Time.P50), csvNum(p.Time.P99), csvNum(p.IssueDone.Max),
-				csvNum(p.AlgoGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
+				csvNum(p.AlgoGBps), csvNum(p.DeepEPGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
 			for _, v := range p.Breakdown {
 				row = append(row, csvNum(v))
 			}
@@ -512,6 +538,7 @@ func (c *csvSink) group(g *groupResult) error {
 			row = append(row, strconv.Itoa(sl.Rank), csvNum(sl.TimeUs), "")
 			row = append(row, loadCells(g.rankLoad, g.expertLoad, g.traffic.ByLocality)...)
 			row = append(row, r.RouteHash, strconv.FormatBool(r.Correct))
+			row = append(row, groupCells(g.groups)...)
 			c.w.Write(row)
 		}
 	}
@@ -531,7 +558,7 @@ func (c *csvSink) end(a *replayAgg) error {
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), "", strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
 				strconv.Itoa(s.Hidden), strconv.FormatBool(a.nvlink), phaseNames[i], "layers",
 				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.issue / n),
-				"", "", "", "", b.Largest().String()}
+				"", "", "", "", "", b.Largest().String()}
 			for _, v := range b {
 				row = append(row, csvNum(v))
 			}
@@ -543,9 +570,18 @@ func (c *csvSink) end(a *replayAgg) error {
 			}
 			row = append(row, loadCells(moe.LoadOf(a.perRank), moe.LoadOf(a.perExpert), a.locality)...)
 			row = append(row, "", strconv.FormatBool(pa.correct))
+			row = append(row, groupCells(a.glimit)...)
 			c.w.Write(row)
 		}
 	}
 	c.w.Flush()
 	return c.w.Error()
+}
+
+// groupCells are the group-limit CSV cells, empty when not checked.
+func groupCells(c moe.GroupCheck) []string {
+	if !c.Limit.On() {
+		return []string{"", ""}
+	}
+	return []string{strconv.FormatInt(c.Violations, 10), strconv.Itoa(c.MaxGroups)}
 }

@@ -575,3 +575,79 @@ func TestLayerStatsBoundedPercentiles(t *testing.T) {
 		t.Errorf("exact summary of 1, 2, 3: %+v", got)
 	}
 }
+
+// Replay checks a trace's tokens against a group limit and reports the
+// ones beyond it without changing the routing.
+func TestReplayReportsGroupLimitViolations(t *testing.T) {
+	t.Parallel()
+	trace := "testdata/replay/layer-major.jsonl"
+	base := []string{"--trace", trace, "--transport", "mini-gda", "--workload", "mixtral-8x7b"}
+	out, err := replay(t, append(base, "--topk-groups", "1", "--expert-groups", "2", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Header struct {
+			Notes []string `json:"notes"`
+		} `json:"header"`
+		Layers []struct {
+			Layer      int            `json:"layer"`
+			GroupLimit map[string]int `json:"group_limit"`
+			RouteHash  string         `json:"route_hash"`
+		} `json:"layers"`
+		Aggregate struct {
+			GroupLimit map[string]int `json:"group_limit"`
+		} `json:"aggregate"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	// Groups {0..3} and {4..7}, one each: layer 0 has four tokens that
+	// span both, layer 1 one.
+	want := []int{4, 1}
+	for i, l := range d.Layers {
+		if g := l.GroupLimit; g["tokens"] != 6 || g["tokens_over_limit"] != want[l.Layer] || g["max_groups_per_token"] != 2 || g["topk_groups"] != 1 {
+			t.Errorf("entry %d (layer %d): %v, want 6 tokens, %d over the limit", i, l.Layer, g, want[l.Layer])
+		}
+	}
+	if g := d.Aggregate.GroupLimit; g["tokens"] != 12 || g["tokens_over_limit"] != 5 || g["expert_groups"] != 2 {
+		t.Errorf("aggregate %v, want 12 tokens, 5 over the limit of 1 of 2 groups", g)
+	}
+	if notes := strings.Join(d.Header.Notes, "\n"); !strings.Contains(notes, "group limit: top-1 of 2 expert groups, --topk-groups; tokens beyond it are reported, not changed") {
+		t.Errorf("header does not state the limit:\n%s", notes)
+	}
+	// The routing is replayed as recorded: the same hashes without a limit.
+	plain, err := replay(t, append(base, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plain, d.Layers[0].RouteHash) || strings.Contains(plain, `"group_limit"`) {
+		t.Error("checking the limit changed the routing, or an unchecked run reports one")
+	}
+	table, err := replay(t, append(base, "--topk-groups", "1", "--expert-groups", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, "Group limit top-1 of 2 expert groups: 5 of 12 tokens (41.7%) span more groups, up to 2") {
+		t.Errorf("table lacks the group-limit line:\n%s", table)
+	}
+	for _, tc := range []struct {
+		args []string
+		note string
+	}{
+		{[]string{"--workload", "deepseek-v3"}, "not checked: the trace has 8 experts, workload deepseek-v3's limit is for 256"},
+		{nil, "not checked (the workload has none; set --topk-groups)"},
+	} {
+		out, err := replay(t, append(append(base, tc.args...), "--format", "json")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.note) {
+			t.Errorf("%v: header lacks %q", tc.args, tc.note)
+		}
+	}
+	_, err = replay(t, append(base, "--topk-groups", "1", "--expert-groups", "3")...)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--expert-groups: 8 logical experts do not split into 3 equal groups") {
+		t.Errorf("uneven groups: %v, want a usage error naming --expert-groups", err)
+	}
+}

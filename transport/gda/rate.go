@@ -47,6 +47,10 @@ type RateConfig struct {
 	Inline      bool
 	Depth       int // WQEs per send queue
 	Messages    int // total to post; 0 picks enough for a steady state
+	// LibCycles and LibNs are a library's software cost per post beyond
+	// the mechanism (as in SingleConfig); a cooperating warp pays it once
+	// per 32 WQEs, its lanes running the library code side by side.
+	LibCycles, LibNs float64
 }
 
 // Validate reports a configuration the model cannot run.
@@ -62,6 +66,8 @@ func (c RateConfig) Validate() error {
 		return fmt.Errorf("QP depth %d is below %d WQEs per doorbell", c.Depth, c.PerDoorbell)
 	case c.Style == PubCoop && c.Depth < 32:
 		return fmt.Errorf("QP depth %d cannot hold a warp's 32 WQEs", c.Depth)
+	case c.LibCycles < 0 || c.LibNs < 0:
+		return fmt.Errorf("library cost must not be negative (got %v cycles, %v ns)", c.LibCycles, c.LibNs)
 	}
 	return nil
 }
@@ -110,6 +116,7 @@ type rateRun struct {
 	nic  *hw.NIC
 	qps  []gpuQP
 	lay  Layout
+	lib  sim.Time // library software per post (per warp unit)
 	sent []sim.Time
 }
 
@@ -136,6 +143,7 @@ func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
 	}
 	e := &sim.Engine{}
 	r := &rateRun{cfg: cfg, e: e, gpu: hw.NewGPUCosts(p), lay: WriteLayout(cfg.Payload, cfg.Inline, 0)}
+	r.lib = sim.Ns(cfg.LibCycles*1000/r.gpu.ClockMHz + cfg.LibNs)
 	r.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, r)
 	r.nic = r.fab.NICs[0]
 	r.qps = make([]gpuQP, cfg.QPs)
@@ -244,7 +252,7 @@ func (a *actor) Handle(e *sim.Engine, op int32, _ int64) {
 
 func (a *actor) build(e *sim.Engine) {
 	r := a.r
-	a.th.Compute(sim.Time(r.lay.Loads) * r.gpu.L2Load)
+	a.th.Compute(r.lib + sim.Time(r.lay.Loads)*r.gpu.L2Load)
 	a.th.Store(r.lay.Segments, a.lanes)
 	e.At(a.th.T, a.id, phPublish, 0)
 }

@@ -102,5 +102,23 @@ func dc(p *profile.Profile) ([]Row, error) {
 		rows = append(rows, Row{"dc", fmt.Sprintf("16 DCIs, 31 peers, %d writes per destination", b), "message rate", "M msg/s", nan, v, ""})
 	}
 	rows = append(rows, Row{"dc", "16 DCIs: 256-write bursts vs a new destination every WQE", "rate ratio", "x", 60, rates[256] / rates[1], "§4.3.3 (P-H100)"})
+	// §4.3.3: with 256-write bursts DC keeps 95% of its two-peer rate at
+	// 1,984 DCI-peer pairs and 23% at 2,976 (RC: 56% at 2,976, the
+	// connections experiment). 16 DCIs × 124 and × 186 peers.
+	two, err := DCRate(p, 16, 2, 256, 16*256*8)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []struct {
+		peers int
+		paper float64
+	}{{124, 0.95}, {186, 0.23}} {
+		v, err := DCRate(p, 16, k.peers, 256, 16*256*k.peers)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, Row{"dc", fmt.Sprintf("16 DCIs × %d peers (%d DCI-peer pairs), 256-write bursts", k.peers, 16*k.peers),
+			"rate / two-peer rate", "ratio", k.paper, v / two, "§4.3.3"})
+	}
 	return rows, nil
 }

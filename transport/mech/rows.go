@@ -55,6 +55,7 @@ func Experiments() []Experiment {
 		{"proxy-single-op", "mini-proxy one 8 B write, baseline vs tuned handoff, cold vs warm workers (Tables 3, 9)", proxySingleOp},
 		{"proxy-capacity", "mini-proxy message rate over workers × batch × worker state (Table 10, Fig. 7)", proxyCapacity},
 		{"proxy-loaded", "probe RTT under background load: a shared proxy ring collapses, a reserved one does not (Fig. 6, Table 11)", proxyLoaded},
+		{"gda-loaded", "GDAKI probe RTT under background CTAs, sharing its context or not (Table 11)", gdaLoaded},
 		{"goodput", "pipelined pointer-write goodput against payload size, mini-proxy and mini-gda (Fig. 8)", goodput},
 	}
 }

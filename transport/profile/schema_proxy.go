@@ -11,7 +11,7 @@ var proxyDefs = concat(
 	cost("gpu.host_load", "dependent SM load of host memory over PCIe (the ring's host-resident progress, a host-resident completion counter)"),
 	cost("gpu.host_store", "issue one posted 16 B SM store to host memory (a descriptor)"),
 	[]Def{
-		{"pcie.host_read_mps", "Mmsg/s", 0.1, 1e6, "loads of host memory one GPU's PCIe link completes per second: its threads' loads overlap up to this rate, then queue"},
+		{"pcie.host_read_mps", "Mmsg/s", 0.1, 1e6, "loads of host memory one GPU's PCIe link completes per second: its threads' loads overlap up to this rate, then queue (1e6, the largest, is no limit)"},
 		{"proxy.cpu_cold_mhz", "MHz", 100, 10000, "worker core clock when cold (idle before the run)"},
 		{"proxy.cpu_warm_mhz", "MHz", 100, 10000, "worker core clock when warm (after sustained load)"},
 		{"proxy.warm_ns_ratio", "ratio", 0.05, 1, "memory-system part of host costs when warm, as a fraction of cold"},

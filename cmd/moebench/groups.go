@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/moe"
+	"moebench/workloads"
+)
+
+// groupFlags are the group-limited gating knobs of run, sweep and replay.
+type groupFlags struct {
+	topk   int
+	groups int
+}
+
+func (g *groupFlags) register(fs *pflag.FlagSet, what string) {
+	fs.IntVar(&g.topk, "topk-groups", 0, what+": expert groups a token may use, DeepSeek-V3's topk_group (default the workload's: 4 for deepseek-v3, none for the others; 0 = no limit)")
+	fs.IntVar(&g.groups, "expert-groups", 0, "expert groups of consecutive ids, DeepSeek-V3's n_group (default the workload's, else one per node)")
+}
+
+// limit is the group limit the flags ask for over workload w: the
+// workload's own unless --topk-groups or --expert-groups is given.
+func (g *groupFlags) limit(fs *pflag.FlagSet, w workloads.Workload) (moe.GroupLimit, error) {
+	lim := w.Groups
+	if fs.Changed("topk-groups") {
+		lim.TopK = g.topk
+	}
+	if fs.Changed("expert-groups") {
+		lim.Groups = g.groups
+	}
+	if err := lim.Validate(); err != nil {
+		return moe.GroupLimit{}, fmt.Errorf("%w: %v", errUsage, limitErr(err))
+	}
+	if fs.Changed("expert-groups") && !lim.On() {
+		return moe.GroupLimit{}, fmt.Errorf("%w: --expert-groups %d: no group limit is in force (set --topk-groups)", errUsage, g.groups)
+	}
+	return lim, nil
+}
+
+// checkLimit resolves lim against shape s and names the flag at fault.
+func checkLimit(lim moe.GroupLimit, s moe.Shape) error {
+	if _, err := lim.Resolve(s); err != nil {
+		return fmt.Errorf("%w: %v (shape: %d experts, top-%d, %d nodes; --topk-groups 0 lifts the limit)", errUsage, limitErr(err), s.Experts, s.TopK, s.Nodes())
+	}
+	return nil
+}
+
+// limitErr names the flag behind a group limit error.
+func limitErr(err error) error {
+	msg := err.Error()
+	for field, flag := range map[string]string{"expert groups:": "--expert-groups:", "topk groups:": "--topk-groups:"} {
+		if strings.HasPrefix(msg, field) {
+			return errors.New(flag + strings.TrimPrefix(msg, field))
+		}
+	}
+	return err
+}
+
+// describeLimit says which limit ran and where it came from.
+func describeLimit(lim moe.GroupLimit, fs *pflag.FlagSet) string {
+	from := "the workload's"
+	if fs.Changed("topk-groups") || fs.Changed("expert-groups") {
+		from = "--topk-groups"
+	}
+	if !lim.On() {
+		return "no group limit"
+	}
+	return lim.String() + " (" + from + ")"
+}
+
+// groupLimit is run and sweep's limit, checked against every shape.
+func (f *layerFlags) groupLimit(fs *pflag.FlagSet, configs []config) (moe.GroupLimit, error) {
+	w, err := workloads.Get(f.workload)
+	if err != nil {
+		return moe.GroupLimit{}, fmt.Errorf("%w: --workload: %v", errUsage, err)
+	}
+	lim, err := f.groups.limit(fs, w)
+	if err != nil {
+		return moe.GroupLimit{}, err
+	}
+	for _, c := range configs {
+		if err := checkLimit(lim, c.shape); err != nil {
+			return moe.GroupLimit{}, err
+		}
+	}
+	return lim, nil
+}
+
+// nodeNote says how internode normal mode runs: channels and DeepEP's
+// chunk and buffer sizes for the rank count.
+func nodeNote(s moe.Shape, numSMs, chunk int) string {
+	qps, _ := moe.Channels(s, moe.Normal, numSMs, moe.Background{})
+	d, c := moe.NodeConfigs(s.Ranks, chunk)
+	return fmt.Sprintf("normal mode across nodes: %d channels (num_sms/2); per write/batch, dispatch %d RDMA / %d NVLink tokens, combine %d / %d; RDMA buffers of %d tokens",
+		qps/2, d.RDMAChunk, d.NVLChunk, c.RDMAChunk, c.NVLChunk, d.RDMABuf)
+}
