@@ -283,7 +283,9 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 
 func TestPrune(t *testing.T) {
 	t.Parallel()
-	res := func(cores, qps int) Resources { return Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ConnKnee: 1000} }
+	res := func(cores, qps int) Resources {
+		return Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ConnKnee: 1000}
+	}
 	cands := []Candidate{
 		{Index: 0, Name: "anchor", Stage: StageRun, Resources: res(0, 16), Figures: &Figures{LayerUs: 100, Correct: true}},
 		{Index: 1, Name: "slow floor, more resources", Resources: res(8, 16), FloorUs: 150, FloorBy: "proxy_worker"},
