@@ -37,11 +37,15 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		}
 		return int(f.Dst)*c.QPsPerPeer + int(f.Channel)%c.QPsPerPeer
 	}
+	// Flows come sorted by source and destination, so each queue sees
+	// its destinations in order and counting changes counts them.
+	type qkey struct{ src, q int32 }
 	type qload struct {
-		ops  int64
-		dsts map[int32]bool
+		ops     int64
+		dsts    int
+		lastDst int32
 	}
-	queues := map[[2]int]*qload{} // (source rank, queue)
+	queues := make(map[qkey]*qload, len(d.Flows))
 	loads := make([]hw.NICLoad, d.Ranks)
 	keys := make([][]int32, d.Ranks)
 	for i := range d.Flows {
@@ -52,28 +56,29 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		if d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode {
 			continue // an NVLink copy: no queue, no NIC
 		}
-		q := queue(f)
-		k := [2]int{int(f.Src), q}
+		q := int32(queue(f))
+		k := qkey{f.Src, q}
 		ql := queues[k]
 		if ql == nil {
-			ql = &qload{dsts: map[int32]bool{}}
+			ql = &qload{lastDst: -1}
 			queues[k] = ql
 			// The contexts this queue's traffic needs, as the NIC keys them.
 			if dc {
-				keys[f.Src] = append(keys[f.Src], 1<<22|int32(q))
+				keys[f.Src] = append(keys[f.Src], 1<<22|q)
 			} else {
-				keys[f.Src] = append(keys[f.Src], int32(q))
+				keys[f.Src] = append(keys[f.Src], q)
 			}
 		}
-		if !dc || !ql.dsts[f.Dst] {
+		if ql.lastDst != f.Dst {
 			if dc {
 				keys[f.Dst] = append(keys[f.Dst], 1<<23|f.Src%int32(dcts))
 			} else {
-				keys[f.Dst] = append(keys[f.Dst], f.Src<<12^int32(q))
+				keys[f.Dst] = append(keys[f.Dst], f.Src<<12^q)
 			}
+			ql.dsts++
+			ql.lastDst = f.Dst
 		}
 		ql.ops += f.Ops()
-		ql.dsts[f.Dst] = true
 		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
 		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
 	}
@@ -95,8 +100,8 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		serves := (ql.ops + int64(np.MaxFetch) - 1) / int64(max(1, np.MaxFetch))
 		busy := sim.Time(serves)*np.Doorbell + sim.Time(ql.ops)*np.WQE + np.Tail()
 		by := "queue"
-		if dc && len(ql.dsts) > 1 {
-			busy += sim.Time(len(ql.dsts)-1) * np.DCSwitch
+		if dc && ql.dsts > 1 {
+			busy += sim.Time(ql.dsts-1) * np.DCSwitch
 			by = "dci_switch"
 		}
 		if busy > est.Floor {

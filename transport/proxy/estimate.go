@@ -36,47 +36,72 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		}
 		return int(ch) % bulk
 	}
-	type rk struct{ src, ring int }
-	perDst := map[rk]map[int32]int64{} // ops per destination on a ring
-	chans := map[int]map[string]bool{} // what each ring carries (the same on every rank)
-	used := make([]map[int32]bool, d.Ranks)
+	// Flows come sorted by source and destination: a ring's chains are
+	// counted per destination as its destinations go by, and a source's
+	// peers by counting changes of destination.
+	type rk struct{ src, ring int32 }
+	type rload struct {
+		ops, posts int64
+		dst        int32
+		run        int64 // operations to dst so far
+	}
+	rings := map[rk]*rload{}
+	chans := map[int]map[cv]bool{} // what each ring carries (the same on every rank)
+	peers := make([]int, d.Ranks)
+	lastDst := make([]int32, d.Ranks)
+	for i := range lastDst {
+		lastDst[i] = -1
+	}
 	loads := make([]hw.NICLoad, d.Ranks)
 	keys := make([][]int32, d.Ranks)
+	flush := func(l *rload) { l.posts += (l.run + int64(cfg.Batch) - 1) / int64(cfg.Batch) }
 	add := func(f *transport.Flow, atomic bool, n int64) {
 		if n == 0 {
 			return
 		}
 		r := ringOf(f.Channel, atomic)
-		k := rk{int(f.Src), r}
-		if perDst[k] == nil {
-			perDst[k] = map[int32]int64{}
+		k := rk{f.Src, int32(r)}
+		l := rings[k]
+		if l == nil {
+			l = &rload{dst: -1}
+			rings[k] = l
 		}
-		perDst[k][f.Dst] += n
-		if chans[r] == nil {
-			chans[r] = map[string]bool{}
+		if l.dst != f.Dst {
+			flush(l)
+			l.dst, l.run = f.Dst, 0
+			qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
+			keys[f.Src] = append(keys[f.Src], qp)
+			keys[f.Dst] = append(keys[f.Dst], f.Src<<12^qp)
 		}
-		chans[r][fmt.Sprintf("%d/%v", f.Channel, atomic)] = true
-		qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
-		keys[f.Src] = append(keys[f.Src], qp)
-		keys[f.Dst] = append(keys[f.Dst], f.Src<<12^qp)
+		l.run += n
+		l.ops += n
+		c := chans[r]
+		if c == nil {
+			c = map[cv]bool{}
+			chans[r] = c
+		}
+		c[cv{f.Channel, atomic}] = true
 	}
 	for i := range d.Flows {
 		f := &d.Flows[i]
 		if f.Src == f.Dst || f.Ops() == 0 {
 			continue
 		}
-		if used[f.Src] == nil {
-			used[f.Src] = map[int32]bool{}
+		if lastDst[f.Src] != f.Dst {
+			peers[f.Src]++
+			lastDst[f.Src] = f.Dst
 		}
-		used[f.Src][f.Dst] = true
 		add(f, false, int64(f.Writes))
 		add(f, true, int64(f.Atomics))
 		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
 		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
 	}
+	for _, l := range rings {
+		flush(l)
+	}
 	active := 0
-	for _, u := range used {
-		active = max(active, len(u)*cfg.Workers)
+	for _, p := range peers {
+		active = max(active, p*cfg.Workers)
 	}
 	est := transport.Estimate{Resources: transport.Resources{
 		QPsPerNIC:         cfg.Workers * d.Ranks,
@@ -92,14 +117,9 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 	// post a ring load and the chain's post, a chain holding at most B
 	// operations to one destination. The last post still rings the NIC
 	// and crosses the fabric.
-	busy := map[[2]int]sim.Time{} // (source, worker)
-	for k, dsts := range perDst {
-		var ops, posts int64
-		for _, n := range dsts {
-			ops += n
-			posts += (n + int64(cfg.Batch) - 1) / int64(cfg.Batch)
-		}
-		busy[[2]int{k.src, k.ring % cfg.Workers}] += sim.Time(ops)*(c.descConsume+c.postWR) + sim.Time(posts)*(c.ringPoll+c.postChain)
+	busy := map[[2]int32]sim.Time{} // (source, worker)
+	for k, l := range rings {
+		busy[[2]int32{k.src, k.ring % int32(cfg.Workers)}] += sim.Time(l.ops)*(c.descConsume+c.postWR) + sim.Time(l.posts)*(c.ringPoll+c.postChain)
 	}
 	for _, b := range busy {
 		if t := b + c.hostMMIO + np.Doorbell + np.Tail(); t > est.Floor {
@@ -112,10 +132,16 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 	return est, nil
 }
 
+// cv is what a ring carries: a channel's writes or its atomics.
+type cv struct {
+	ch     int32
+	atomic bool
+}
+
 // class describes the busy workers' loops: how many rings each polls and
 // where in the loop the rings that carry traffic sit, with what they
 // carry. Idle workers and what they poll do not enter it.
-func (t Transport) class(chans map[int]map[string]bool) string {
+func (t Transport) class(chans map[int]map[cv]bool) string {
 	cfg := t.cfg.withDefaults()
 	var loops []string
 	for w := range cfg.Workers {
@@ -125,7 +151,7 @@ func (t Transport) class(chans map[int]map[string]bool) string {
 			if cs := chans[r]; len(cs) > 0 {
 				l := make([]string, 0, len(cs))
 				for k := range cs {
-					l = append(l, k)
+					l = append(l, fmt.Sprintf("%d/%v", k.ch, k.atomic))
 				}
 				slices.Sort(l)
 				fmt.Fprintf(&b, " %d:%s", pos, strings.Join(l, ","))
