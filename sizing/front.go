@@ -203,11 +203,13 @@ func leaner(a, b *Candidate) bool {
 // resourceNames name cost()'s entries for reasons.
 var resourceNames = [5]string{"proxy cores per host", "active connections per NIC", "QPs per NIC", "GPU memory", "host memory"}
 
-func resourceText(i int, v int64) string {
-	if i >= 3 {
-		return mib(v) + " MiB"
+// resourcePair prints two amounts of resource i so that they differ.
+func resourcePair(i int, a, b int64) (string, string) {
+	if i < 3 {
+		return count(int(a)), count(int(b))
 	}
-	return count(int(v))
+	x, y := pair(float64(a)/(1<<20), float64(b)/(1<<20))
+	return x + " MiB", y + " MiB"
 }
 
 // lossReason says how w beats c.
@@ -222,7 +224,8 @@ func lossReason(c, w *Candidate) string {
 	var less []string
 	for i := range cw {
 		if cw[i] < cc[i] {
-			less = append(less, fmt.Sprintf("%s %s vs %s", resourceNames[i], resourceText(i, cw[i]), resourceText(i, cc[i])))
+			a, b := resourcePair(i, cw[i], cc[i])
+			less = append(less, fmt.Sprintf("%s %s vs %s", resourceNames[i], a, b))
 		}
 	}
 	if len(less) > 0 {
@@ -288,7 +291,8 @@ func lessThan(r, f *Candidate) string {
 	var s []string
 	for i := range cr {
 		if cr[i] < cf[i] {
-			s = append(s, fmt.Sprintf("%s %s instead of %s", resourceNames[i], resourceText(i, cr[i]), resourceText(i, cf[i])))
+			a, b := resourcePair(i, cr[i], cf[i])
+			s = append(s, fmt.Sprintf("%s %s instead of %s", resourceNames[i], a, b))
 		}
 	}
 	if len(s) == 0 {
