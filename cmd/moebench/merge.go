@@ -82,12 +82,22 @@ type shardFile struct {
 // readShards reads and cross-checks the shards: one study (same command,
 // flags, profile and version; hosts may differ), every index once.
 func readShards(paths []string) ([]shardFile, error) {
-	var out []shardFile
+	var files []shardFile
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
+		files = append(files, shardFile{path: p, data: data})
+	}
+	return parseShards(files)
+}
+
+// parseShards is readShards on files already read.
+func parseShards(files []shardFile) ([]shardFile, error) {
+	var out []shardFile
+	for _, in := range files {
+		p, data := in.path, in.data
 		var probe struct {
 			Header json.RawMessage `json:"header"`
 			Shard  *shardInfo      `json:"shard"`
@@ -133,14 +143,16 @@ func readShards(paths []string) ([]shardFile, error) {
 		}
 		seen[f.shard.Index] = f.path
 	}
-	var missing []string
-	for i := range first.shard.Count {
-		if _, ok := seen[i]; !ok {
-			missing = append(missing, fmt.Sprint(i))
+	if n := first.shard.Count; len(seen) != n {
+		// Indices are distinct and below n, so some are missing: name
+		// the first few.
+		var missing []string
+		for i := 0; i < n && len(missing) < 8; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, fmt.Sprint(i))
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: shard %s of %d missing", strings.Join(missing, ", "), first.shard.Count)
+		return nil, fmt.Errorf("merge: %d of %d shards missing (shard %s…)", n-len(seen), n, strings.Join(missing, ", "))
 	}
 	return out, nil
 }
@@ -153,15 +165,24 @@ type mergedSweep struct {
 
 func mergeSweep(shards []shardFile) (*mergedSweep, error) {
 	total := shards[0].shard.Total
-	res := make([]json.RawMessage, total)
-	for _, f := range shards {
-		var doc sweepShardDoc
-		if err := json.Unmarshal(f.data, &doc); err != nil {
+	docs := make([]sweepShardDoc, len(shards))
+	n := 0
+	for i, f := range shards {
+		doc := &docs[i]
+		if err := json.Unmarshal(f.data, doc); err != nil {
 			return nil, fmt.Errorf("%s: %v", f.path, err)
 		}
 		if len(doc.Results) != len(doc.Shard.Points) {
 			return nil, fmt.Errorf("%s: %d results for %d points", f.path, len(doc.Results), len(doc.Shard.Points))
 		}
+		n += len(doc.Results)
+	}
+	if n != total {
+		return nil, fmt.Errorf("merge: %d results in the shards, the sweep has %d points", n, total)
+	}
+	res := make([]json.RawMessage, total)
+	for i, f := range shards {
+		doc := &docs[i]
 		for i, p := range doc.Shard.Points {
 			switch {
 			case p < 0 || p >= total:

@@ -93,7 +93,7 @@ func TestMergeRefusesBadShards(t *testing.T) {
 		want  string
 		usage bool
 	}{
-		{"a shard missing", []string{files[0], files[2]}, "shard 1 of 3 missing", false},
+		{"a shard missing", []string{files[0], files[2]}, "1 of 3 shards missing (shard 1…)", false},
 		{"a shard twice", []string{files[0], files[1], files[1], files[2]}, "shard 1 given twice", false},
 		{"another study", []string{other, files[1], files[2]}, "a different study", false},
 		{"not a shard", []string{whole}, "not a shard", false},
@@ -128,4 +128,28 @@ func TestShardNeedsJSON(t *testing.T) {
 	if _, _, err := runCLI(t, "run", "--shard", "0/2"); err == nil || !strings.Contains(err.Error(), "unknown flag: --shard") {
 		t.Errorf("run takes no --shard: %v", err)
 	}
+}
+
+// Merge reads whatever it is given without panicking, and what it accepts
+// merges.
+func FuzzMergeShard(f *testing.F) {
+	f.Add([]byte(`{"header":{"tool":"moebench","command":"sweep"},"shard":{"index":0,"count":1,"total":1,"points":[0],"study":"x"},"results":[{"preset":"mini-gda"}]}`))
+	f.Add([]byte(`{"header":{"command":"size"},"shard":{"index":0,"count":1,"total":2,"study":"x"},"limits":{"max_proxy_cores_per_gpu":-1,"tolerance":0.05},
+		"candidates":[{"index":0,"name":"a","stage":"run","run_by":0,"by":-1,"modelled":{"layer_us":10,"correct":true},"resources":{"qps_per_nic":4}},
+		{"index":1,"name":"b","stage":"class","run_by":0,"by":-1,"resources":{"qps_per_nic":8}}]}`))
+	f.Add([]byte(`{"header":{"command":"size"},"shard":{"index":0,"count":1,"total":1},"candidates":[{"index":0,"stage":"class","run_by":0}]}`))
+	f.Add([]byte(`{"header":{"command":"sweep"},"shard":{"index":0,"count":1,"total":2,"points":[1,1]},"results":[{},{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		shards, err := parseShards([]shardFile{{path: "shard.json", data: data}})
+		if err != nil {
+			return
+		}
+		switch shards[0].head.Command {
+		case "sweep":
+			_, err = mergeSweep(shards)
+		case "size":
+			_, _, err = mergeSize(shards)
+		}
+		_ = err
+	})
 }
