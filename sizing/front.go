@@ -239,16 +239,22 @@ func lossReason(c, w *Candidate) string {
 	return strings.Join(parts, " ")
 }
 
-// pair prints two times with enough digits to tell them apart.
+// pair prints two figures with enough significant digits to tell them
+// apart (three when those do).
 func pair(a, b float64) (string, string) {
-	for prec := 3; prec < 8; prec++ {
-		sa := strconv.FormatFloat(a, 'f', prec-3, 64)
-		sb := strconv.FormatFloat(b, 'f', prec-3, 64)
-		if a == b || sa != sb {
-			if prec == 3 {
-				return num(a), num(b)
-			}
-			return sa, sb
+	sig := func(v float64, n int) string {
+		digits := 1
+		if v := math.Abs(v); v >= 1 {
+			digits = int(math.Floor(math.Log10(v))) + 1
+		}
+		return strconv.FormatFloat(v, 'f', max(0, n-digits), 64)
+	}
+	if a == b || sig(a, 3) != sig(b, 3) {
+		return num(a), num(b)
+	}
+	for n := 4; n < 10; n++ {
+		if x, y := sig(a, n), sig(b, n); x != y {
+			return x, y
 		}
 	}
 	return num(a), num(b)
