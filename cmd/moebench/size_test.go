@@ -145,3 +145,36 @@ func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
 		t.Errorf("reserved queues hold no more QPs (%d) than shared ones (%d)", r.QPsPerNIC, doc.Candidates[0].Resources.QPsPerNIC)
 	}
 }
+
+// README.md quotes the golden study: its command, and lines of its output.
+func TestREADMEQuotesTheSizeStudy(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	cmd := "moebench " + strings.Join(readmeSize, " ") + " --plot docs/size-front.svg"
+	if !strings.Contains(readme, cmd) {
+		t.Errorf("README.md does not show %q", cmd)
+	}
+	gold, err := os.ReadFile(filepath.Join("testdata", "size_readme.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(gold), "\n") {
+		lines[l] = true
+	}
+	i := strings.Index(readme, "\ncandidate                verdict")
+	if i < 0 {
+		t.Fatal("README.md shows no sizing table")
+	}
+	block := readme[i+1:]
+	block = block[:strings.Index(block, "```")]
+	for _, l := range strings.Split(block, "\n") {
+		if s := strings.TrimSpace(l); s != "" && s != "..." && !lines[l] {
+			t.Errorf("README.md quotes a line the study does not print (go test -update, then copy it):\n%s", l)
+		}
+	}
+}
