@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/report"
+	"moebench/internal/shard"
 )
 
 // layerExtras are run's and sweep's flags beyond the layer's own: a plot
@@ -18,7 +19,7 @@ type layerExtras struct {
 	sweep     bool
 	plot      string
 	shardFlag string
-	shard     shardSpec
+	shard     shard.Spec
 	points    []int // the study's indices of the points this process ran
 	study     string
 }
@@ -35,19 +36,19 @@ func (x *layerExtras) register(fs *pflag.FlagSet, sweep bool) {
 
 // check validates the flags once parsed.
 func (x *layerExtras) check(fs *pflag.FlagSet, format string) error {
-	x.study = studyPrint(fs)
+	x.study = shard.StudyPrint(fs)
 	if err := checkPlotPath("--plot", x.plot); err != nil {
 		return err
 	}
-	sh, err := parseShard(x.shardFlag, os.Getenv)
+	sh, err := shard.Parse(x.shardFlag, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	x.shard = sh
-	if !sh.all() && format != "json" {
+	if !sh.All() && format != "json" {
 		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
 	}
-	if !sh.all() && x.plot != "" {
+	if !sh.All() && x.plot != "" {
 		return fmt.Errorf("%w: --plot: plot the merged result (moebench merge ... --plot) rather than one shard", errUsage)
 	}
 	return nil
@@ -55,7 +56,7 @@ func (x *layerExtras) check(fs *pflag.FlagSet, format string) error {
 
 // take reports whether point i of the study runs here, and notes it.
 func (x *layerExtras) take(i int) bool {
-	if !x.shard.has(i) {
+	if !x.shard.Has(i) {
 		return false
 	}
 	x.points = append(x.points, i)
@@ -63,33 +64,16 @@ func (x *layerExtras) take(i int) bool {
 }
 
 // count is how many of total points run here.
-func (x *layerExtras) count(total int) int {
-	if x.shard.all() {
-		return total
-	}
-	n := total / x.shard.count
-	if x.shard.index < total%x.shard.count {
-		n++
-	}
-	return n
-}
-
-// sweepShardDoc is one sweep shard's JSON: the unsharded document's
-// header and results, with the shard's place in the study.
-type sweepShardDoc struct {
-	Header  json.RawMessage   `json:"header"`
-	Shard   shardInfo         `json:"shard"`
-	Results []json.RawMessage `json:"results"`
-}
+func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
 
 // emit renders the result (a shard's slice as JSON) and draws the plot.
 func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, items []item, total int) error {
-	if !x.shard.all() {
-		var doc sweepShardDoc
+	if !x.shard.All() {
+		var doc shard.Sweep
 		if err := decodeVia(func(w io.Writer) error { return renderLayer(w, "json", h, items) }, &doc); err != nil {
 			return err
 		}
-		doc.Shard = shardInfo{Index: x.shard.index, Count: x.shard.count, Total: total, Points: x.points, Study: x.study}
+		doc.Shard = shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}
 		if doc.Results == nil {
 			doc.Results = []json.RawMessage{}
 		}

@@ -129,27 +129,3 @@ func TestShardNeedsJSON(t *testing.T) {
 		t.Errorf("run takes no --shard: %v", err)
 	}
 }
-
-// Merge reads whatever it is given without panicking, and what it accepts
-// merges.
-func FuzzMergeShard(f *testing.F) {
-	f.Add([]byte(`{"header":{"tool":"moebench","command":"sweep"},"shard":{"index":0,"count":1,"total":1,"points":[0],"study":"x"},"results":[{"preset":"mini-gda"}]}`))
-	f.Add([]byte(`{"header":{"command":"size"},"shard":{"index":0,"count":1,"total":2,"study":"x"},"limits":{"max_proxy_cores_per_gpu":-1,"tolerance":0.05},
-		"candidates":[{"index":0,"name":"a","stage":"run","run_by":0,"by":-1,"modelled":{"layer_us":10,"correct":true},"resources":{"qps_per_nic":4}},
-		{"index":1,"name":"b","stage":"class","run_by":0,"by":-1,"resources":{"qps_per_nic":8}}]}`))
-	f.Add([]byte(`{"header":{"command":"size"},"shard":{"index":0,"count":1,"total":1},"candidates":[{"index":0,"stage":"class","run_by":0}]}`))
-	f.Add([]byte(`{"header":{"command":"sweep"},"shard":{"index":0,"count":1,"total":2,"points":[1,1]},"results":[{},{}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		shards, err := parseShards([]shardFile{{path: "shard.json", data: data}})
-		if err != nil {
-			return
-		}
-		switch shards[0].head.Command {
-		case "sweep":
-			_, err = mergeSweep(shards)
-		case "size":
-			_, _, err = mergeSize(shards)
-		}
-		_ = err
-	})
-}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"moebench/internal/report"
+	"moebench/internal/shard"
 	"moebench/moe"
 	"moebench/sizing"
 	"moebench/transport/preset"
@@ -98,14 +99,14 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer log.Sync()
-	sh, err := parseShard(f.shard, os.Getenv)
+	sh, err := shard.Parse(f.shard, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if !sh.all() && f.out.format != "json" {
+	if !sh.All() && f.out.format != "json" {
 		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
 	}
-	if !sh.all() && f.plot != "" {
+	if !sh.All() && f.plot != "" {
 		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
 	}
 	prof, err := f.prof.load()
@@ -126,15 +127,15 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		}
 		bar.Step(name)
 	}
-	cands, err := study.Run(sh.index, sh.count)
+	cands, err := study.Run(sh.Index, max(1, sh.Count))
 	if bar != nil {
 		bar.Done()
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if !sh.all() {
-		doc := sizeShardDoc{Header: h, Shard: shardInfo{Index: sh.index, Count: sh.count, Total: totalCandidates(study), Study: studyPrint(fs)},
+	if !sh.All() {
+		doc := sizeShardDoc{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
 			Limits: study.Limits, Candidates: cands}
 		return f.out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 	}
@@ -293,7 +294,7 @@ type sizeDoc struct {
 // sizeShardDoc is the JSON of one shard, before judging.
 type sizeShardDoc struct {
 	Header     report.Header      `json:"header"`
-	Shard      shardInfo          `json:"shard"`
+	Shard      shard.Info         `json:"shard"`
 	Limits     sizing.Limits      `json:"limits"`
 	Candidates []sizing.Candidate `json:"candidates"`
 }

@@ -126,7 +126,7 @@ func TestSizeErrors(t *testing.T) {
 func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
 	t.Parallel()
 	out, _, err := runCLI(t, "size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "4", "--transport", "mini-gda",
-		"--qps-per-peer", "1", "--background", "bulk:8", "--format", "json", "--no-payload-check")
+		"--qps-per-peer", "1", "--background", "bulk:2", "--format", "json", "--no-payload-check")
 	if err != nil {
 		t.Fatal(err)
 	}
