@@ -6,7 +6,7 @@ VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 40000x
 # Packages with concurrent code run again under the race detector.
-RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./moe/...
+RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./moe/... ./sizing/...
 
 # The HTML report's browser check runs on its own, verbosely, so that a
 # skip (no Chromium installed) is seen.

@@ -54,6 +54,9 @@ func presets(t testing.TB, names ...string) []preset.Preset {
 // of operations, and a floor no run beats.
 func TestEstimatesAgreeWithRuns(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
 	for _, tc := range []struct {
 		name    string
 		experts int
@@ -107,6 +110,9 @@ func TestEstimatesAgreeWithRuns(t *testing.T) {
 // add carry nothing.
 func TestSameClassSameRun(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
 	d := deployment(t, 16, 16, 16) // one local expert: every operation on channel 0
 	disp, comb, _ := moe.Demands(d.Routing, d.Mode, false, moe.Background{})
 	for _, tc := range []struct {
