@@ -367,8 +367,8 @@ func sizeOrder(res *sizing.Result) []*sizing.Candidate {
 func sizeTable(res *sizing.Result) *report.Table {
 	t := &report.Table{
 		Columns: []string{"candidate", "verdict", "layer µs", "dispatch mean", "dispatch p99", "combine mean", "combine p99", "floor µs",
-			"QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy cores/host", "GPU MiB", "host MiB", "bound by"},
-		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
+			"QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy cores/host", "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by"},
+		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
 	}
 	dash := "—"
 	for _, c := range sizeOrder(res) {
@@ -393,7 +393,7 @@ func sizeTable(res *sizing.Result) *report.Table {
 			bound = c.Figures.BoundBy
 		}
 		row = append(row, floor, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee, strconv.Itoa(r.DCIsPerNIC),
-			strconv.Itoa(r.ProxyCoresPerHost), report.Num(mib(r.GPUBytes())), report.Num(mib(r.HostQueueBytes)), bound)
+			strconv.Itoa(r.ProxyCoresPerHost), report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound)
 		t.Rows = append(t.Rows, row)
 	}
 	return t
