@@ -134,14 +134,12 @@ func Render(w io.Writer, format string, f Figure) error {
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
 func style(p *plot.Plot) {
-	for _, t := range []*plot.Plot{p} {
-		t.Title.TextStyle.Font = font.From(sans, 12)
-		t.X.Label.TextStyle.Font = font.From(sans, 11)
-		t.Y.Label.TextStyle.Font = font.From(sans, 11)
-		t.X.Tick.Label.Font = font.From(sans, 9)
-		t.Y.Tick.Label.Font = font.From(sans, 9)
-		t.Legend.TextStyle.Font = font.From(sans, 9)
-	}
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.X.Label.TextStyle.Font = font.From(sans, 11)
+	p.Y.Label.TextStyle.Font = font.From(sans, 11)
+	p.X.Tick.Label.Font = font.From(sans, 9)
+	p.Y.Tick.Label.Font = font.From(sans, 9)
+	p.Legend.TextStyle.Font = font.From(sans, 9)
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
