@@ -47,6 +47,9 @@ func shardRun(t *testing.T, n int, args ...string) (whole, merged []byte, files 
 
 func TestMergedShardsAreTheWholeRun(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	for _, tc := range []struct {
 		name string
 		n    int
@@ -76,6 +79,9 @@ func TestMergedShardsAreTheWholeRun(t *testing.T) {
 
 func TestMergeRefusesBadShards(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	_, _, files := shardRun(t, 3, "sweep", "--ranks", "8", "--tokens", "4,8", "--gpus-per-node", "4", "--transport", "mini-gda")
 	dir := t.TempDir()
 	other := filepath.Join(dir, "other-0.json")

@@ -54,6 +54,9 @@ func svgTexts(t *testing.T, data []byte) []string {
 // and a valid PNG of the same size class.
 func TestEveryPlotKind(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	trace := filepath.Join("testdata", "replay", "rank-major.jsonl")
 	for _, tc := range []struct {
 		name string

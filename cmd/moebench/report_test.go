@@ -35,6 +35,9 @@ func reportInputs(t testing.TB) []string {
 
 func TestReportIsSelfContained(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	files := reportInputs(t)
 	out := filepath.Join(t.TempDir(), "report.html")
 	if _, _, err := runCLI(t, append(append([]string{"report"}, files...), "--out", out, "--title", "a <study>")...); err != nil {
@@ -68,6 +71,9 @@ func TestReportIsSelfContained(t *testing.T) {
 
 func TestReportErrors(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	dir := t.TempDir()
 	mechOut := filepath.Join(dir, "mech.json")
 	if _, _, err := runCLI(t, "mech", "ordering", "--format", "json", "--out", mechOut); err != nil {

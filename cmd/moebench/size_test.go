@@ -125,6 +125,9 @@ func TestSizeErrors(t *testing.T) {
 // Background traffic without a queue policy tries both.
 func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
 	out, _, err := runCLI(t, "size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "4", "--transport", "mini-gda",
 		"--qps-per-peer", "1", "--background", "bulk:2", "--format", "json", "--no-payload-check")
 	if err != nil {
