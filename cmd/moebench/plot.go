@@ -274,7 +274,7 @@ func validateFigure(d *validateDoc) plot.Figure {
 // against its QPs per NIC, the front and the recommendation marked.
 func sizeFigure(res *sizing.Result) plot.Figure {
 	pn := plot.Panel{Title: "Sizing: layer time against queues per NIC (modelled)", XLog: true, LegendBottom: true,
-		XLabel: "QPs per NIC (DCIs for DC; proxy: workers × peers)", YLabel: "layer µs (dispatch + combine, slowest rank)"}
+		XLabel: "QPs per NIC (DCIs for DC; proxy: workers × peers)", YLabel: "layer µs (slowest rank)"}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range res.Candidates {
 		if c.Figures != nil {

@@ -69,7 +69,7 @@ func TestEveryPlotKind(t *testing.T) {
 			[]string{"Layer time (modelled)", "expert-parallel ranks (GPUs)", "dispatch + combine, µs (mean over ranks)", "mini-gda", "mini-proxy"}},
 		{"size", []string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "8", "--workers", "1", "--batch", "4", "--no-payload-check"},
 			[]string{"Sizing: layer time against queues per NIC (modelled)", "QPs per NIC (DCIs for DC; proxy: workers × peers)",
-				"layer µs (dispatch + combine, slowest rank)", "Pareto front", "recommended", "mini-gda qps=1"}},
+				"layer µs (slowest rank)", "Pareto front", "recommended", "mini-gda qps=1"}},
 		{"replay", []string{"replay", "--trace", trace, "--transport", "mini-gda,dc"},
 			[]string{"Per-layer time over the replay (modelled)", "layer, in replay order (step-major)", "dispatch + combine, µs (slowest rank)",
 				"Per-rank load", "rank", "selections received over the replay", "mini-gda", "dc", "received", "mean"}},

@@ -248,7 +248,7 @@ th, td { padding: .2em .6em; border-bottom: 1px solid #e4e4e4; white-space: nowr
 th { background: #fafafa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1em 0; }
-figure svg { max-width: 100%; height: auto; }
+figure svg { width: 100%; max-width: 900px; height: auto; }
 p.note { font-weight: 600; }
 .scroll { overflow-x: auto; }
 </style>

@@ -233,7 +233,7 @@ func (decades) Ticks(lo, hi float64) []plot.Tick {
 		for m := 2.0; m < 10; m++ {
 			if v := e + math.Log10(m); v >= lo && v <= hi {
 				k := plot.Tick{Value: v}
-				if hi-lo < 1.5 && (m == 2 || m == 5) {
+				if hi-lo < 2 && (m == 2 || m == 5) {
 					// Under two decades: label 2 and 5 too.
 					k.Label = short(m * math.Pow(10, e))
 				}
