@@ -6,9 +6,13 @@ VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 40000x
 # Packages with concurrent code run again under the race detector.
-RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./moe/...
+RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./moe/... ./sizing/...
 
-.PHONY: all build run test unit race fuzz-smoke bench lint native clean
+# The HTML report's browser check runs on its own, verbosely, so that a
+# skip (no Chromium installed) is seen.
+BROWSER_TEST := ^TestReportInBrowser$$
+
+.PHONY: all build run test unit race browser fuzz-smoke bench lint native clean
 
 all: build
 
@@ -19,13 +23,18 @@ build:
 run: build
 	./$(BIN) run
 
-test: lint unit race fuzz-smoke
+test: lint unit race browser fuzz-smoke
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -skip '$(BROWSER_TEST)' ./...
 
 race:
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -skip '$(BROWSER_TEST)' $(RACE_PKGS)
+
+browser:
+	@out=$$($(GO) test -count=1 -run '$(BROWSER_TEST)' -v ./cmd/moebench 2>&1); st=$$?; \
+	if [ $$st -ne 0 ]; then printf '%s\n' "$$out"; exit $$st; fi; \
+	printf '%s\n' "$$out" | grep -E '^(--- |ok |    report_browser_test)'
 
 # A short coverage-guided fuzzing run for every parser's fuzz target: a fixed
 # number of inputs rather than a duration, so a busy machine cannot trip the

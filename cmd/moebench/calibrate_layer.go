@@ -192,7 +192,7 @@ func gridSummary(cs []nativelayer.Comparison) string {
 
 // validateLayer is validate on a profile that carries a layer calibration:
 // the model of every native run beside its measurement.
-func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out outputFlags, stdout io.Writer, failAbove float64) error {
+func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
 	cs, err := nativelayer.Compare(raw, p)
 	if err != nil {
 		return err
@@ -203,6 +203,9 @@ func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out ou
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s (driver %s, CUDA %s), %d native layer runs from %s", raw.Device.Name, raw.Device.Driver,
 		native.CUDAVersion(raw.Device.CUDARuntime), len(raw.Runs), path), "grid: "+gridSummary(cs))
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
+		return err
+	}
+	if err := plotRows(plotPath, h, rows, &sum, "measured"); err != nil {
 		return err
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {

@@ -67,6 +67,7 @@ type layerFlags struct {
 	logs        logFlags
 	native      nativeFlags
 	log         *zap.Logger
+	ext         layerExtras // --plot, and sweep's --shard
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -142,6 +143,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(name, usage, examples, stderr)
 	var f layerFlags
 	f.register(fs)
+	f.ext.register(fs, sweep)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -155,6 +157,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %s takes no arguments (got %q)", errUsage, name, fs.Args())
 	}
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := f.ext.check(fs, f.out.format); err != nil {
 		return err
 	}
 	if !sweep {
@@ -181,6 +186,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
+		for _, fl := range []string{"plot", "shard"} {
+			if fs.Changed(fl) {
+				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
+			}
+		}
 		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
 	case "model":
 		for _, fl := range []string{"gpus", "virtual-ranks", "nic-sms", "bg-sms", "warmup", "reps", "flush-l2", "verify", "nic-pace", "lib", "timeout"} {
@@ -203,11 +213,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Vary the knobs shown as columns: the ones given more than one value.
-	total := len(configs) * len(presets)
+	total := f.ext.count(len(configs) * len(presets))
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
 	routes := map[moe.Shape]*moe.Routing{}
 	var items []item
-	for _, c := range configs {
+	for ci, c := range configs {
 		rt := routes[c.shape]
 		if rt == nil {
 			rt, err = moe.Generate(c.shape, spec, f.seed)
@@ -223,7 +233,10 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
 		}
-		for _, p := range presets {
+		for pi, p := range presets {
+			if !f.ext.take(ci*len(presets) + pi) {
+				continue
+			}
 			res, err := runOne(&f, c, rt, prof, p)
 			if err != nil {
 				return err
@@ -237,7 +250,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
-	return f.out.emit(stdout, func(w io.Writer) error { return renderLayer(w, f.out.format, h, items) })
+	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 
 // loadProfile loads the base profile; --set entries with several values

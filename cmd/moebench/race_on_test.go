@@ -2,5 +2,6 @@
 
 package main
 
-// raceOn skips the long single-goroutine checks under the race detector.
+// raceOn is true under the race detector, which slows the model about
+// tenfold: tests that only re-check figures skip there.
 const raceOn = true

@@ -106,6 +106,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	fs := newFlags("replay", "replay --trace FILE [flags]", replayExamples, stderr)
 	var f replayFlags
 	f.register(fs)
+	plotPath := fs.String("plot", "", "also draw per-layer time over the replay and per-rank load to `FILE` (.svg or .png)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -116,6 +117,9 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return fmt.Errorf("%w: replay: --trace FILE is required", errUsage)
 	}
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
 	log, err := f.logs.logger(stderr)
@@ -142,13 +146,17 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	// A replay error is the trace's or the model's, not the output file's:
 	// return it as it is, without the atomic writer's "writing FILE".
 	var rerr error
+	var pl *replayPlot
 	err = f.out.emit(stdout, func(w io.Writer) error {
-		rerr = rp.run(newReplaySink(w, f.out.format, rp))
+		rerr = rp.run(teeReplayPlot(newReplaySink(w, f.out.format, rp), *plotPath, &pl))
 		return rerr
 	})
 	bar.Done()
 	if rerr != nil {
 		return rerr
+	}
+	if err == nil && pl != nil {
+		err = writePlot(*plotPath, replayFigure(&pl.doc))
 	}
 	return err
 }

@@ -384,6 +384,9 @@ type jsonAggLoad struct {
 	ImbalanceMean  float64  `json:"layer_imbalance_mean"`
 	ImbalanceWorst float64  `json:"layer_imbalance_worst"`
 	WorstAt        [2]int   `json:"worst_at_step_layer"`
+	// Selections are the totals behind Total: what each rank (expert)
+	// received over the replay.
+	Selections []int64 `json:"selections"`
 }
 
 type jsonAggregate struct {
@@ -466,8 +469,10 @@ func aggregateJSON(a *replayAgg) jsonAggregate {
 		}
 		out.Transports = append(out.Transports, t)
 	}
-	out.Load.PerRank = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perRank)), ImbalanceMean: a.rankImb.mean(), ImbalanceWorst: a.rankImb.max, WorstAt: a.worstRank}
-	out.Load.PerExpert = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perExpert)), ImbalanceMean: a.expertImb.mean(), ImbalanceWorst: a.expertImb.max, WorstAt: a.worstExp}
+	out.Load.PerRank = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perRank)), ImbalanceMean: a.rankImb.mean(), ImbalanceWorst: a.rankImb.max, WorstAt: a.worstRank,
+		Selections: append([]int64{}, a.perRank...)}
+	out.Load.PerExpert = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perExpert)), ImbalanceMean: a.expertImb.mean(), ImbalanceWorst: a.expertImb.max, WorstAt: a.worstExp,
+		Selections: append([]int64{}, a.perExpert...)}
 	out.Load.Locality = toJSONLocality(a.locality)
 	return out
 }

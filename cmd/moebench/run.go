@@ -35,6 +35,9 @@ func commands() []command {
 	return []command{
 		{"run", "simulate MoE dispatch and combine over the transports, with layer timings", runRun},
 		{"sweep", "run the layer over lists of any knob", runSweep},
+		{"size", "size QPs, DCIs, proxy threads and buffers for a deployment: Pareto front and recommendation", runSize},
+		{"merge", "combine the JSON shards of a sharded sweep or size into the unsharded result", runMerge},
+		{"report", "render result JSON files as one self-contained HTML page with tables and plots", runReport},
 		{"replay", "replay a routing trace through the layer on the transports", runReplay},
 		{"mech", "run the paper's GPU-submission microbenchmarks in the model", runMech},
 		{"validate", "compare every modelled experiment with the paper's measurement", runValidate},

@@ -34,6 +34,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&failAbove, "fail-above", 0, "exit with an error when any row's relative error exceeds this `fraction` (0 = never)")
 	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements (`FILE` from calibrate --raw) instead of the paper")
 	against := fs.String("against", "auto", "reference: paper, measured (the calibration in --profile or --measured), or auto (measured when the profile carries a calibration)")
+	plotPath := fs.String("plot", "", "also draw the model against the reference, log-log with y = x and a ±10% band, to `FILE` (.svg or .png)")
 	prof.register(fs)
 	out.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -43,6 +44,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: validate takes no arguments (got %q); use --only", errUsage, fs.Args())
 	}
 	if err := out.check(); err != nil {
+		return err
+	}
+	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
 	p, err := prof.load()
@@ -66,7 +70,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		if len(raw) == 0 {
 			return fmt.Errorf("%w: --against measured: the profile carries no calibration and --measured is not given", errUsage)
 		}
-		return validateMeasured(p, from, raw, out, stdout, failAbove)
+		return validateMeasured(p, from, raw, out, stdout, failAbove, *plotPath)
 	}
 	exps, err := mech.Select(only)
 	if err != nil {
@@ -87,6 +91,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "paper") }); err != nil {
+		return err
+	}
+	if err := plotRows(*plotPath, h, rows, &sum, "paper"); err != nil {
 		return err
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {
@@ -157,12 +164,12 @@ func csvNum(v float64) string {
 func nan() float64 { return math.NaN() }
 
 // validateMeasured compares the model with a GPU's raw measurements.
-func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64) error {
+func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
 	if raw, ok, err := parseLayerMeasured(data); ok {
 		if err != nil {
 			return fmt.Errorf("%w: --measured %s: %v", errUsage, path, err)
 		}
-		return validateLayer(p, path, raw, out, stdout, failAbove)
+		return validateLayer(p, path, raw, out, stdout, failAbove, plotPath)
 	}
 	var m gda.Measured
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -181,6 +188,9 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
+		return err
+	}
+	if err := plotRows(plotPath, h, rows, &sum, "measured"); err != nil {
 		return err
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {

@@ -16,7 +16,7 @@ type CtxCache struct {
 // NewCtxCache returns a cache of about entries contexts in sets of ways.
 func NewCtxCache(entries, ways int) *CtxCache {
 	ways = max(1, ways)
-	sets := max(1, (entries+ways/2)/ways)
+	sets := ctxSets(entries, ways)
 	c := &CtxCache{ways: ways, sets: uint32(sets), slots: make([]int32, sets*ways)}
 	for i := range c.slots {
 		c.slots[i] = -1
@@ -24,13 +24,22 @@ func NewCtxCache(entries, ways int) *CtxCache {
 	return c
 }
 
+// set is the set key hashes to.
+func (c *CtxCache) set(key int32) int { return setOf(key, c.sets) }
+
+func setOf(key int32, sets uint32) int {
+	h := uint32(key) * 2654435761
+	return int((h ^ h>>16) % sets)
+}
+
+func ctxSets(entries, ways int) int { return max(1, (entries+ways/2)/ways) }
+
 // Touch looks key up, inserting it on a miss, and reports a hit. A context
 // that finds a free way was never evicted: it is loaded as the connection
 // was set up (and the workload's warm-up iterations keep it there), so only
 // capacity misses, contexts evicted by others, cost a fetch.
 func (c *CtxCache) Touch(key int32) bool {
-	h := uint32(key) * 2654435761
-	set := int((h ^ h>>16) % c.sets)
+	set := c.set(key)
 	s := c.slots[set*c.ways : (set+1)*c.ways]
 	for i, k := range s {
 		if k == key {

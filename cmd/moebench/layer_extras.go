@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/internal/shard"
+)
+
+// layerExtras are run's and sweep's flags beyond the layer's own: a plot
+// of the result and, for sweep, one shard of the points.
+type layerExtras struct {
+	sweep     bool
+	plot      string
+	shardFlag string
+	shard     shard.Spec
+	points    []int // the study's indices of the points this process ran
+	study     string
+}
+
+func (x *layerExtras) register(fs *pflag.FlagSet, sweep bool) {
+	x.sweep = sweep
+	if sweep {
+		fs.StringVar(&x.shardFlag, "shard", "", "run one slice of the points: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
+		fs.StringVar(&x.plot, "plot", "", "also draw the layer time against the first swept knob, one series per preset, to `FILE` (.svg or .png)")
+		return
+	}
+	fs.StringVar(&x.plot, "plot", "", "also draw the critical path by cause, stacked per transport and phase, to `FILE` (.svg or .png)")
+}
+
+// check validates the flags once parsed.
+func (x *layerExtras) check(fs *pflag.FlagSet, format string) error {
+	x.study = shard.StudyPrint(fs)
+	if err := checkPlotPath("--plot", x.plot); err != nil {
+		return err
+	}
+	sh, err := shard.Parse(x.shardFlag, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	x.shard = sh
+	if !sh.All() && format != "json" {
+		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
+	}
+	if !sh.All() && x.plot != "" {
+		return fmt.Errorf("%w: --plot: plot the merged result (moebench merge ... --plot) rather than one shard", errUsage)
+	}
+	return nil
+}
+
+// take reports whether point i of the study runs here, and notes it.
+func (x *layerExtras) take(i int) bool {
+	if !x.shard.Has(i) {
+		return false
+	}
+	x.points = append(x.points, i)
+	return true
+}
+
+// count is how many of total points run here.
+func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
+
+// emit renders the result (a shard's slice as JSON) and draws the plot.
+func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, items []item, total int) error {
+	if !x.shard.All() {
+		var doc shard.Sweep
+		if err := decodeVia(func(w io.Writer) error { return renderLayer(w, "json", h, items) }, &doc); err != nil {
+			return err
+		}
+		doc.Shard = shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}
+		if doc.Results == nil {
+			doc.Results = []json.RawMessage{}
+		}
+		return o.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+	}
+	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, items) }); err != nil {
+		return err
+	}
+	if x.plot == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := renderLayer(&b, "json", h, items); err != nil {
+		return err
+	}
+	var doc layerDoc
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if x.sweep {
+		return writePlot(x.plot, sweepFigure(&doc))
+	}
+	return writePlot(x.plot, runFigure(&doc))
+}

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"moebench/internal/report"
+	"moebench/internal/shard"
+	"moebench/moe"
+	"moebench/sizing"
+	"moebench/transport/preset"
+	"moebench/workloads"
+)
+
+const sizeExamples = `  moebench size --workload deepseek-v3 --ranks 256 --gpus-per-node 8 --tokens 128
+  moebench size --ranks 64 --tokens 32 --max-qps-per-nic 4096 --max-buffer-gib 2 --proxy-cores 4
+  moebench size --ranks 16 --background bulk:64 --transport mini-gda,mini-proxy   # shared or reserved queues
+  moebench size --preset deepep-v1 --qps-per-peer 1,2,4,8,16 --target-us 900 --plot front.svg
+  moebench size --ranks 512 --shard auto --format json --out size-$SLURM_ARRAY_TASK_ID.json   # one task of a job array
+`
+
+// sizeFlags are the deployment, the space and the limits of a study.
+type sizeFlags struct {
+	workload, mode, dtype, routing, background string
+	tokens, ranks, perNode, experts            int
+	topk, hidden, numSMs, chunk                int
+	nvlink                                     bool
+	seed                                       uint64
+	transports, presets                        []string
+	qps, dcis, workers, rings, batch           []int
+	maxQPs                                     int
+	maxBufGiB                                  float64
+	proxyCores                                 int
+	targetUs, tolerance                        float64
+	jobs                                       int
+	shard, plot                                string
+	noPayload, progress                        bool
+	prof                                       profileFlags
+	out                                        outputFlags
+	logs                                       logFlags
+}
+
+func runSize(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("size", "size [flags]", sizeExamples, stderr)
+	var f sizeFlags
+	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
+	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
+	fs.IntVar(&f.tokens, "tokens", 0, "tokens per rank, the decode batch (default the workload's)")
+	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (GPUs; default the workload's)")
+	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the workload's)")
+	fs.IntVar(&f.experts, "experts", 0, "experts, placed evenly on the ranks (default the workload's)")
+	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
+	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
+	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: mini-gda, mini-proxy, dc, or all")
+	fs.StringSliceVar(&f.presets, "preset", nil, "presets to consider instead of --transport: "+strings.Join(preset.Names(), ", "))
+	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "RC QPs per peer to try (default: powers of two up to the layer's channels, and twice them)")
+	fs.IntSliceVar(&f.dcis, "dcis", nil, "DC DCIs per NIC to try (default: powers of two up to max(2 × channels, 16))")
+	fs.IntSliceVar(&f.workers, "workers", nil, "proxy CPU workers per GPU to try (default 1,2,4,8,16)")
+	fs.IntSliceVar(&f.rings, "rings", nil, "proxy rings per GPU to try (default one and eight per worker)")
+	fs.IntSliceVar(&f.batch, "batch", nil, "proxy work requests chained per post to try (default 1,4,16)")
+	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
+	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
+	fs.IntVar(&f.proxyCores, "proxy-cores", -1, "reject proxies with more CPU workers per GPU (-1 = no limit)")
+	fs.Float64Var(&f.targetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
+	fs.Float64Var(&f.tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
+	fs.IntVar(&f.jobs, "jobs", 0, "candidates modelled at once (0 = one per core)")
+	fs.StringVar(&f.shard, "shard", "", "run one slice of the study: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
+	fs.StringVar(&f.plot, "plot", "", "also draw the Pareto front to `FILE` (.svg or .png)")
+	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
+	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
+	f.prof.register(fs)
+	f.out.register(fs)
+	f.logs.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: size takes no arguments (got %q)", errUsage, fs.Args())
+	}
+	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := checkPlotPath("--plot", f.plot); err != nil {
+		return err
+	}
+	log, err := f.logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	sh, err := shard.Parse(f.shard, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !sh.All() && f.out.format != "json" {
+		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
+	}
+	if !sh.All() && f.plot != "" {
+		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
+	}
+	prof, err := f.prof.load()
+	if err != nil {
+		return err
+	}
+	study, h, err := f.study(fs.Changed("nvlink"), fs.Changed("preset"))
+	if err != nil {
+		return err
+	}
+	study.Deployment.Profile = prof
+	h.Profile, h.Origins = prof.Name, prof.Origins
+	study.Log = log
+	bar := (*report.Progress)(nil)
+	study.Progress = func(done, total int, name string) {
+		if bar == nil {
+			bar = report.NewProgress(stderr, "moebench size", total, report.ProgressOptions{Force: f.progress})
+		}
+		bar.Step(name)
+	}
+	cands, err := study.Run(sh.Index, max(1, sh.Count))
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !sh.All() {
+		doc := sizeShardDoc{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
+			Limits: study.Limits, Candidates: cands}
+		return f.out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+	}
+	res, err := sizing.Finish(cands, study.Limits)
+	if err != nil {
+		return err
+	}
+	return emitSize(&f.out, f.plot, stdout, h, res)
+}
+
+// totalCandidates is the size of the whole study, for merge to check.
+func totalCandidates(s *sizing.Study) int {
+	c, _ := sizing.Candidates(&s.Deployment, s.Space)
+	return len(c)
+}
+
+// emitSize renders a finished study and its plot; it fails (exit 1) when
+// no candidate meets the limits, after writing the result.
+func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header, res *sizing.Result) error {
+	if err := o.emit(stdout, func(w io.Writer) error { return renderSize(w, o.format, h, res) }); err != nil {
+		return err
+	}
+	if plotPath != "" {
+		if err := writePlot(plotPath, sizeFigure(res)); err != nil {
+			return err
+		}
+	}
+	if res.Recommended < 0 {
+		return fmt.Errorf("size: no candidate meets the limits")
+	}
+	return nil
+}
+
+// study turns the flags into a sizing study and the report header.
+func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
+	var h report.Header
+	w, err := workloads.Get(f.workload)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: --workload: %v", errUsage, err)
+	}
+	s := w.Shape
+	for _, o := range []struct {
+		flag string
+		v    int
+		dst  *int
+	}{{"tokens", f.tokens, &s.Tokens}, {"ranks", f.ranks, &s.Ranks}, {"gpus-per-node", f.perNode, &s.GPUsPerNode},
+		{"topk", f.topk, &s.TopK}, {"hidden", f.hidden, &s.Hidden}} {
+		if o.v < 0 {
+			return nil, h, fmt.Errorf("%w: --%s %d: must be positive", errUsage, o.flag, o.v)
+		}
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	if f.experts < 0 {
+		return nil, h, fmt.Errorf("%w: --experts %d: must be positive", errUsage, f.experts)
+	}
+	if f.experts > 0 && f.experts != s.Experts {
+		s.Experts, s.PhysicalExperts = f.experts, 0
+	}
+	if f.dtype != "" {
+		d, err := moe.ParseDType(f.dtype)
+		if err != nil {
+			return nil, h, fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
+		}
+		s.Dispatch = d
+	}
+	if err := s.Validate(); err != nil {
+		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
+	mode, err := moe.ParseMode(f.mode)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: --mode: %v", errUsage, err)
+	}
+	nv := f.nvlink
+	if !nvlinkSet {
+		nv = mode == moe.Normal
+	}
+	bg, err := workloads.ParseBackground(f.background)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: --background: %v", errUsage, err)
+	}
+	lower := strings.ToLower(f.background)
+	both := bg.CTAs > 0 && !strings.Contains(lower, "shared") && !strings.Contains(lower, "reserved")
+	if f.numSMs < 0 || f.chunk < 0 {
+		return nil, h, fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
+	}
+	spec, err := moe.ParseRoutingSpec(f.routing)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	rt, err := moe.Generate(s, spec, f.seed)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
+	presets, err := resolvePresets(f.transports, f.presets, byPreset)
+	if err != nil {
+		return nil, h, err
+	}
+	for _, l := range []struct {
+		flag string
+		v    []int
+	}{{"qps-per-peer", f.qps}, {"dcis", f.dcis}, {"workers", f.workers}, {"rings", f.rings}, {"batch", f.batch}} {
+		for _, x := range l.v {
+			if x < 1 {
+				return nil, h, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, l.flag, x)
+			}
+		}
+	}
+	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)), ProxyCores: f.proxyCores,
+		TargetUs: f.targetUs, Tolerance: f.tolerance}
+	for _, c := range []struct {
+		flag string
+		bad  bool
+	}{{"max-qps-per-nic", f.maxQPs < 0}, {"max-buffer-gib", f.maxBufGiB < 0}, {"proxy-cores", f.proxyCores < -1},
+		{"target-us", f.targetUs < 0}, {"tolerance", f.tolerance < 0 || f.tolerance > 1}} {
+		if c.bad {
+			return nil, h, fmt.Errorf("%w: --%s: %v", errUsage, c.flag, lim.Validate())
+		}
+	}
+	if f.jobs < 0 {
+		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
+	}
+	st := &sizing.Study{
+		Deployment: sizing.Deployment{Routing: rt, Mode: mode, NVLink: nv, NumSMs: f.numSMs, Chunk: f.chunk,
+			Background: bg, BothQueues: both, NoPayload: f.noPayload},
+		Space:  sizing.Space{Presets: presets, QPsPerPeer: f.qps, DCIs: f.dcis, Workers: f.workers, Rings: f.rings, Batch: f.batch},
+		Limits: lim,
+		Jobs:   f.jobs,
+	}
+	h = header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
+	h.Seed = &f.seed
+	nvs := "off"
+	if nv {
+		nvs = "on"
+	}
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
+	}
+	h.Extra = []string{
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, mode, nvs),
+		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
+		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
+	}
+	return st, h, nil
+}
+
+// sizeDoc is the JSON of a finished study.
+type sizeDoc struct {
+	Header report.Header `json:"header"`
+	*sizing.Result
+}
+
+// sizeShardDoc is the JSON of one shard, before judging.
+type sizeShardDoc struct {
+	Header     report.Header      `json:"header"`
+	Shard      shard.Info         `json:"shard"`
+	Limits     sizing.Limits      `json:"limits"`
+	Candidates []sizing.Candidate `json:"candidates"`
+}
+
+func renderSize(w io.Writer, format string, h report.Header, res *sizing.Result) error {
+	switch format {
+	case "json":
+		return report.WriteJSON(w, sizeDoc{Header: h, Result: res})
+	case "csv":
+		return sizeCSV(res).WriteCSV(w, &h)
+	}
+	if err := sizeTable(res).WriteText(w, &h); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if res.Recommended >= 0 {
+		fmt.Fprintf(&b, "\nRecommended: %s\n", res.Candidates[res.Recommended].Name)
+	} else {
+		b.WriteString("\nNo recommendation:\n")
+	}
+	for _, r := range res.Reasons {
+		fmt.Fprintf(&b, "  - %s\n", r)
+	}
+	fmt.Fprintf(&b, "\n%d candidates, %d modelled, %d on the Pareto front (layer time against resources). Why not the others:\n",
+		len(res.Candidates), res.Runs, len(res.Front))
+	for _, c := range sizeOrder(res) {
+		if c.Verdict == sizing.Dominated || c.Verdict == sizing.Rejected {
+			fmt.Fprintf(&b, "  %s: %s: %s\n", c.Name, c.Verdict, c.Reason)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sizeOrder lists the recommendation, then the front fastest first, then
+// the other modelled candidates fastest first, then the rest in order.
+func sizeOrder(res *sizing.Result) []*sizing.Candidate {
+	rank := func(c *sizing.Candidate) int {
+		switch {
+		case c.Verdict == sizing.Recommended:
+			return 0
+		case c.Verdict == sizing.Front:
+			return 1
+		case c.Figures != nil && c.Verdict == sizing.Dominated:
+			return 2
+		case c.Figures != nil:
+			return 3
+		}
+		return 4
+	}
+	out := make([]*sizing.Candidate, len(res.Candidates))
+	for i := range res.Candidates {
+		out[i] = &res.Candidates[i]
+	}
+	slices.SortStableFunc(out, func(a, b *sizing.Candidate) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		if a.Figures != nil && b.Figures != nil && a.Figures.LayerUs != b.Figures.LayerUs {
+			if a.Figures.LayerUs < b.Figures.LayerUs {
+				return -1
+			}
+			return 1
+		}
+		return a.Index - b.Index
+	})
+	return out
+}
+
+func sizeTable(res *sizing.Result) *report.Table {
+	t := &report.Table{
+		Columns: []string{"candidate", "verdict", "layer µs", "dispatch mean", "dispatch p99", "combine mean", "combine p99", "floor µs",
+			"QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy cores/host", "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by"},
+		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
+	}
+	dash := "—"
+	for _, c := range sizeOrder(res) {
+		r := c.Resources
+		row := []string{c.Name, c.Verdict}
+		if f := c.Figures; f != nil {
+			row = append(row, report.Num(f.LayerUs), report.Num(f.Dispatch.MeanUs), report.Num(f.Dispatch.P99Us),
+				report.Num(f.Combine.MeanUs), report.Num(f.Combine.P99Us))
+		} else {
+			row = append(row, dash, dash, dash, dash, dash)
+		}
+		floor := dash
+		if c.FloorUs > 0 {
+			floor = report.Num(c.FloorUs)
+		}
+		knee := dash
+		if r.ConnKnee > 0 {
+			knee = strconv.Itoa(r.ConnKnee)
+		}
+		bound := c.FloorBy + " (floor)"
+		if c.Figures != nil {
+			bound = c.Figures.BoundBy
+		}
+		row = append(row, floor, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee, strconv.Itoa(r.DCIsPerNIC),
+			strconv.Itoa(r.ProxyCoresPerHost), report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound)
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// sizeCSV has one record per candidate, in study order, at full precision.
+func sizeCSV(res *sizing.Result) *report.Table {
+	t := &report.Table{Columns: []string{"index", "candidate", "preset", "transport", "qps_per_peer", "dcis", "workers", "rings", "batch", "queues",
+		"verdict", "stage", "by", "reason", "layer_us", "dispatch_mean_us", "dispatch_p99_us", "dispatch_max_us", "combine_mean_us", "combine_p99_us",
+		"combine_max_us", "bound_by", "correct", "floor_us", "floor_by", "qps_per_nic", "active_connections_per_nic", "connection_knee", "dcis_per_nic",
+		"proxy_rings", "proxy_workers", "proxy_cores_per_host", "gpu_queue_bytes", "rdma_buffer_bytes", "host_queue_bytes", "conn_miss_rate", "estimated"}}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, c := range res.Candidates {
+		r := c.Resources
+		figs := make([]string, 9)
+		if f := c.Figures; f != nil {
+			figs = []string{g(f.LayerUs), g(f.Dispatch.MeanUs), g(f.Dispatch.P99Us), g(f.Dispatch.MaxUs), g(f.Combine.MeanUs), g(f.Combine.P99Us),
+				g(f.Combine.MaxUs), f.BoundBy, strconv.FormatBool(f.Correct)}
+		}
+		row := []string{strconv.Itoa(c.Index), c.Name, c.Preset, c.Transport, strconv.Itoa(c.QPsPerPeer), strconv.Itoa(c.DCIs),
+			strconv.Itoa(c.Workers), strconv.Itoa(c.Rings), strconv.Itoa(c.Batch), c.Queues, c.Verdict, c.Stage, strconv.Itoa(c.By), c.Reason}
+		row = append(row, figs...)
+		row = append(row, g(c.FloorUs), c.FloorBy, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), strconv.Itoa(r.ConnKnee),
+			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers), strconv.Itoa(r.ProxyCoresPerHost),
+			strconv.FormatInt(r.GPUQueueBytes, 10), strconv.FormatInt(r.BufferBytes, 10), strconv.FormatInt(r.HostQueueBytes, 10),
+			g(r.ConnMissRate), strconv.FormatBool(r.Estimated))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}

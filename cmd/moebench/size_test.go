@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"moebench/sizing"
+)
+
+// readmeSize is the sizing study README.md shows, with its plot.
+var readmeSize = []string{"size", "--ranks", "32", "--tokens", "32", "--proxy-cores", "2", "--max-buffer-gib", "0.46"}
+
+// The README's study: its table and the plot it shows must not drift.
+func TestSizeREADME(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("re-checks figures only; TestSizeFormats runs the same code under the race detector")
+	}
+	plotPath := filepath.Join(t.TempDir(), "size-front.svg")
+	out, _, err := runCLI(t, append(readmeSize, "--plot", plotPath, "--no-payload-check")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "size_readme.txt", stripHeader(out))
+	got, err := os.ReadFile(plotPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := filepath.Join("..", "..", "docs", "size-front.svg")
+	if *update {
+		if err := os.WriteFile(checked, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(checked)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("docs/size-front.svg differs from what moebench %s draws (go test -update rewrites it after review)", strings.Join(readmeSize, " "))
+	}
+}
+
+func TestSizeFormats(t *testing.T) {
+	t.Parallel()
+	args := []string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "8", "--workers", "1,2", "--no-payload-check"}
+	js, _, err := runCLI(t, append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sizeDoc
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Result == nil || doc.Recommended < 0 || len(doc.Front) == 0 || len(doc.Reasons) == 0 || doc.Header.Command != "size" {
+		t.Fatalf("JSON lacks the study: %+v", doc.Result)
+	}
+	cs, _, err := runCLI(t, append(args, "--format", "csv")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	for _, l := range strings.Split(cs, "\n") {
+		if !strings.HasPrefix(l, "# ") {
+			body = append(body, l)
+		}
+	}
+	recs, err := csv.NewReader(strings.NewReader(strings.Join(body, "\n"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(doc.Candidates)+1 || recs[0][1] != "candidate" {
+		t.Fatalf("CSV has %d records for %d candidates: %v", len(recs), len(doc.Candidates), recs[0])
+	}
+	verdicts := map[string]int{}
+	for _, r := range recs[1:] {
+		verdicts[r[10]]++
+	}
+	if verdicts[sizing.Recommended] != 1 {
+		t.Fatalf("verdicts %v", verdicts)
+	}
+	tab, _, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Recommended: ", "Why not the others:", "candidate  ", "layer µs", "dispatch p99", "proxy cores/host"} {
+		if !strings.Contains(tab, w) {
+			t.Errorf("the table lacks %q", w)
+		}
+	}
+}
+
+func TestSizeErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args  []string
+		want  string
+		usage bool
+	}{
+		{[]string{"size", "--tolerance", "2"}, "--tolerance", true},
+		{[]string{"size", "--max-buffer-gib", "-1"}, "--max-buffer-gib", true},
+		{[]string{"size", "--proxy-cores", "-2"}, "--proxy-cores", true},
+		{[]string{"size", "--dcis", "0"}, "--dcis 0", true},
+		{[]string{"size", "--mode", "fast"}, "--mode", true},
+		{[]string{"size", "--ranks", "12"}, "--ranks", true},
+		{[]string{"size", "--background", "bulk:x"}, "--background", true},
+		{[]string{"size", "extra"}, "takes no arguments", true},
+		// Every candidate over the target: the table is written, and the
+		// command fails as on bad data.
+		{[]string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "4", "--target-us", "1", "--transport", "mini-gda"}, "no candidate meets the limits", false},
+	} {
+		_, _, err := runCLI(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
+			t.Errorf("%v: %v, want an error containing %q (usage %v)", tc.args, err, tc.want, tc.usage)
+		}
+	}
+}
+
+// Background traffic without a queue policy tries both.
+func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("no concurrency of its own; the race detector covers size's parallel runs in TestSizeFormats")
+	}
+	out, _, err := runCLI(t, "size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "4", "--transport", "mini-gda",
+		"--qps-per-peer", "1", "--background", "bulk:2", "--format", "json", "--no-payload-check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sizeDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range doc.Candidates {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "mini-gda qps=1 shared,mini-gda qps=1 reserved" {
+		t.Fatalf("candidates %v", names)
+	}
+	if r := doc.Candidates[1].Resources; r.QPsPerNIC <= doc.Candidates[0].Resources.QPsPerNIC {
+		t.Errorf("reserved queues hold no more QPs (%d) than shared ones (%d)", r.QPsPerNIC, doc.Candidates[0].Resources.QPsPerNIC)
+	}
+}
+
+// README.md quotes the golden study: its command, and lines of its output.
+func TestREADMEQuotesTheSizeStudy(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	cmd := "moebench " + strings.Join(readmeSize, " ") + " --plot docs/size-front.svg"
+	if !strings.Contains(readme, cmd) {
+		t.Errorf("README.md does not show %q", cmd)
+	}
+	gold, err := os.ReadFile(filepath.Join("testdata", "size_readme.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(gold), "\n") {
+		lines[l] = true
+	}
+	i := strings.Index(readme, "\ncandidate                verdict")
+	if i < 0 {
+		t.Fatal("README.md shows no sizing table")
+	}
+	block := readme[i+1:]
+	block = block[:strings.Index(block, "```")]
+	for _, l := range strings.Split(block, "\n") {
+		if s := strings.TrimSpace(l); s != "" && s != "..." && !lines[l] {
+			t.Errorf("README.md quotes a line the study does not print (go test -update, then copy it):\n%s", l)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package sizing answers how many queues, connections, proxy threads and how
+// much buffer an expert-parallel deployment needs, from the mechanisms.
+//
+// In: a Deployment (the layer's shape, mode, routing and background
+// traffic), a Space of transport configurations to consider (RC QPs per
+// peer, DC DCIs per NIC, proxy workers × rings × batch, shared or reserved
+// queues, over one or more presets) and Limits (QPs per NIC, GPU memory,
+// proxy cores, a target layer time).
+//
+// Out: one Candidate per configuration with its resources per NIC, GPU and
+// host and, where it was run, its modelled dispatch and combine; the
+// Pareto front over layer time and resources; a recommendation with its
+// reasons; and for every other candidate why it lost (over the connection
+// knee, over a limit, or dominated).
+//
+// Study.Run first sizes every candidate analytically through the
+// transports' estimators (transport.Estimator): resources, a floor on the
+// layer time, and classes of configurations that move the traffic through
+// the same busy queues. It rejects what breaks a limit, runs one member of
+// each class, runs the most promising candidate of each preset first and
+// prunes what that run already beats at the pruned one's floor, then runs
+// the rest, in parallel over the cores. Every step depends only on the
+// candidates, never on timing, so a study split into shards (Study.Shard)
+// and merged (Finish over all shards' candidates) gives exactly the
+// unsplit result.
+package sizing

@@ -1,0 +1,348 @@
+package sizing
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"moebench/moe"
+	"moebench/transport"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+	"moebench/workloads"
+)
+
+// deployment is DeepSeek-V3's layer on ranks GPUs (8 per node) with
+// experts experts and tokens tokens per rank, on P-IB with sets applied.
+func deployment(t testing.TB, ranks, experts, tokens int, sets ...string) Deployment {
+	t.Helper()
+	w, err := workloads.Get("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.Shape
+	s.Ranks, s.Tokens = ranks, tokens
+	if experts != s.Experts {
+		s.Experts, s.PhysicalExperts = experts, 0
+	}
+	rt, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profile.MustLoad("p-ib")
+	if err := p.ApplySets(sets); err != nil {
+		t.Fatal(err)
+	}
+	return Deployment{Routing: rt, Mode: moe.LL, Profile: p, NoPayload: true}
+}
+
+func presets(t testing.TB, names ...string) []preset.Preset {
+	t.Helper()
+	var out []preset.Preset
+	for _, n := range names {
+		p, err := preset.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// The estimators agree with the runs: the same resources, the same number
+// of operations, and a floor no run beats.
+func TestEstimatesAgreeWithRuns(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
+	for _, tc := range []struct {
+		name    string
+		experts int
+	}{{"sixteen local experts", 256}, {"one local expert", 16}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := deployment(t, 16, tc.experts, 16)
+			st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"),
+				QPsPerPeer: []int{1, 32}, DCIs: []int{1, 16}, Workers: []int{1, 4}, Rings: []int{4}, Batch: []int{1, 16}}}
+			cands, err := Candidates(&st.Deployment, st.Space)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.estimate(cands); err != nil {
+				t.Fatal(err)
+			}
+			disp, _, _ := moe.Demands(d.Routing, d.Mode, d.NVLink, d.Background)
+			var ops int64
+			for _, f := range disp.Flows {
+				ops += f.Ops()
+			}
+			for i := range cands {
+				c := &cands[i]
+				est := c.Resources
+				if err := st.runOne(c); err != nil {
+					t.Fatal(err)
+				}
+				run := c.Resources
+				est.Estimated, est.ConnMissRate, run.ConnMissRate = false, 0, 0
+				if est != run {
+					t.Errorf("%s: estimated %+v, ran %+v", c.Name, est, run)
+				}
+				if c.FloorUs <= 0 || c.FloorUs > c.Figures.LayerUs {
+					t.Errorf("%s: floor %.1f µs against a %.1f µs layer", c.Name, c.FloorUs, c.Figures.LayerUs)
+				}
+			}
+			// The demand counts what the layer posts.
+			tr, _ := presets(t, "mini-gda")[0].Transport(preset.Options{LocalExperts: d.Channels()})
+			res, err := moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NoPayload: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Dispatch.Messages != ops {
+				t.Errorf("dispatch posts %d operations, the demand lists %d", res.Dispatch.Messages, ops)
+			}
+		})
+	}
+}
+
+// Configurations of one class take exactly the same time: the queues they
+// add carry nothing.
+func TestSameClassSameRun(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
+	d := deployment(t, 16, 16, 16) // one local expert: every operation on channel 0
+	disp, comb, _ := moe.Demands(d.Routing, d.Mode, false, moe.Background{})
+	for _, tc := range []struct {
+		preset string
+		a, b   preset.Options
+	}{
+		{"mini-gda", preset.Options{QPsPerPeer: 1}, preset.Options{QPsPerPeer: 4}},
+		{"dc", preset.Options{DCIs: 1}, preset.Options{DCIs: 16}},
+		{"mini-proxy", preset.Options{Workers: 1, Rings: 1, Batch: 4}, preset.Options{Workers: 4, Rings: 4, Batch: 4}},
+		{"mini-proxy", preset.Options{Workers: 1, Rings: 8, Batch: 16}, preset.Options{Workers: 2, Rings: 16, Batch: 16}},
+	} {
+		p := presets(t, tc.preset)[0]
+		var class [2]string
+		var res [2]*moe.Result
+		for k, o := range []preset.Options{tc.a, tc.b} {
+			tr, err := p.Transport(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := tr.(transport.Estimator)
+			ed, _ := e.Estimate(disp, d.Profile)
+			ec, _ := e.Estimate(comb, d.Profile)
+			class[k] = ed.Class + "|" + ec.Class
+			if ed.Class == "" || ec.Class == "" {
+				t.Fatalf("%s %+v: no class", tc.preset, o)
+			}
+			if res[k], err = moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NoPayload: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if class[0] != class[1] {
+			t.Errorf("%s %+v and %+v: classes differ:\n%s\n%s", tc.preset, tc.a, tc.b, class[0], class[1])
+			continue
+		}
+		if res[0].Dispatch.Time != res[1].Dispatch.Time || res[0].Combine.Time != res[1].Combine.Time {
+			t.Errorf("%s %+v and %+v share a class but run differently: %+v / %+v", tc.preset, tc.a, tc.b, res[0].Dispatch.Time, res[1].Dispatch.Time)
+		}
+	}
+}
+
+func find(t *testing.T, r *Result, name string) *Candidate {
+	t.Helper()
+	for i := range r.Candidates {
+		if r.Candidates[i].Name == name {
+			return &r.Candidates[i]
+		}
+	}
+	t.Fatalf("no candidate %q", name)
+	return nil
+}
+
+func study(t *testing.T, st *Study) *Result {
+	t.Helper()
+	cands, err := st.Run(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Finish(cands, st.Limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// DeepEP's one QP per local expert puts EP16 with eight local experts
+// over a small context cache's knee; fewer QPs or DC win.
+func TestOneQPPerLocalExpertOverTheKnee(t *testing.T) {
+	t.Parallel()
+	d := deployment(t, 16, 128, 8, "conn.entries=100")
+	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"), QPsPerPeer: []int{1, 2, 4, 8}, DCIs: []int{1, 8}},
+		Limits: Limits{ProxyCores: -1, Tolerance: 0.05}})
+	perExpert := find(t, res, "mini-gda qps=8")
+	if perExpert.Verdict != Rejected || !strings.Contains(perExpert.Reason, "over the knee: 120 active connections per NIC > the context cache's 100") {
+		t.Fatalf("one QP per local expert: %s: %s", perExpert.Verdict, perExpert.Reason)
+	}
+	if perExpert.Figures != nil {
+		t.Errorf("a candidate over the knee by its estimate was run")
+	}
+	if res.Recommended < 0 {
+		t.Fatalf("no recommendation: %v", res.Reasons)
+	}
+	rec := res.Candidates[res.Recommended]
+	if rec.Transport == "mini-gda" && rec.QPsPerPeer >= 8 {
+		t.Errorf("recommended %s", rec.Name)
+	}
+	if rec.Resources.ActiveConnPerNIC > 100 {
+		t.Errorf("recommended %s with %d active connections per NIC", rec.Name, rec.Resources.ActiveConnPerNIC)
+	}
+	if len(res.Reasons) == 0 || !strings.Contains(strings.Join(res.Reasons, "\n"), "knee of 100") {
+		t.Errorf("reasons do not state the knee: %q", res.Reasons)
+	}
+}
+
+// A buffer limit between what one and 32 QPs per peer need rejects the
+// latter before it runs.
+func TestBufferLimitRejects(t *testing.T) {
+	t.Parallel()
+	d := deployment(t, 16, 128, 8)
+	space := Space{Presets: presets(t, "mini-gda"), QPsPerPeer: []int{1, 32}}
+	cands, err := Candidates(&d, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Study{Deployment: d, Space: space}
+	if err := st.estimate(cands); err != nil {
+		t.Fatal(err)
+	}
+	limit := cands[0].Resources.GPUBytes() + 1<<20
+	st.Limits = Limits{MaxGPUBytes: limit, ProxyCores: -1, Tolerance: 0.05}
+	res := study(t, st)
+	big := find(t, res, "mini-gda qps=32")
+	if big.Verdict != Rejected || big.Stage != StageRejected || !strings.HasPrefix(big.Reason, "over --max-buffer-gib") {
+		t.Fatalf("32 QPs per peer: %s (%s): %s", big.Verdict, big.Stage, big.Reason)
+	}
+	if one := find(t, res, "mini-gda qps=1"); one.Verdict != Recommended {
+		t.Fatalf("1 QP per peer: %s: %s", one.Verdict, one.Reason)
+	}
+}
+
+// A target below every candidate's floor rejects them all without a run.
+func TestTargetBelowTheFloorRunsNothing(t *testing.T) {
+	t.Parallel()
+	d := deployment(t, 16, 128, 8)
+	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy")},
+		Limits: Limits{TargetUs: 1, ProxyCores: -1}})
+	if res.Runs != 0 || res.Recommended != -1 || len(res.Front) != 0 {
+		t.Fatalf("runs %d, recommended %d, front %v", res.Runs, res.Recommended, res.Front)
+	}
+	for _, c := range res.Candidates {
+		if !strings.HasPrefix(c.Reason, "misses --target-us 1: at best") {
+			t.Fatalf("%s: %s", c.Name, c.Reason)
+		}
+	}
+}
+
+// Shards merged give the unsharded result, byte for byte.
+func TestShardsMergeToTheWhole(t *testing.T) {
+	t.Parallel()
+	d := deployment(t, 16, 16, 8)
+	mk := func() *Study {
+		return &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"), Workers: []int{1, 2}},
+			Limits: Limits{ProxyCores: -1, Tolerance: 0.05}, Jobs: 2}
+	}
+	enc := func(r *Result) []byte {
+		var b bytes.Buffer
+		if err := json.NewEncoder(&b).Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	whole := enc(study(t, mk()))
+	var all []Candidate
+	for i := range 3 {
+		c, err := mk().Run(i, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Through JSON, as moebench merge reads them.
+		var back []Candidate
+		b, _ := json.Marshal(c)
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, back...)
+	}
+	merged, err := Finish(all, mk().Limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := enc(merged); !bytes.Equal(got, whole) {
+		t.Fatalf("merged shards differ from the whole:\n%s\n%s", got, whole)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	res := func(cores, qps int) Resources {
+		return Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ConnKnee: 1000}
+	}
+	cands := []Candidate{
+		{Index: 0, Name: "anchor", Stage: StageRun, Resources: res(0, 16), Figures: &Figures{LayerUs: 100, Correct: true}},
+		{Index: 1, Name: "slow floor, more resources", Resources: res(8, 16), FloorUs: 150, FloorBy: "proxy_worker"},
+		{Index: 2, Name: "slow floor, fewer QPs", Resources: res(0, 8), FloorUs: 150},
+		{Index: 3, Name: "fast floor", Resources: res(8, 32), FloorUs: 90},
+	}
+	run := prune(cands, []int{0}, []int{1, 2, 3}, Limits{ProxyCores: -1})
+	if len(run) != 2 || run[0] != 2 || run[1] != 3 {
+		t.Fatalf("run %v, want [2 3]", run)
+	}
+	if c := cands[1]; c.Stage != StagePruned || c.By != 0 || c.Reason != "at best 150 µs (proxy_worker floor), and anchor takes 100 µs with no more resources" {
+		t.Fatalf("pruned: %+v", c)
+	}
+}
+
+func TestFinishFrontAndTolerance(t *testing.T) {
+	t.Parallel()
+	mk := func(i int, name string, us float64, cores, qps int) Candidate {
+		return Candidate{Index: i, Name: name, Stage: StageRun, RunBy: i, By: -1,
+			Resources: Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ActiveConnPerNIC: qps, ConnKnee: 1000},
+			Figures:   &Figures{LayerUs: us, Correct: true}}
+	}
+	cands := []Candidate{
+		mk(0, "fast", 100, 0, 64),
+		mk(1, "lean", 103, 0, 16),
+		mk(2, "slow and big", 120, 8, 64),
+		mk(3, "leanest but slow", 200, 0, 1),
+		mk(4, "over the knee", 90, 0, 2000),
+	}
+	for _, tc := range []struct {
+		tol  float64
+		want string
+	}{{0.05, "lean"}, {0.01, "fast"}, {1, "leanest but slow"}} {
+		res, err := Finish(cands, Limits{ProxyCores: -1, Tolerance: tc.tol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Candidates[res.Recommended].Name; got != tc.want {
+			t.Errorf("tolerance %v: recommended %s, want %s", tc.tol, got, tc.want)
+		}
+		if len(res.Front) != 3 {
+			t.Errorf("front %v, want fast, lean and leanest", res.Front)
+		}
+		if c := res.Candidates[2]; c.Verdict != Dominated || !strings.HasPrefix(c.Reason, "fast is faster (100 vs 120 µs) with less: proxy cores per host 0 vs 8") {
+			t.Errorf("slow and big: %s: %s", c.Verdict, c.Reason)
+		}
+		if c := res.Candidates[4]; c.Verdict != Rejected || !strings.HasPrefix(c.Reason, "over the knee") {
+			t.Errorf("over the knee: %s: %s", c.Verdict, c.Reason)
+		}
+	}
+	if _, err := Finish(cands[1:], Limits{}); err == nil {
+		t.Error("a missing candidate went unnoticed")
+	}
+}

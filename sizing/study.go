@@ -1,0 +1,383 @@
+package sizing
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"moebench/moe"
+	"moebench/transport"
+)
+
+// Study sizes a deployment over a space of configurations.
+type Study struct {
+	Deployment Deployment
+	Space      Space
+	Limits     Limits
+	// Jobs is how many candidates run at once; 0 means GOMAXPROCS.
+	Jobs int
+	Log  *zap.Logger
+	// Progress, when set, is called after each run with the runs done and
+	// the runs this study (or shard) does at most.
+	Progress func(done, total int, name string)
+}
+
+// Limits are the constraints a candidate must meet.
+type Limits struct {
+	MaxQPsPerNIC int   `json:"max_qps_per_nic,omitempty"` // 0: none
+	MaxGPUBytes  int64 `json:"max_gpu_bytes,omitempty"`   // 0: none
+	// ProxyCores is the most CPU cores a proxy may take per GPU; -1: none.
+	ProxyCores int     `json:"max_proxy_cores_per_gpu"`
+	TargetUs   float64 `json:"target_us,omitempty"` // 0: none
+	// Tolerance is how much slower than the fastest the recommendation
+	// may be to save resources, as a fraction.
+	Tolerance float64 `json:"tolerance"`
+}
+
+// Validate names the first impossible limit.
+func (l Limits) Validate() error {
+	switch {
+	case l.MaxQPsPerNIC < 0:
+		return fmt.Errorf("max QPs per NIC: %d is negative (0: no limit)", l.MaxQPsPerNIC)
+	case l.MaxGPUBytes < 0:
+		return fmt.Errorf("max GPU memory: %d B is negative (0: no limit)", l.MaxGPUBytes)
+	case l.ProxyCores < -1:
+		return fmt.Errorf("proxy cores: %d, want -1 (no limit) or more", l.ProxyCores)
+	case l.TargetUs < 0:
+		return fmt.Errorf("target: %g µs is negative (0: none)", l.TargetUs)
+	case l.Tolerance < 0 || l.Tolerance > 1:
+		return fmt.Errorf("tolerance: %g, want a fraction in [0, 1]", l.Tolerance)
+	}
+	return nil
+}
+
+// Run sizes every candidate (see the package documentation) and returns
+// those of shard index of count (0 of 1 for all). A shard runs the
+// first-wave candidates of every preset, because what it prunes depends on
+// them, and of the rest only its own; Finish over every shard's
+// candidates gives the unsharded result.
+func (s *Study) Run(index, count int) ([]Candidate, error) {
+	if count < 1 || index < 0 || index >= count {
+		return nil, fmt.Errorf("shard %d of %d: want 0 <= index < count", index, count)
+	}
+	if err := s.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Log == nil {
+		s.Log = zap.NewNop()
+	}
+	d := &s.Deployment
+	cands, err := Candidates(d, s.Space)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.estimate(cands); err != nil {
+		return nil, err
+	}
+	s.reject(cands)
+	classes(cands)
+	mine := func(c *Candidate) bool { return c.Index%count == index }
+
+	// Wave 1: per preset and queue policy, the candidate with the lowest
+	// floor (the fewest resources on ties) runs first.
+	first := map[string]int{}
+	for i := range cands {
+		c := &cands[i]
+		if c.Stage != "" {
+			continue
+		}
+		k := c.Preset + "/" + c.Queues
+		j, ok := first[k]
+		if !ok || better(c, &cands[j]) {
+			first[k] = i
+		}
+	}
+	var wave1 []int
+	for _, i := range first {
+		wave1 = append(wave1, i)
+	}
+	slices.Sort(wave1)
+	// Wave 2: the rest, unless a first-wave run is at least as fast as
+	// their floor with no more resources: they can only be dominated.
+	var wave2 []int
+	for i := range cands {
+		c := &cands[i]
+		if c.Stage == "" && !slices.Contains(wave1, i) && mine(c) {
+			wave2 = append(wave2, i)
+		}
+	}
+	total := len(wave1) + len(wave2)
+	done := 0
+	if err := s.runAll(cands, wave1, &done, total); err != nil {
+		return nil, err
+	}
+	run2 := prune(cands, wave1, wave2, s.Limits)
+	if err := s.runAll(cands, run2, &done, done+len(run2)); err != nil {
+		return nil, err
+	}
+	var out []Candidate
+	for _, c := range cands {
+		if mine(&c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// prune marks the candidates of wave2 that a first-wave run already beats
+// at their floor with no more resources, and returns the others.
+func prune(cands []Candidate, wave1, wave2 []int, l Limits) []int {
+	var run []int
+	for _, i := range wave2 {
+		c := &cands[i]
+		for _, a := range wave1 {
+			ac := &cands[a]
+			if feasible(ac, l) && ac.Resources.noMore(c.Resources) && ac.Figures.LayerUs <= c.FloorUs {
+				c.Stage, c.By = StagePruned, a
+				c.Reason = fmt.Sprintf("at best %s µs (%s floor), and %s takes %s µs with no more resources",
+					num(c.FloorUs), c.FloorBy, ac.Name, num(ac.Figures.LayerUs))
+				break
+			}
+		}
+		if c.Stage == "" {
+			run = append(run, i)
+		}
+	}
+	return run
+}
+
+// better reports whether a should run before b in the first wave.
+func better(a, b *Candidate) bool {
+	if a.FloorUs != b.FloorUs {
+		return a.FloorUs < b.FloorUs
+	}
+	if ca, cb := a.Resources.cost(), b.Resources.cost(); ca != cb {
+		return slices.Compare(ca[:], cb[:]) < 0
+	}
+	return a.Index < b.Index
+}
+
+// estimate builds each candidate's transport and sizes it analytically.
+func (s *Study) estimate(cands []Candidate) error {
+	d := &s.Deployment
+	shape := d.Routing.Shape
+	// The demands differ only by background, which they do not list.
+	disp, comb, haveDemand := moe.Demands(d.Routing, d.Mode, d.NVLink, d.Background)
+	buffer := moe.LLBufferBytes(shape)
+	if d.Mode == moe.Normal {
+		buffer = moe.NormalBufferBytes(shape, d.Channels())
+	}
+	for i := range cands {
+		c := &cands[i]
+		tr, err := c.pre.Transport(c.opts)
+		if err != nil {
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
+			continue
+		}
+		est, ok := tr.(transport.Estimator)
+		if !ok {
+			return fmt.Errorf("preset %s: transport %s cannot be sized analytically", c.Preset, tr.Name())
+		}
+		var r [2]transport.Estimate
+		ds := []*transport.Demand{disp, comb}
+		if !haveDemand {
+			// Configuration figures only: no flows, nothing exact.
+			empty := &transport.Demand{Ranks: shape.Ranks, GPUsPerNode: shape.GPUsPerNode, NVLink: d.NVLink, Channels: d.Channels()}
+			ds = []*transport.Demand{empty, empty}
+		}
+		for k, dm := range ds {
+			if r[k], err = est.Estimate(dm, d.Profile); err != nil {
+				return fmt.Errorf("candidate %s: %w", c.Name, err)
+			}
+		}
+		c.Resources = resources(mergeResources(r[0].Resources, r[1].Resources), buffer, shape.GPUsPerNode)
+		c.Resources.Estimated = true
+		c.exact = haveDemand && disp.Exact && c.bg.CTAs == 0
+		c.FloorUs = (r[0].Floor + r[1].Floor).Us()
+		c.FloorBy = r[0].FloorBy
+		if r[1].Floor > r[0].Floor {
+			c.FloorBy = r[1].FloorBy
+		}
+		if c.exact && r[0].Class != "" && r[1].Class != "" {
+			c.class = r[0].Class + "|" + r[1].Class
+		}
+	}
+	return nil
+}
+
+// resources turns a transport's per-NIC report into the candidate's.
+func resources(r transport.Resources, buffer int64, perNode int) Resources {
+	out := Resources{QPsPerNIC: r.QPsPerNIC, ActiveConnPerNIC: r.ActiveConnPerNIC, ConnKnee: r.ConnKnee, DCIsPerNIC: r.DCIsPerNIC,
+		ProxyRings: r.ProxyRings, ProxyWorkers: r.ProxyWorkers, ProxyCoresPerHost: r.ProxyWorkers * perNode,
+		BufferBytes: buffer, ConnMissRate: r.ConnMissRate}
+	// A proxy's rings and send queues live in host memory; GPU-initiated
+	// transports keep their send queues in GPU memory.
+	if r.ProxyWorkers > 0 {
+		out.HostQueueBytes = r.QueueBytesPerRank
+	} else {
+		out.GPUQueueBytes = r.QueueBytesPerRank
+	}
+	return out
+}
+
+// mergeResources keeps the larger of each figure over the phases, as the
+// layer reports them.
+func mergeResources(a, b transport.Resources) transport.Resources {
+	a.QPsPerNIC = max(a.QPsPerNIC, b.QPsPerNIC)
+	a.ActiveConnPerNIC = max(a.ActiveConnPerNIC, b.ActiveConnPerNIC)
+	a.ConnKnee = max(a.ConnKnee, b.ConnKnee)
+	a.DCIsPerNIC = max(a.DCIsPerNIC, b.DCIsPerNIC)
+	a.ProxyRings = max(a.ProxyRings, b.ProxyRings)
+	a.ProxyWorkers = max(a.ProxyWorkers, b.ProxyWorkers)
+	a.QueueBytesPerRank = max(a.QueueBytesPerRank, b.QueueBytesPerRank)
+	a.ConnMissRate = max(a.ConnMissRate, b.ConnMissRate)
+	return a
+}
+
+// reject marks candidates that break a limit on their estimated
+// resources or floor.
+func (s *Study) reject(cands []Candidate) {
+	for i := range cands {
+		c := &cands[i]
+		if c.Stage != "" {
+			continue
+		}
+		if why := overLimit(c, s.Limits, c.exact); why != "" {
+			c.Stage, c.Reason = StageRejected, why
+			continue
+		}
+		if t := s.Limits.TargetUs; t > 0 && c.FloorUs > t {
+			c.Stage = StageRejected
+			c.Reason = fmt.Sprintf("misses --target-us %s: at best %s µs (%s floor)", num(t), num(c.FloorUs), c.FloorBy)
+		}
+	}
+}
+
+// overLimit says which limit c's resources break, or "". The knee is
+// checked only where the connection figures are known.
+func overLimit(c *Candidate, l Limits, connKnown bool) string {
+	r := &c.Resources
+	switch {
+	case l.MaxQPsPerNIC > 0 && r.QPsPerNIC > l.MaxQPsPerNIC:
+		return fmt.Sprintf("over --max-qps-per-nic: %s QPs per NIC > %s", count(r.QPsPerNIC), count(l.MaxQPsPerNIC))
+	case l.MaxGPUBytes > 0 && r.GPUBytes() > l.MaxGPUBytes:
+		return fmt.Sprintf("over --max-buffer-gib: %s GiB per GPU (%s RDMA buffer + %s send queues) > %s",
+			gib(r.GPUBytes()), gib(r.BufferBytes), gib(r.GPUQueueBytes), gib(l.MaxGPUBytes))
+	case l.ProxyCores >= 0 && r.ProxyWorkers > l.ProxyCores:
+		return fmt.Sprintf("over --proxy-cores: %d proxy workers per GPU > %d", r.ProxyWorkers, l.ProxyCores)
+	case connKnown && r.ConnKnee > 0 && r.ActiveConnPerNIC > r.ConnKnee:
+		return fmt.Sprintf("over the knee: %s active connections per NIC > the context cache's %s", count(r.ActiveConnPerNIC), count(r.ConnKnee))
+	}
+	return ""
+}
+
+// classes leaves one candidate of each class to run, the one with the
+// fewest resources; the others take its figures.
+func classes(cands []Candidate) {
+	rep := map[string]int{}
+	for i := range cands {
+		c := &cands[i]
+		if c.Stage != "" || c.class == "" {
+			continue
+		}
+		k := c.Preset + "/" + c.Queues + "/" + c.class
+		j, ok := rep[k]
+		if !ok {
+			rep[k] = i
+			continue
+		}
+		ci, cj := c.Resources.cost(), cands[j].Resources.cost()
+		if slices.Compare(ci[:], cj[:]) < 0 {
+			rep[k] = i
+		}
+	}
+	for i := range cands {
+		c := &cands[i]
+		if c.Stage != "" || c.class == "" {
+			continue
+		}
+		if j := rep[c.Preset+"/"+c.Queues+"/"+c.class]; j != i {
+			c.Stage, c.RunBy = StageClass, j
+		}
+	}
+}
+
+// runAll runs the candidates at idx, Jobs at a time.
+func (s *Study) runAll(cands []Candidate, idx []int, done *int, total int) error {
+	jobs := s.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		first error
+		next  = make(chan int)
+	)
+	for range min(jobs, len(idx)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				err := s.runOne(&cands[i])
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				*done++
+				if s.Progress != nil {
+					s.Progress(*done, total, cands[i].Name)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range idx {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// runOne models the layer on c.
+func (s *Study) runOne(c *Candidate) error {
+	d := &s.Deployment
+	tr, err := c.pre.Transport(c.opts)
+	if err != nil {
+		c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
+		return nil
+	}
+	log := s.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	wall := time.Now()
+	res, err := moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+		Log: log, NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg, NoPayload: d.NoPayload})
+	if err != nil {
+		if errors.Is(err, moe.ErrQueueDepth) {
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
+			return nil
+		}
+		return fmt.Errorf("candidate %s: %w", c.Name, err)
+	}
+	log.Info("candidate modelled", zap.String("candidate", c.Name), zap.Float64("dispatch_max_us", res.Dispatch.Time.Max),
+		zap.Float64("combine_max_us", res.Combine.Time.Max), zap.Duration("wall", time.Since(wall)))
+	c.Resources = resources(res.Resources.Resources, res.Resources.BufferBytesPerRank, d.Routing.Shape.GPUsPerNode)
+	c.Stage, c.RunBy = StageRun, c.Index
+	c.Figures = &Figures{
+		Dispatch: phase(&res.Dispatch), Combine: phase(&res.Combine),
+		LayerUs: res.Dispatch.Time.Max + res.Combine.Time.Max, BoundBy: res.BoundBy, Correct: res.Correct,
+	}
+	return nil
+}
+
+func phase(p *moe.Phase) Phase {
+	return Phase{MeanUs: p.Time.Mean, P99Us: p.Time.P99, MaxUs: p.Time.Max, BoundBy: p.BoundBy}
+}

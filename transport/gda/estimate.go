@@ -1,0 +1,125 @@
+package gda
+
+import (
+	"fmt"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// Estimate sizes a demand on this configuration without running it: the
+// queues and connections Conn.Resources would report, a floor on the
+// phase from the NICs and from each send queue's own serial work
+// (doorbells, WQEs and, over DC, re-targeting a DCI for every new
+// destination), and the class of configurations that move the demand the
+// same way.
+func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transport.Estimate, error) {
+	c := t.cfg
+	if err := c.Validate(); err != nil {
+		return transport.Estimate{}, err
+	}
+	if d.Ranks < 1 {
+		return transport.Estimate{}, fmt.Errorf("mini-gda: need at least one rank (got %d)", d.Ranks)
+	}
+	np := hw.NewNICParams(p)
+	dc := c.DCIs > 0
+	perNIC := d.Ranks * c.QPsPerPeer
+	dcts := 0
+	if dc {
+		perNIC, dcts = c.DCIs, max(1, c.DCTs)
+	}
+	// The queue an operation goes through, as Conn.Post picks it.
+	queue := func(f *transport.Flow) int {
+		if dc {
+			return int(f.Channel) % c.DCIs
+		}
+		return int(f.Dst)*c.QPsPerPeer + int(f.Channel)%c.QPsPerPeer
+	}
+	// Flows come sorted by source and destination, so each queue sees
+	// its destinations in order and counting changes counts them.
+	type qkey struct{ src, q int32 }
+	type qload struct {
+		ops     int64
+		dsts    int
+		lastDst int32
+	}
+	queues := make(map[qkey]*qload, len(d.Flows))
+	loads := make([]hw.NICLoad, d.Ranks)
+	keys := make([][]int32, d.Ranks)
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Src == f.Dst || f.Ops() == 0 {
+			continue
+		}
+		if d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode {
+			continue // an NVLink copy: no queue, no NIC
+		}
+		q := int32(queue(f))
+		k := qkey{f.Src, q}
+		ql := queues[k]
+		if ql == nil {
+			ql = &qload{lastDst: -1}
+			queues[k] = ql
+			// The contexts this queue's traffic needs, as the NIC keys them.
+			if dc {
+				keys[f.Src] = append(keys[f.Src], 1<<22|q)
+			} else {
+				keys[f.Src] = append(keys[f.Src], q)
+			}
+		}
+		if ql.lastDst != f.Dst {
+			if dc {
+				keys[f.Dst] = append(keys[f.Dst], 1<<23|f.Src%int32(dcts))
+			} else {
+				keys[f.Dst] = append(keys[f.Dst], f.Src<<12^q)
+			}
+			ql.dsts++
+			ql.lastDst = f.Dst
+		}
+		ql.ops += f.Ops()
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
+	}
+	est := transport.Estimate{Resources: transport.Resources{
+		QPsPerNIC:         perNIC,
+		ActiveConnPerNIC:  (len(queues) + d.Ranks - 1) / d.Ranks,
+		ConnKnee:          int(p.Get("conn.entries")),
+		QueueBytesPerRank: int64(perNIC) * int64(c.Depth) * 64,
+	}}
+	if dc {
+		est.Resources.DCIsPerNIC = c.DCIs
+		est.Resources.ActiveConnPerNIC = c.DCIs + dcts
+	}
+	est.Floor, est.FloorBy = np.Floor(loads)
+	// A send queue serves one doorbell at a time: a doorbell's handling
+	// plus each WQE it fetched, at most MaxFetch per doorbell, and a DCI
+	// re-targets before each WQE to a new destination.
+	for _, ql := range queues {
+		serves := (ql.ops + int64(np.MaxFetch) - 1) / int64(max(1, np.MaxFetch))
+		busy := sim.Time(serves)*np.Doorbell + sim.Time(ql.ops)*np.WQE + np.Tail()
+		by := "queue"
+		if dc && ql.dsts > 1 {
+			busy += sim.Time(ql.dsts-1) * np.DCSwitch
+			by = "dci_switch"
+		}
+		if busy > est.Floor {
+			est.Floor, est.FloorBy = busy, by
+		}
+	}
+	// Queues past the channels the demand uses carry nothing: the busy
+	// queues alone set the time, as long as the NICs' context caches see
+	// the same contexts (or keep them all).
+	if d.Exact {
+		k := c
+		k.Name, k.QPsPerPeer, k.DCIs = "", 0, 0
+		ctx := hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
+		if dc {
+			est.Class = fmt.Sprintf("dc %d busy DCIs %+v%s", min(c.DCIs, max(1, d.Channels)), k, ctx)
+		} else {
+			est.Class = fmt.Sprintf("rc %d busy QPs per peer %+v%s", min(c.QPsPerPeer, max(1, d.Channels)), k, ctx)
+		}
+	}
+	return est, nil
+}

@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"moebench/transport"
+	"moebench/transport/hw"
+	"moebench/transport/profile"
+	"moebench/transport/sim"
+)
+
+// Estimate sizes a demand on this configuration without running it: the
+// rings, workers and queues Conn.Resources would report, a floor on the
+// phase from the NICs and from each worker's own serial work (a ring load,
+// a descriptor consumed and a work request built per operation, a post per
+// chain of at most B to one destination), and the class of configurations
+// that move the demand the same way.
+func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.Estimate, error) {
+	cfg := t.cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return transport.Estimate{}, fmt.Errorf("mini-proxy: %w", err)
+	}
+	if d.Ranks < 1 {
+		return transport.Estimate{}, fmt.Errorf("mini-proxy: need at least one rank (got %d)", d.Ranks)
+	}
+	np := nicParams(p)
+	c := newCosts(p, cfg.State)
+	bulk := cfg.Rings - cfg.ReservedRings
+	// The ring an operation goes through, as Conn.ring picks it.
+	ringOf := func(ch int32, atomic bool) int {
+		ch = max(ch, 0)
+		if atomic && cfg.ReservedRings > 0 {
+			return bulk + int(ch)%cfg.ReservedRings
+		}
+		return int(ch) % bulk
+	}
+	// Flows come sorted by source and destination: a ring's chains are
+	// counted per destination as its destinations go by, and a source's
+	// peers by counting changes of destination.
+	type rk struct{ src, ring int32 }
+	type rload struct {
+		ops, posts int64
+		dst        int32
+		run        int64 // operations to dst so far
+	}
+	rings := map[rk]*rload{}
+	chans := map[int]map[cv]bool{} // what each ring carries (the same on every rank)
+	peers := make([]int, d.Ranks)
+	lastDst := make([]int32, d.Ranks)
+	for i := range lastDst {
+		lastDst[i] = -1
+	}
+	loads := make([]hw.NICLoad, d.Ranks)
+	keys := make([][]int32, d.Ranks)
+	flush := func(l *rload) { l.posts += (l.run + int64(cfg.Batch) - 1) / int64(cfg.Batch) }
+	add := func(f *transport.Flow, atomic bool, n int64) {
+		if n == 0 {
+			return
+		}
+		r := ringOf(f.Channel, atomic)
+		k := rk{f.Src, int32(r)}
+		l := rings[k]
+		if l == nil {
+			l = &rload{dst: -1}
+			rings[k] = l
+		}
+		if l.dst != f.Dst {
+			flush(l)
+			l.dst, l.run = f.Dst, 0
+			qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
+			keys[f.Src] = append(keys[f.Src], qp)
+			keys[f.Dst] = append(keys[f.Dst], f.Src<<12^qp)
+		}
+		l.run += n
+		l.ops += n
+		c := chans[r]
+		if c == nil {
+			c = map[cv]bool{}
+			chans[r] = c
+		}
+		c[cv{f.Channel, atomic}] = true
+	}
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Src == f.Dst || f.Ops() == 0 {
+			continue
+		}
+		if lastDst[f.Src] != f.Dst {
+			peers[f.Src]++
+			lastDst[f.Src] = f.Dst
+		}
+		add(f, false, int64(f.Writes))
+		add(f, true, int64(f.Atomics))
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
+	}
+	for _, l := range rings {
+		flush(l)
+	}
+	active := 0
+	for _, p := range peers {
+		active = max(active, p*cfg.Workers)
+	}
+	est := transport.Estimate{Resources: transport.Resources{
+		QPsPerNIC:         cfg.Workers * d.Ranks,
+		ActiveConnPerNIC:  active,
+		ConnKnee:          np.ConnEntries,
+		ProxyRings:        cfg.Rings,
+		ProxyWorkers:      cfg.Workers,
+		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*d.Ranks*cfg.SQDepth*64),
+	}}
+	est.Floor, est.FloorBy = np.Floor(loads)
+	// A worker does its rings' operations one after another: per
+	// operation the descriptor's consumption and its work request, per
+	// post a ring load and the chain's post, a chain holding at most B
+	// operations to one destination. The last post still rings the NIC
+	// and crosses the fabric.
+	busy := map[[2]int32]sim.Time{} // (source, worker)
+	for k, l := range rings {
+		busy[[2]int32{k.src, k.ring % int32(cfg.Workers)}] += sim.Time(l.ops)*(c.descConsume+c.postWR) + sim.Time(l.posts)*(c.ringPoll+c.postChain)
+	}
+	for _, b := range busy {
+		if t := b + c.hostMMIO + np.Doorbell + np.Tail(); t > est.Floor {
+			est.Floor, est.FloorBy = t, "proxy_worker"
+		}
+	}
+	if d.Exact {
+		est.Class = t.class(chans) + hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
+	}
+	return est, nil
+}
+
+// cv is what a ring carries: a channel's writes or its atomics.
+type cv struct {
+	ch     int32
+	atomic bool
+}
+
+// class describes the busy workers' loops: how many rings each polls and
+// where in the loop the rings that carry traffic sit, with what they
+// carry. Idle workers and what they poll do not enter it.
+func (t Transport) class(chans map[int]map[cv]bool) string {
+	cfg := t.cfg.withDefaults()
+	var loops []string
+	for w := range cfg.Workers {
+		var b strings.Builder
+		pos := 0
+		for r := w; r < cfg.Rings; r += cfg.Workers {
+			if cs := chans[r]; len(cs) > 0 {
+				l := make([]string, 0, len(cs))
+				for k := range cs {
+					l = append(l, fmt.Sprintf("%d/%v", k.ch, k.atomic))
+				}
+				slices.Sort(l)
+				fmt.Fprintf(&b, " %d:%s", pos, strings.Join(l, ","))
+			}
+			pos++
+		}
+		if b.Len() > 0 {
+			loops = append(loops, fmt.Sprintf("loop of %d rings%s", pos, b.String()))
+		}
+	}
+	slices.Sort(loops)
+	k := cfg
+	k.Workers, k.Rings = 0, 0
+	return fmt.Sprintf("proxy %+v [%s]", k, strings.Join(loops, "; "))
+}
