@@ -261,7 +261,7 @@ func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 				layer, reserved := moe.Channels(d.Routing.Shape, d.Mode, d.NumSMs, bg)
 				o.LocalExperts = layer
 				if reserved > 0 {
-					o.QPsPerPeer = max(o.QPsPerPeer, layer) + reserved
+					o.QPsPerPeer, o.Reserved = max(o.QPsPerPeer, layer)+reserved, reserved
 				}
 				c.opts = o
 				out = append(out, c)

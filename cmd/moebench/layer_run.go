@@ -518,7 +518,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
 	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
 	if reserved > 0 {
-		o.QPsPerPeer = max(c.qps, layer) + reserved
+		o.QPsPerPeer, o.Reserved = max(c.qps, layer)+reserved, reserved
 	}
 	tr, err := p.Transport(o)
 	if err != nil {

@@ -105,8 +105,13 @@ func TestPlanSMsAndBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.BackgroundSMs != DefaultBgSMs || c.BgWarps != 64 || c.BgBytes != 16 || c.BgChannel0 != 144 || c.BgChannels != 1 ||
-		c.ReservedRing0 != 144 || c.SMsPerRank != (132-4-4)/2 || c.BgHeadUs != 200 {
+		c.ReservedRing0 != 32 || c.Rings != 33 || c.SMsPerRank != (132-4-4)/2 || c.BgHeadUs != 200 {
 		t.Fatalf("%+v", c)
+	}
+	// Reserved GDA background: a QP per peer past the layer's.
+	c, err = Plan(route(t, 2, 16, 7168, 8, 288), byName(t, "mini-gda"), Options{}, h200, bg)
+	if err != nil || c.QPsPerPeer != 145 || c.BgChannel0 != 144 {
+		t.Fatalf("mini-gda, reserved background: %+v, %v", c, err)
 	}
 }
 

@@ -95,7 +95,7 @@ func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 	layer, reserved := moe.Channels(s, moe.LL, cfg.SMsPerRank, mbg)
 	o.LocalExperts = layer
 	if reserved > 0 {
-		o.QPsPerPeer = max(o.QPsPerPeer, layer) + reserved
+		o.QPsPerPeer, o.Reserved = max(o.QPsPerPeer, layer)+reserved, reserved
 	}
 	t, err := p.Transport(o)
 	if err != nil {

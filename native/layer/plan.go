@@ -127,9 +127,16 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 		layer, _ := moe.Channels(s, moe.LL, 0, moe.Background{})
 		c.BgChannel0, c.BgChannels = 0, layer
 		if bg.Reserved {
-			c.BgChannel0, c.BgChannels = layer, max(1, bg.Queues)
-			if c.Path == native.PathProxy {
-				c.ReservedRing0 = layer
+			// Queues of its own past the layer's, as the model builds
+			// them: more QPs per peer, or more rings that only it uses.
+			q := max(1, bg.Queues)
+			c.BgChannel0, c.BgChannels = layer, q
+			switch c.Path {
+			case native.PathGDA:
+				c.QPsPerPeer = max(c.QPsPerPeer, layer) + q
+			case native.PathProxy:
+				c.ReservedRing0 = c.Rings
+				c.Rings += q
 			}
 		}
 		c.BgHeadUs = int(moe.BackgroundWarmup.Us())

@@ -613,6 +613,7 @@ int32_t LayerRun::setup_proxy(LayerDev &dv) {
   MBN_CUDA(cudaMemcpy(nqp, hn.data(), sizeof(NicQ) * nq, cudaMemcpyHostToDevice));
   dv.args.rings = rings;
   dv.args.nrings = c.rings;
+  dv.args.layer_rings = s.reserved0 > 0 ? s.reserved0 : c.rings;
   dv.args.ring_mask = (uint32_t)c.ring_entries - 1;
   dv.args.handoff = c.handoff;
   dv.args.nq = nqp;
@@ -756,6 +757,7 @@ int32_t LayerRun::run() {
     a.qpp = 1;
     a.dcis = 1;
     a.nrings = 1;
+    a.layer_rings = 1;
     if (c.path == MBN_LPATH_GDA || c.path == MBN_LPATH_DC) {
       rc = setup_gda(dv);
       if (rc) return rc;

@@ -187,6 +187,7 @@ struct LayerArgs {
   int32_t nnq;
   PRing *rings;                   // proxy: [Rd][nrings]
   int32_t nrings;
+  int32_t layer_rings;            // proxy: rings the layer's channels use (the rest: reserved background)
   uint32_t ring_mask;
   int32_t handoff, ordering, per_db, cqe_every;
   int32_t bg_warps, bg_bytes, bg_ch0, bg_nch;

@@ -203,8 +203,19 @@ __device__ __forceinline__ void gda_post(const LayerArgs &a, int rl, int rank, c
 // mini-proxy, by one lane: reserve a ring slot (atomic), check room
 // against the worker's progress (a PCIe read; FIFO keeps a cached copy),
 // write the 32 B descriptor and publish it by its last word.
+// The ring of channel ch. Reserved background (channels from bg_ch0 on,
+// when rings past layer_rings exist) has rings of its own; the layer's
+// channels share the first layer_rings, as they would with no background.
+__device__ __forceinline__ int proxy_ring(const LayerArgs &a, int ch) {
+  if (a.layer_rings < a.nrings) {
+    return ch >= a.bg_ch0 ? a.layer_rings + (ch - a.bg_ch0) % (a.nrings - a.layer_rings) : ch % a.layer_rings;
+  }
+  return ch % a.nrings;
+}
+
 __device__ __forceinline__ void proxy_post(const LayerArgs &a, int rl, int rank, const Post &p) {
-  const PRing r = a.rings[(size_t)rl * a.nrings + p.ch % a.nrings];
+  const int ring = proxy_ring(a, p.ch);
+  const PRing r = a.rings[(size_t)rl * a.nrings + ring];
   const unsigned long long slot = atomicAdd(r.tail, 1ull);
   Spin sp;
   if (a.handoff == MBN_HANDOFF_FIFO) {
@@ -212,12 +223,12 @@ __device__ __forceinline__ void proxy_post(const LayerArgs &a, int rl, int rank,
     if (slot - c > a.ring_mask) {
       do {
         c = ld_acquire_sys_b64(&r.ctl->head);
-      } while (slot - c > a.ring_mask && sp.ok(a, kLErrRingSpace, rank, p.ch % a.nrings, (int)slot, 0));
+      } while (slot - c > a.ring_mask && sp.ok(a, kLErrRingSpace, rank, ring, (int)slot, 0));
       atomicMax(r.cached, c);
     }
   } else {
     while (slot - ld_acquire_sys_b64(&r.ctl->head) > a.ring_mask) {
-      if (!sp.ok(a, kLErrRingSpace, rank, p.ch % a.nrings, (int)slot, 0)) return;
+      if (!sp.ok(a, kLErrRingSpace, rank, ring, (int)slot, 0)) return;
     }
   }
   Desc32 *dd = r.d + (slot & a.ring_mask);

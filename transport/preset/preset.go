@@ -26,8 +26,12 @@ type Preset struct {
 
 // Options are the workload-dependent knobs a preset may take.
 type Options struct {
-	LocalExperts int // experts per rank, for presets that map QPs to them
+	LocalExperts int // the layer's channels (LL: experts per rank), for presets that map QPs to them
 	QPsPerPeer   int // 0 = the preset's own choice
+	// Reserved is how many queues reserved background traffic asks for
+	// on channels from LocalExperts on. A GDA caller raises QPsPerPeer to
+	// cover them; a proxy gets that many rings of their own.
+	Reserved int
 	// Mechanism knobs; 0 keeps the preset's value, and a knob that does
 	// not apply to the preset's mechanism is ignored.
 	DCIs    int // dc
@@ -93,10 +97,11 @@ func (p Preset) ProxyConfig(o Options) (c proxy.Config, ok bool, err error) {
 	if o.Rings > 0 {
 		c.Rings = o.Rings
 	}
-	if o.QPsPerPeer > 0 {
-		// The workload asks for queues beyond the layer's (reserved
-		// background traffic): for a proxy, rings of their own.
-		c.Rings += o.QPsPerPeer
+	if o.Reserved > 0 {
+		// Reserved background traffic: rings of its own past the
+		// layer's, which keep their number.
+		c.BackgroundRings, c.BackgroundChannel0 = o.Reserved, o.LocalExperts
+		c.Rings += o.Reserved
 	}
 	if err := c.Validate(); err != nil {
 		return proxy.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)

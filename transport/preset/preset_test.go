@@ -34,3 +34,28 @@ func TestPresetsBuildAndCiteSources(t *testing.T) {
 		t.Errorf("unknown preset error should list the known ones: %v", err)
 	}
 }
+
+// Reserved background gets rings of its own; the layer keeps the preset's
+// and a GDA knob does not reach the proxy.
+func TestProxyConfigReserved(t *testing.T) {
+	t.Parallel()
+	p, err := Get("mini-proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, err := p.ProxyConfig(Options{LocalExperts: 144})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := p.ProxyConfig(Options{LocalExperts: 144, QPsPerPeer: 145, Reserved: 1})
+	if !ok || err != nil {
+		t.Fatalf("ok %v, %v", ok, err)
+	}
+	if c.Rings != base.Rings+1 || c.BackgroundRings != 1 || c.BackgroundChannel0 != 144 {
+		t.Fatalf("reserved: %+v (preset's rings %d)", c, base.Rings)
+	}
+	c, _, _ = p.ProxyConfig(Options{LocalExperts: 144, QPsPerPeer: 4})
+	if c.Rings != base.Rings || c.BackgroundRings != 0 {
+		t.Fatalf("QPs per peer reached the proxy: %+v", c)
+	}
+}

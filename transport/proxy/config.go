@@ -101,6 +101,10 @@ type Config struct {
 	// traffic: in the Conn, atomics (counts, tails) go there and writes go
 	// to the others.
 	ReservedRings int
+	// BackgroundRings, the last of the R rings, carry only the channels
+	// from BackgroundChannel0 on (reserved background traffic); the
+	// layer's channels use the others.
+	BackgroundRings, BackgroundChannel0 int
 	// RingSlots is each ring's depth in 16 B descriptors; SQDepth each
 	// worker QP's send-queue depth in WQEs. Zero picks the defaults.
 	RingSlots int
@@ -157,8 +161,11 @@ func (c Config) Validate() error {
 	if c.State != Cold && c.State != Warm {
 		bad("unknown cpu state %d", int(c.State))
 	}
-	if c.ReservedRings < 0 || (c.ReservedRings > 0 && c.ReservedRings >= c.Rings) {
-		bad("reserved rings must leave at least one of %d rings for bulk traffic (got %d)", c.Rings, c.ReservedRings)
+	if c.BackgroundRings < 0 || c.BackgroundChannel0 < 0 || (c.BackgroundRings > 0 && c.BackgroundRings >= c.Rings) {
+		bad("background rings must leave at least one of %d rings for the layer (got %d from channel %d)", c.Rings, c.BackgroundRings, c.BackgroundChannel0)
+	}
+	if c.ReservedRings < 0 || (c.ReservedRings > 0 && c.ReservedRings >= c.Rings-max(c.BackgroundRings, 0)) {
+		bad("reserved rings must leave at least one of %d rings for bulk traffic (got %d)", c.Rings-max(c.BackgroundRings, 0), c.ReservedRings)
 	}
 	if c.RingSlots < 1 || c.SQDepth < 1 {
 		bad("ring slots and send-queue depth must be positive (got %d, %d)", c.RingSlots, c.SQDepth)
@@ -167,6 +174,32 @@ func (c Config) Validate() error {
 		bad("send-queue depth %d cannot hold a chain of %d", c.SQDepth, c.Batch)
 	}
 	return errors.Join(errs...)
+}
+
+// classes is how many sets of QPs each worker keeps per destination:
+// background rings post on their own, so that a worker's send queue never
+// holds the layer's writes behind theirs.
+func (c *Config) classes() int {
+	if c.BackgroundRings > 0 {
+		return 2
+	}
+	return 1
+}
+
+// ring is the ring channel ch's operations go through: reserved
+// background channels to the background rings, atomics (counts, tails) to
+// the reserved rings when there are any, writes to the rest.
+func (c *Config) ring(ch int, atomic bool) int {
+	ch = max(ch, 0)
+	n := c.Rings - c.BackgroundRings
+	if c.BackgroundRings > 0 && ch >= c.BackgroundChannel0 {
+		return n + (ch-c.BackgroundChannel0)%c.BackgroundRings
+	}
+	bulk := n - c.ReservedRings
+	if atomic && c.ReservedRings > 0 {
+		return bulk + ch%c.ReservedRings
+	}
+	return ch % bulk
 }
 
 func (c Config) String() string {

@@ -55,17 +55,9 @@ type conn struct {
 	used  []map[int]bool // per rank: QPs that carried traffic
 }
 
-// ring picks op's ring: atomics (counts, tails) use the reserved rings
-// when there are any, writes the others, both by op.Channel.
+// ring picks op's ring by its channel (Config.ring).
 func (c *conn) ring(op transport.Op) *ring {
-	cfg := &c.m.cfg
-	rings := c.m.nodes[op.Src].rings
-	bulk := cfg.Rings - cfg.ReservedRings
-	ch := max(op.Channel, 0)
-	if op.Atomic && cfg.ReservedRings > 0 {
-		return rings[bulk+ch%cfg.ReservedRings]
-	}
-	return rings[ch%bulk]
+	return c.m.nodes[op.Src].rings[c.m.cfg.ring(op.Channel, op.Atomic)]
 }
 
 // Post enqueues op from w. With the tuned handoff a ring keeps one
@@ -136,11 +128,11 @@ func (c *conn) Resources() transport.Resources {
 		active = max(active, len(u)*cfg.Workers)
 	}
 	return transport.Resources{
-		QPsPerNIC:         cfg.Workers * c.env.Ranks,
+		QPsPerNIC:         cfg.Workers * cfg.classes() * c.env.Ranks,
 		ActiveConnPerNIC:  active,
 		ConnKnee:          c.m.fab.P.ConnEntries,
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,
-		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*c.env.Ranks*cfg.SQDepth*64),
+		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*c.env.Ranks*cfg.SQDepth*64),
 	}
 }

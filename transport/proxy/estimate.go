@@ -27,15 +27,8 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 	}
 	np := nicParams(p)
 	c := newCosts(p, cfg.State)
-	bulk := cfg.Rings - cfg.ReservedRings
 	// The ring an operation goes through, as Conn.ring picks it.
-	ringOf := func(ch int32, atomic bool) int {
-		ch = max(ch, 0)
-		if atomic && cfg.ReservedRings > 0 {
-			return bulk + int(ch)%cfg.ReservedRings
-		}
-		return int(ch) % bulk
-	}
+	ringOf := func(ch int32, atomic bool) int { return cfg.ring(int(ch), atomic) }
 	// Flows come sorted by source and destination: a ring's chains are
 	// counted per destination as its destinations go by, and a source's
 	// peers by counting changes of destination.
@@ -104,12 +97,12 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		active = max(active, p*cfg.Workers)
 	}
 	est := transport.Estimate{Resources: transport.Resources{
-		QPsPerNIC:         cfg.Workers * d.Ranks,
+		QPsPerNIC:         cfg.Workers * cfg.classes() * d.Ranks,
 		ActiveConnPerNIC:  active,
 		ConnKnee:          np.ConnEntries,
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,
-		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*d.Ranks*cfg.SQDepth*64),
+		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*d.Ranks*cfg.SQDepth*64),
 	}}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A worker does its rings' operations one after another: per

@@ -36,6 +36,7 @@ type ring struct {
 	wi    int // index in its worker's rings
 	w     *worker
 	slots []desc
+	cls   int   // 1 for a background ring: its worker posts on QPs of their own
 	head  int64 // consumed by the worker
 	tail  int64 // reserved by producers
 	// Consumer progress as producers read it: pubVal from pubAt on,
@@ -112,20 +113,23 @@ type model struct {
 func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	cfg = cfg.withDefaults()
 	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks, readAt: make([]sim.Time, ranks), perGPU: 1}
-	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.Workers*ranks, m)
+	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.Workers*cfg.classes()*ranks, m)
 	m.pubID = e.Register(sim.HandlerFunc(m.publish))
 	for i := range ranks {
 		nd := &node{idx: i, nic: m.fab.NICs[i]}
-		for q := range cfg.Workers * ranks {
+		for q := range cfg.Workers * cfg.classes() * ranks {
 			nd.nic.HostQueues(q, m.c.hostFetch)
 		}
 		for w := range cfg.Workers {
-			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: make([]sendQueue, ranks)}
+			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: make([]sendQueue, cfg.classes()*ranks)}
 			wk.id = e.Register(wk)
 			nd.workers = append(nd.workers, wk)
 		}
 		for r := range cfg.Rings {
 			rg := &ring{gid: len(m.rings), w: nd.workers[r%cfg.Workers], slots: make([]desc, cfg.RingSlots)}
+			if cfg.BackgroundRings > 0 && r >= cfg.Rings-cfg.BackgroundRings {
+				rg.cls = 1
+			}
 			rg.wi = len(rg.w.rings)
 			rg.w.rings = append(rg.w.rings, rg)
 			nd.rings = append(nd.rings, rg)
@@ -176,8 +180,9 @@ func (m *model) Completed(e *sim.Engine, nic *hw.NIC, _ int32, msg *hw.Msg) {
 	if msg.Tag&signaled == 0 {
 		return
 	}
-	w := m.nodes[nic.Index].workers[int(msg.QP)/m.ranks]
-	w.cq.push(cqe{at: e.Now(), dst: msg.Dst})
+	n := m.cfg.classes() * m.ranks
+	w := m.nodes[nic.Index].workers[int(msg.QP)/n]
+	w.cq.push(cqe{at: e.Now(), q: int32(int(msg.QP) % n)})
 	if w.cq.len() == 1 {
 		w.notify(e, len(w.rings), e.Now())
 	}

@@ -27,6 +27,8 @@ func TestConfigValidate(t *testing.T) {
 		{"idle workers", Config{Workers: 4, Rings: 2, Batch: 1}, "2 rings leave some of 4 workers without a ring"},
 		{"no batch", Config{Workers: 1, Rings: 1, Batch: 0}, "batch must be at least 1"},
 		{"all reserved", Config{Workers: 1, Rings: 2, Batch: 1, ReservedRings: 2}, "reserved rings must leave at least one"},
+		{"all background", Config{Workers: 1, Rings: 2, Batch: 1, BackgroundRings: 2}, "background rings must leave at least one"},
+		{"reserved past background", Config{Workers: 1, Rings: 3, Batch: 1, BackgroundRings: 1, ReservedRings: 2}, "reserved rings must leave at least one of 2"},
 		{"short send queue", Config{Workers: 1, Rings: 1, Batch: 32, SQDepth: 16}, "send-queue depth 16 cannot hold a chain of 32"},
 		{"bad handoff", Config{Workers: 1, Rings: 1, Batch: 1, Handoff: 7}, "unknown handoff 7"},
 	} {
@@ -113,6 +115,9 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 	for _, cfg := range []Config{
 		{Workers: 2, Rings: 8, Batch: 16, Handoff: Baseline, ReservedRings: 2},
 		{Workers: 1, Rings: 4, Batch: 4, Handoff: Tuned, Completion: CompletionGPU, State: Warm, RingSlots: 8, SQDepth: 8},
+		// Channels from 5 on (the last warps' and the wrap) on rings of
+		// their own, and on QPs of their own.
+		{Workers: 2, Rings: 6, Batch: 8, Handoff: Baseline, BackgroundRings: 2, BackgroundChannel0: 5, RingSlots: 16, SQDepth: 8},
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			t.Parallel()
@@ -179,10 +184,36 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 				}
 			}
 			res := conn.Resources()
-			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*ranks {
+			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*cfg.classes()*ranks {
 				t.Errorf("resources %+v", res)
 			}
 		})
+	}
+}
+
+func TestRingOfChannel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg    Config
+		ch     int
+		atomic bool
+		want   int
+	}{
+		{Config{Rings: 4}, 6, false, 2},
+		{Config{Rings: 4}, -1, false, 0},
+		{Config{Rings: 4, ReservedRings: 1}, 5, false, 2},
+		{Config{Rings: 4, ReservedRings: 1}, 5, true, 3},
+		// 32 layer rings and one background ring from channel 144: the
+		// layer keeps its 32, the background never reaches them.
+		{Config{Rings: 33, BackgroundRings: 1, BackgroundChannel0: 144}, 143, false, 143 % 32},
+		{Config{Rings: 33, BackgroundRings: 1, BackgroundChannel0: 144}, 144, false, 32},
+		{Config{Rings: 34, BackgroundRings: 2, BackgroundChannel0: 144}, 147, true, 33},
+		{Config{Rings: 6, ReservedRings: 1, BackgroundRings: 2, BackgroundChannel0: 8}, 7, true, 3},
+		{Config{Rings: 6, ReservedRings: 1, BackgroundRings: 2, BackgroundChannel0: 8}, 7, false, 1},
+	} {
+		if got := tc.cfg.ring(tc.ch, tc.atomic); got != tc.want {
+			t.Errorf("%+v: channel %d (atomic %v) on ring %d, want %d", tc.cfg, tc.ch, tc.atomic, got, tc.want)
+		}
 	}
 }
 

@@ -6,12 +6,13 @@ import (
 )
 
 type cqe struct {
-	at  sim.Time
-	dst int32
+	at sim.Time
+	q  int32 // the worker's send queue (class × ranks + destination)
 }
 
-// sendQueue is a worker's QP to one destination: the ops posted and not
-// yet reaped, and the chain lengths (one signaled CQE per chain).
+// sendQueue is a worker's QP to one destination (one per ring class): the
+// ops posted and not yet reaped, and the chain lengths (one signaled CQE
+// per chain).
 type sendQueue struct {
 	ops    fifo[int32]
 	chains fifo[int32]
@@ -31,7 +32,7 @@ type worker struct {
 	wakeAt  sim.Time
 	wakePos int
 	gen     int64
-	blocked int // destination whose send queue is full, or -1
+	blocked int // send queue that is full, or -1
 	cq      fifo[cqe]
 	qps     []sendQueue
 	// Posts counts ibv_post_send calls; WRs the work requests posted.
@@ -88,10 +89,11 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	cfg := &m.cfg
 	w.T += c.ringPoll // the load that found the head descriptor
 	dst := m.ops[r.slot(r.head).op].dst
-	q := &w.qps[dst]
+	qi := r.cls*m.ranks + int(dst)
+	q := &w.qps[qi]
 	free := cfg.SQDepth - q.ops.len()
 	if free <= 0 {
-		w.blocked = int(dst)
+		w.blocked = qi
 		return false
 	}
 	first := r.head
@@ -107,7 +109,7 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	}
 	r.head += int64(k)
 	w.T += c.postChain + sim.Time(k)*c.postWR
-	qp := w.idx*m.ranks + int(dst)
+	qp := w.idx*len(w.qps) + qi
 	for s := first; s < first+int64(k); s++ {
 		d := r.slot(s)
 		o := &m.ops[d.op]
@@ -141,7 +143,7 @@ func (w *worker) reap(e *sim.Engine) bool {
 		x := w.cq.pop()
 		found = true
 		w.T += c.cqPoll
-		q := &w.qps[x.dst]
+		q := &w.qps[x.q]
 		k := int(q.chains.pop())
 		var seen sim.Time
 		if m.cfg.Completion == CompletionHost {
