@@ -32,6 +32,13 @@ payload, measures posting rates, the CPU-proxy enqueue, handoff round trip
 and worker capacity, and what carrying the path costs a caller kernel. A
 full run takes well under a minute.
 
+With --layer it runs the native layer instead over a grid (2, 4 and 8
+virtual ranks x 16 and 128 tokens x direct, mini-gda, mini-proxy and dc;
+hidden, top-k and SMs varied at 4 ranks), fits the model's kernel-side
+constants, the GPU's copy rates and the emulated NIC's costs to it, and
+prints the model beside every measured phase. About 20 s of runs on an
+H200, then a minute or less of fitting.
+
 Examples:
   moebench calibrate --lib native/build/libmoebench_native.so
   moebench calibrate --layer --base p-ib,h200.json --out h200-layer.json   # the layer kernels and the emulated NIC

@@ -125,7 +125,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	rows := layerRows(fit.After)
 	sum := mech.Summarize(rows)
 	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
-	h.Extra = []string{fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
+	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
 		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After))}
 	if o.format == "json" {
 		return writeJSON(stdout, struct {
@@ -146,6 +146,17 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	return t.WriteText(stdout, nil)
+}
+
+// measuredLine says where the runs were measured; the header's own host
+// line is where they were fitted, often another machine.
+func measuredLine(raw *nativelayer.Raw) string {
+	s := fmt.Sprintf("measured: %s (driver %s, CUDA %s, SM clock %.0f MHz)", raw.Device.Name, raw.Device.Driver,
+		native.CUDAVersion(raw.Device.CUDARuntime), raw.ClockMHz)
+	if raw.Host != "" {
+		s += "; host " + raw.Host
+	}
+	return s
 }
 
 // layerRows turns comparisons into validate's rows: one per run and phase.
@@ -200,8 +211,7 @@ func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out ou
 	rows := layerRows(cs)
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
-	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s (driver %s, CUDA %s), %d native layer runs from %s", raw.Device.Name, raw.Device.Driver,
-		native.CUDAVersion(raw.Device.CUDARuntime), len(raw.Runs), path), "grid: "+gridSummary(cs))
+	h.Extra = append(h.Extra, fmt.Sprintf("%s; %d native layer runs from %s", measuredLine(raw), len(raw.Runs), path), "grid: "+gridSummary(cs))
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
 		return err
 	}

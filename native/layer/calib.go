@@ -6,10 +6,12 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap"
 
+	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
 	"moebench/transport/preset"
@@ -93,17 +95,20 @@ type RawRun struct {
 // Raw is what calibrate --layer measured, enough to refit without a GPU:
 // every routing is regenerated from Routing and Seed.
 type Raw struct {
-	Device   native.DeviceInfo `json:"device"`
-	ClockMHz float64           `json:"clock_mhz"`
-	Routing  string            `json:"routing"`
-	Seed     uint64            `json:"seed"`
-	Runs     []RawRun          `json:"runs"`
+	Device native.DeviceInfo `json:"device"`
+	// Host is the machine that drove the GPU: the proxy's CPU workers ran
+	// on it, so its cores bound how many each rank got.
+	Host     string   `json:"host_cpu,omitempty"`
+	ClockMHz float64  `json:"clock_mhz"`
+	Routing  string   `json:"routing"`
+	Seed     uint64   `json:"seed"`
+	Runs     []RawRun `json:"runs"`
 }
 
 // Measure runs the grid on the library. progress, when set, hears of each
 // run.
 func Measure(lib Runner, grid []GridPoint, o Options, progress func(string)) (*Raw, error) {
-	raw := &Raw{Device: lib.Device(), Routing: moe.RoutingSpec{}.String(), Seed: 1}
+	raw := &Raw{Device: lib.Device(), Host: report.LocalHost().String(), Routing: moe.RoutingSpec{}.String(), Seed: 1}
 	for _, g := range grid {
 		rt, err := raw.routing(g)
 		if err != nil {
@@ -245,7 +250,7 @@ var stages = []stage{
 		{"kernel.start_ns", 0, 2e4, 1000}, {"kernel.cast_ns", 0, 2e4, 1500}, {"kernel.grid_sync_ns", 0, 2e4, 1500},
 		{"kernel.recv_task_ns", 0, 2e4, 1000}, {"kernel.recv_token_ns", 0, 2e4, 300}, {"kernel.reduce_token_ns", 0, 2e4, 1500},
 		{"gpu.warp_copy_ns", 0, 2e4, 1500}, {"gpu.warp_copy_gbs", 0.5, 50, 5}, {"gpu.copy_gbs", 100, 8000, 2400},
-		{"kernel.recv_gbs", 100, 8000, 1200}, {"kernel.reduce_gbs", 100, 8000, 2400},
+		{"kernel.recv_gbs", 100, 8000, 2400}, {"kernel.reduce_gbs", 100, 8000, 2400},
 		{"gpu.peer_copy_ns", 0, 2e4, 1000}, {"gpu.peer_warp_gbs", 0.5, 200, 20}, {"gpu.peer_gbs", 100, 8000, 2000},
 		{"gpu.peer_latency_ns", 0, 2e4, 700},
 	}},
@@ -257,8 +262,7 @@ var stages = []stage{
 	}},
 	{"host queues and CPU workers (mini-proxy)", []string{"mini-proxy"}, []param{
 		{"emunic.host_wqe_ns", 0, 1e5, 1000}, {"emunic.host_drain_ns", 0, 1e5, 3000}, {"pcie.host_read_mps", 1, 1e6, 100},
-		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.ring_poll.ns", 0, 1e5, 100}, {"proxy.desc_consume.ns", 0, 1e5, 100},
-		{"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
+		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
 	}},
 }
 
@@ -366,7 +370,9 @@ func sumSq(r []float64) float64 {
 // levenbergMarquardt fits params in log space: a numerical Jacobian of the
 // residuals, damped Gauss-Newton steps, bounds by clamping. Constants at
 // zero start from their start value; the lower bound in log space is a
-// thousandth of it, which is as good as zero for every cost here.
+// thousandth of it, which is as good as zero for every cost here. So do
+// constants an earlier layer fit set (P-IB's kernel side is one): a refit
+// must not depend on the basin the earlier one ended in.
 func levenbergMarquardt(p *profile.Profile, params []param, resid func(*profile.Profile) ([]float64, error), maxEvals int) (int, error) {
 	n := len(params)
 	lo, hi, u := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -376,7 +382,7 @@ func levenbergMarquardt(p *profile.Profile, params []param, resid func(*profile.
 		// A constant at zero or at its upper bound (a value that never
 		// binds) gives no gradient: start those from their start value.
 		v := p.Get(q.name)
-		if v <= 0 || v >= q.hi {
+		if c, _ := p.Constant(q.name); v <= 0 || v >= q.hi || strings.Contains(c.Source, "calibrate --layer") {
 			v = q.start
 		}
 		u[j] = min(hi[j], max(lo[j], math.Log(v)))
