@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"moebench/internal/report"
+	"moebench/transport/profile"
+)
+
+// The README's measured native figures are read back from the committed
+// H200 outputs in native/testdata: the README quotes them, never types them.
+
+func readmeFlat(t *testing.T) string {
+	t.Helper()
+	return strings.Join(strings.Fields(readme(t)), " ")
+}
+
+func wantQuote(t *testing.T, text, what string, format string, args ...any) {
+	t.Helper()
+	q := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+	if !strings.Contains(text, q) {
+		t.Errorf("README does not quote %s as\n%s", what, q)
+	}
+}
+
+func TestREADMEQuotesNativeRun(t *testing.T) {
+	t.Parallel()
+	const path = "../../native/testdata/h200-layer-run.json"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type phase struct {
+		Mean float64 `json:"mean_us"`
+		Min  float64 `json:"min_us"`
+		Max  float64 `json:"max_us"`
+	}
+	var run struct {
+		Results []struct {
+			Preset   string `json:"preset"`
+			Correct  bool   `json:"correct"`
+			Dispatch phase  `json:"dispatch"`
+			Combine  phase  `json:"combine"`
+			Model    struct {
+				Dispatch phase `json:"dispatch"`
+				Combine  phase `json:"combine"`
+			} `json:"model"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	text := readmeFlat(t)
+	var direct phase
+	var dcopy phase
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range run.Results {
+		if !r.Correct {
+			t.Errorf("%s: %s did not check out", path, r.Preset)
+		}
+		wantQuote(t, text, r.Preset+"'s measured row", "| %s | %s–%s | %s–%s | %.2f, %.2f |", r.Preset,
+			report.Num(r.Dispatch.Min), report.Num(r.Dispatch.Max), report.Num(r.Combine.Min), report.Num(r.Combine.Max),
+			r.Model.Dispatch.Mean/r.Dispatch.Mean, r.Model.Combine.Mean/r.Combine.Mean)
+		if r.Preset == "direct" {
+			direct, dcopy = r.Dispatch, r.Combine
+		}
+	}
+	for _, r := range run.Results {
+		if r.Preset != "direct" {
+			for _, x := range []float64{r.Dispatch.Mean / direct.Mean, r.Combine.Mean / dcopy.Mean} {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+	}
+	wantQuote(t, text, "the RDMA paths against direct stores", "the RDMA paths take %d–%d times the direct stores", int(lo), int(math.Round(hi)))
+}
+
+// textRows reads the first table of a moebench text output: the rows
+// under its dashed rule, split on runs of spaces.
+func textRows(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows [][]string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(l), "---"):
+			in = true
+		case in && strings.TrimSpace(l) == "":
+			return rows
+		case in:
+			rows = append(rows, strings.Fields(l))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestREADMEQuotesNativeMechanisms(t *testing.T) {
+	t.Parallel()
+	text := readmeFlat(t)
+	// ordering preset transport phase mean p50 max issue-done ...
+	issue, mean := map[string]string{}, map[string]float64{}
+	for _, r := range textRows(t, "../../native/testdata/h200-layer-ordering.txt") {
+		issue[r[0]+"/"+r[3]] = r[7]
+		mean[r[0]+"/"+r[3]] = num(t, r[4])
+	}
+	ratio := func(k string) float64 { return num(t, issue["fence-sys/"+k]) / num(t, issue["gpu-fence/"+k]) }
+	wantQuote(t, text, "the ordering sweep",
+		"dispatch issuing is done at %s µs with fence-sys against %s µs with gpu-fence (%.2f×), combine at %s against %s µs (%.2f×)",
+		issue["fence-sys/dispatch"], issue["gpu-fence/dispatch"], ratio("dispatch"), issue["fence-sys/combine"], issue["gpu-fence/combine"], ratio("combine"))
+	for _, ph := range []string{"dispatch", "combine"} {
+		lo, hi := math.Inf(1), 0.0
+		for k, v := range mean {
+			if strings.HasSuffix(k, "/"+ph) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if hi/lo > 1.01 {
+			t.Errorf("README: the layer time does not move with ordering, but %s spans %.1f–%.1f µs", ph, lo, hi)
+		}
+	}
+	// background preset transport phase mean ...
+	bg := map[string]string{}
+	for _, r := range textRows(t, "../../native/testdata/h200-layer-background-128.txt") {
+		if r[3] == "dispatch" {
+			bg[r[1]+"/"+r[0]] = r[4]
+		}
+	}
+	for _, p := range []string{"mini-gda", "mini-proxy"} {
+		wantQuote(t, text, p+" under background", "| %s µs | %s µs | %s µs |", bg[p+"/none"], bg[p+"/bulk:64:shared"], bg[p+"/bulk:64:reserved"])
+	}
+}
+
+var gridLine = regexp.MustCompile(`grid \(.*\): (\d+) of (\d+) phase means within 15%, worst ([0-9.]+%)`)
+var medianLine = regexp.MustCompile(`(\d+) rows with a measured value: median error ([0-9.]+%)`)
+
+func TestREADMEQuotesLayerCalibration(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../native/testdata/h200-layer-calibrate.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, m := gridLine.FindStringSubmatch(string(b)), medianLine.FindStringSubmatch(string(b))
+	if g == nil || m == nil {
+		t.Fatal("h200-layer-calibrate.txt lacks the grid or the median line")
+	}
+	text := readmeFlat(t)
+	wantQuote(t, text, "the layer calibration", "puts %s of %s phase means", g[1], g[2])
+	wantQuote(t, text, "the layer calibration", "worst %s; over all %s rows the median error is %s", g[3], m[1], m[2])
+	// P-IB's kernel-side constants are the fit's, rounded.
+	fb, err := os.ReadFile("../../native/testdata/h200-layer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frag profile.File
+	if err := json.Unmarshal(fb, &frag); err != nil {
+		t.Fatal(err)
+	}
+	pib := profile.MustLoad("p-ib")
+	n := 0
+	for _, c := range frag.Constants {
+		if !strings.HasPrefix(c.Name, "kernel.") {
+			continue
+		}
+		n++
+		if got := pib.Get(c.Name); math.Abs(got-c.Value) > 0.005*c.Value+0.05 {
+			t.Errorf("p-ib %s = %v, the H200 fit says %v", c.Name, got, c.Value)
+		}
+	}
+	if n == 0 {
+		t.Error("the H200 layer fragment fits no kernel.* constant")
+	}
+}
