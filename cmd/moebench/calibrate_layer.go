@@ -212,14 +212,5 @@ func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out ou
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
 	h.Extra = append(h.Extra, fmt.Sprintf("%s; %d native layer runs from %s", measuredLine(raw), len(raw.Runs), path), "grid: "+gridSummary(cs))
-	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
-		return err
-	}
-	if err := plotRows(plotPath, h, rows, &sum, "measured"); err != nil {
-		return err
-	}
-	if failAbove > 0 && sum.MaxErr > failAbove {
-		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
-	}
-	return nil
+	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
 }

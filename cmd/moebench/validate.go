@@ -90,10 +90,16 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
-	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "paper") }); err != nil {
+	return emitRows(out, stdout, h, rows, &sum, "paper", *plotPath, failAbove)
+}
+
+// emitRows writes validate's rows (and their plot, when asked) and fails
+// when the worst row is off by more than failAbove.
+func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []mech.Row, sum *mech.Summary, ref, plotPath string, failAbove float64) error {
+	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) }); err != nil {
 		return err
 	}
-	if err := plotRows(*plotPath, h, rows, &sum, "paper"); err != nil {
+	if err := plotRows(plotPath, h, rows, sum, ref); err != nil {
 		return err
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {
@@ -187,14 +193,5 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	h := header("validate", p, "modelled vs measured on "+m.GPU)
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
-	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") }); err != nil {
-		return err
-	}
-	if err := plotRows(plotPath, h, rows, &sum, "measured"); err != nil {
-		return err
-	}
-	if failAbove > 0 && sum.MaxErr > failAbove {
-		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
-	}
-	return nil
+	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
 }
