@@ -182,19 +182,9 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	var items []nativeItem
 	failed := 0
 	for _, c := range configs {
-		rt := routes[c.shape]
-		if rt == nil {
-			if rt, err = moe.Generate(c.shape, spec, f.seed); err != nil {
-				return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
-			}
-			routes[c.shape] = rt
-		}
-		prof := base
-		if len(c.sets) > 0 {
-			prof = base.Clone()
-			if err := prof.ApplySets(c.sets); err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
-			}
+		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
+		if err != nil {
+			return err
 		}
 		o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
 			Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,

@@ -218,20 +218,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	routes := map[moe.Shape]*moe.Routing{}
 	var items []item
 	for ci, c := range configs {
-		rt := routes[c.shape]
-		if rt == nil {
-			rt, err = moe.Generate(c.shape, spec, f.seed)
-			if err != nil {
-				return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
-			}
-			routes[c.shape] = rt
-		}
-		prof := base
-		if len(c.sets) > 0 {
-			prof = base.Clone()
-			if err := prof.ApplySets(c.sets); err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
-			}
+		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
+		if err != nil {
+			return err
 		}
 		for pi, p := range presets {
 			if !f.ext.take(ci*len(presets) + pi) {
@@ -606,4 +595,26 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
 	}
 	return l
+}
+
+// configInputs is a configuration's routing (generated once per shape,
+// kept in routes) and its profile (base with the configuration's --set
+// values).
+func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingSpec, seed uint64, base *profile.Profile) (*moe.Routing, *profile.Profile, error) {
+	rt := routes[c.shape]
+	if rt == nil {
+		var err error
+		if rt, err = moe.Generate(c.shape, spec, seed); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		}
+		routes[c.shape] = rt
+	}
+	prof := base
+	if len(c.sets) > 0 {
+		prof = base.Clone()
+		if err := prof.ApplySets(c.sets); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	return rt, prof, nil
 }
