@@ -219,6 +219,11 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime)))
 	h.Seed = &f.seed
 	h.Extra = describeNative(f, configs, spec, items)
+	if c, ok := base.Constant("emunic.wqe_ns"); ok && strings.HasPrefix(c.Source, "model assumption") {
+		// Without a layer calibration the model columns rest on guesses
+		// for the emulated NIC; say how to replace them.
+		h.Extra = append(h.Extra, "the emulated NIC's constants are assumptions: fit them with moebench calibrate --layer (an H200's fit: --profile p-ib,native/testdata/h200-calibration.json,native/testdata/h200-layer.json)")
+	}
 	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items) }); err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func TestNativeRun(t *testing.T) {
 	}
 	s := out.String()
 	for _, w := range []string{"measured on NVIDIA H200", "8 virtual ranks on 1 GPU, 16 SMs each", "model/measured", "emulated NIC on 4 SMs per GPU",
-		"none (direct stores)", "Measured timeline", "Per rank", "yes ("} {
+		"none (direct stores)", "Measured timeline", "Per rank", "yes (", "the emulated NIC's constants are assumptions"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("output lacks %q:\n%s", w, s)
 		}
@@ -142,8 +142,12 @@ func TestNativeRun(t *testing.T) {
 		t.Error("dispatch lacks per-rank timings")
 	}
 	out.Reset()
-	if err := run([]string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "dc", "--format", "csv"}, &out, &errb); err != nil {
+	if err := run([]string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "dc", "--format", "csv",
+		"--profile", "p-ib,../../native/testdata/h200-calibration.json,../../native/testdata/h200-layer.json"}, &out, &errb); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "assumptions") {
+		t.Errorf("a calibrated profile still called the emulated NIC's constants assumptions:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "model_over_measured") || strings.Count(out.String(), "\nnative,") != 2 {
 		t.Errorf("CSV:\n%s", out.String())
