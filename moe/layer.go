@@ -102,8 +102,8 @@ func (c *LayerConfig) Validate() error {
 		return fmt.Errorf("chunk: %d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
-	case c.RanksPerGPU > 1 && c.Mode != LL:
-		return errors.New("ranks per GPU: only low-latency mode places several ranks on one GPU")
+	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Nodes() > 1:
+		return errors.New("ranks per GPU: internode normal mode places one rank on each GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
 		return err
@@ -141,6 +141,9 @@ func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved in
 	}
 	return layer, reserved
 }
+
+// DefaultNormalSMs is the SMs normal mode takes when none are asked for.
+const DefaultNormalSMs = normalSMs
 
 func normalSMsOr(n int) int {
 	if n > 0 {

@@ -145,7 +145,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	if combine {
 		p.bytesTok = s.Hidden * s.Combine.Bytes()
 	}
-	e, conn, err := openPhase(cfg, p.delivered)
+	e, conn, err := openPhaseOn(cfg, p.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -487,10 +487,10 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	for r := range left {
 		left[r] = R - 1
 	}
-	e, conn, err := openPhase(cfg, func(_ *sim.Engine, d transport.Delivery) {
+	e, conn, err := openPhaseOn(cfg, func(_ *sim.Engine, d transport.Delivery) {
 		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
 		left[d.Op.Dst]--
-	})
+	}, g.mem)
 	if err != nil {
 		return nil, transport.Resources{}, 0, err
 	}
@@ -556,18 +556,18 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	n := cfg.Routing.Normal()
 	plan := planNormal(cfg.Routing, n, C, chunk)
 	var probs problemList
-	g := newGPUModel(cfg.Profile, s.Ranks)
+	g := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
 	notify, r0, nmsgs, err := runNotify(cfg, g, C)
 	if err != nil {
 		return err
 	}
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
 	r1, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Dispatch, false, notify)
 	if err != nil {
 		return err
 	}
 	res.Dispatch.Messages += nmsgs
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Combine, true, nil)
 	if err != nil {
 		return err

@@ -271,3 +271,37 @@ func BenchmarkLayerLL(b *testing.B) {
 	}
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// Normal mode with several ranks on one GPU (the native engine's virtual
+// ranks): still correct, and slower than one rank per GPU, since every
+// copy shares one GPU's memory.
+func TestNormalRanksSharingAGPU(t *testing.T) {
+	t.Parallel()
+	s := layerShape(4, 4, 32, 512, 2048)
+	r, err := moe.Generate(s, moe.RoutingSpec{}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := preset.Get("mini-gda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := p.Transport(preset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mean [2]float64
+	for i, per := range []int{1, 4} {
+		res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: moe.Normal, Transport: tr, Profile: profile.MustLoad("p-ib"), NVLink: true, RanksPerGPU: per})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ProblemCount != 0 {
+			t.Fatalf("%d ranks per GPU: %v", per, res.Problems)
+		}
+		mean[i] = res.Dispatch.Time.Mean + res.Combine.Time.Mean
+	}
+	if !(mean[1] > mean[0]) {
+		t.Fatalf("dispatch+combine %.1f µs with 4 ranks on a GPU, %.1f µs with one each", mean[1], mean[0])
+	}
+}
