@@ -95,7 +95,7 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Pres
 // --virtual-ranks and rejects the flags the native engine does not use.
 func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config, error) {
 	n := &f.native
-	for _, fl := range []string{"gpus-per-node", "nvlink", "chunk"} {
+	for _, fl := range []string{"gpus-per-node", "nvlink"} {
 		if fs.Changed(fl) {
 			return nil, fmt.Errorf("%w: --%s: not used by the native engine (ranks run on this host's GPUs; the direct path is --transport direct)", errUsage, fl)
 		}
@@ -129,8 +129,11 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 	}
 	var out []config
 	for _, c := range configs {
-		if c.mode != moe.LL {
-			return nil, fmt.Errorf("%w: --mode %s: the native engine runs low-latency mode (ll)", errUsage, c.mode)
+		if c.mode != moe.LL && c.mode != moe.Normal {
+			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.mode)
+		}
+		if fs.Changed("chunk") && c.mode != moe.Normal {
+			return nil, fmt.Errorf("%w: --chunk: the native engine chunks normal mode only (--mode normal)", errUsage)
 		}
 		for _, g := range gpus {
 			for _, v := range vr {
@@ -188,7 +191,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		}
 		o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
 			Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
-			Timeout: f.native.timeout, Pace: f.native.pace}
+			Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.mode, Chunk: f.chunk}
 		if o.Pace {
 			o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
 			o.MsgMps = prof.Get("nic.msg_rate_mps")
@@ -249,14 +252,18 @@ func nativeKnobs(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items []nativeItem) []string {
 	s := configs[0].shape
 	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, ll mode",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, %s mode",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch, configs[0].mode),
 		fmt.Sprintf("routing %s; background %s", spec, configs[0].bg),
 	}
 	if len(items) > 0 {
 		m := items[0].m
 		l = append(l, fmt.Sprintf("%s; %d warm-up and %d timed repetitions, L2 flushed %v, every token checked %v",
 			placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
+		if c := m.Config; c.Normal {
+			l = append(l, fmt.Sprintf("normal mode as DeepEP's intranode kernels: %d channels (a sender and a receiver SM each), %d-token ring buffers per channel and peer, a tail every %d tokens; the count exchange runs inside the dispatch kernel (DeepEP's separate notify kernel and host wait are not measured)",
+				c.SMsPerRank/2, c.BufTokens, c.Chunk))
+		}
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))

@@ -26,6 +26,8 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --mode normal --tokens 4096 --ranks 32 --profile p-roce   # across nodes: one RDMA copy per (token, node)
   moebench run --topk-groups 0                      # deepseek-v3 without its 4-of-8 group-limited gating
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
+  moebench run --engine native --virtual-ranks 8 --transport mini-gda,mini-proxy,dc,direct   # on this host's GPU
+  moebench run --engine native --virtual-ranks 8 --mode normal --tokens 4096 --transport direct
 `
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -92,7 +94,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.orderings, "ordering", nil, "mini-gda and dc: ordering before each doorbell, overriding the preset's: "+strings.Join(orderingNames(), ", "))
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes); with --engine native, tokens per published tail (0 = 6, DeepEP's intranode config)")
 	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
