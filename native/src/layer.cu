@@ -679,7 +679,7 @@ int32_t LayerRun::plan() {
     d.off_fetch = take(1024 * 8);
     d.region = align_up(o, 1 << 21);
     out_->warp_groups = d.C;
-    out_->warps_per_group = kLayerWarps / d.R;
+    out_->warps_per_group = kNormalWarps / d.R;
     out_->buffer_bytes = (int64_t)d.region;
     return MBN_OK;
   }

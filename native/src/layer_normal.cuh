@@ -27,6 +27,7 @@
 namespace mbn {
 
 constexpr int kNormalMaxRanks = 8;  // DeepEP's intranode limit (NVLink peers of a node)
+constexpr int kNormalWarps = 24;    // DeepEP's intranode kernels run 768 threads per SM
 constexpr int kNormalWordStride = 16;  // head and tail words 64 B apart
 
 __device__ __forceinline__ unsigned int ld_acquire_sys_u32(const unsigned int *p) {
@@ -152,10 +153,10 @@ __device__ __forceinline__ unsigned int normal_wait_above(const LayerArgs &a, co
 }
 
 // Sender SM of channel c: counts, then messages to every destination from
-// 32 / R warps each, a tail every chunk.
+// 24 / R warps each, a tail every chunk.
 __device__ void normal_dispatch_send(const LayerArgs &a, int rl, int c) {
   const LDims &d = a.d;
-  const int rank = d.rank0 + rl, R = d.R, wpd = kLayerWarps / R;
+  const int rank = d.rank0 + rl, R = d.R, wpd = kNormalWarps / R;
   RankCtl *rc = &a.rctl[rl];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   __shared__ int s_n[kNormalMaxRanks];
@@ -223,10 +224,10 @@ __device__ void normal_dispatch_send(const LayerArgs &a, int rl, int c) {
 }
 
 // Receiver SM of channel c: the count table, then each source's ring from
-// 32 / R warps.
+// 24 / R warps.
 __device__ void normal_dispatch_recv(const LayerArgs &a, int rl, int c) {
   const LDims &d = a.d;
-  const int rank = d.rank0 + rl, R = d.R, wpd = kLayerWarps / R;
+  const int rank = d.rank0 + rl, R = d.R, wpd = kNormalWarps / R;
   RankCtl *rc = &a.rctl[rl];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   __shared__ int s_begin[kNormalMaxRanks], s_n[kNormalMaxRanks];
@@ -297,10 +298,10 @@ __device__ void normal_dispatch_recv(const LayerArgs &a, int rl, int c) {
 }
 
 // Sender SM of channel c in combine: the rows this rank received from each
-// owner through channel c go back, in order, from 32 / R warps each.
+// owner through channel c go back, in order, from 24 / R warps each.
 __device__ void normal_combine_send(const LayerArgs &a, int rl, int c) {
   const LDims &d = a.d;
-  const int rank = d.rank0 + rl, R = d.R, wpd = kLayerWarps / R;
+  const int rank = d.rank0 + rl, R = d.R, wpd = kNormalWarps / R;
   RankCtl *rc = &a.rctl[rl];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   uint8_t *me = a.bases[rank];
@@ -360,7 +361,7 @@ __device__ void normal_combine_recv(const LayerArgs &a, int rl, int c) {
   unsigned long long waited = 0;
   for (int base = t0; base < t1; base += round) {
     const int end = min(base + round, t1);
-    for (int t = base + warp; t < end; t += kLayerWarps) {
+    for (int t = base + warp; warp < kNormalWarps && t < end; t += kNormalWarps) {
       int j = -1;
       if (lane < R) {
         j = slot[(size_t)t * R + lane];
