@@ -476,7 +476,7 @@ func nativeJSON(h report.Header, items []nativeItem) any {
 	for _, it := range items {
 		s, r := it.model.Shape, it.m.Result
 		jr := nativeJSONResult{
-			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: "ll",
+			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: it.cfg.mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
 				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
@@ -502,7 +502,7 @@ func nativeJSON(h report.Header, items []nativeItem) any {
 }
 
 func nativeCSV(items []nativeItem) *report.Table {
-	cols := []string{"engine", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
+	cols := []string{"engine", "mode", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
 		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps",
 		"model_mean_us", "model_issue_done_us", "model_over_measured", "wqes", "doorbells", "torn_reads", "dci_switches", "route_hash", "correct"}
 	t := &report.Table{Columns: cols}
@@ -511,7 +511,7 @@ func nativeCSV(items []nativeItem) *report.Table {
 		s, r, c := it.model.Shape, it.m.Result, it.m.Config
 		for _, ph := range nativePhases(it) {
 			st := ph.st
-			t.Rows = append(t.Rows, []string{"native", it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
+			t.Rows = append(t.Rows, []string{"native", it.cfg.mode.String(), it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
 				strconv.Itoa(c.NICSMs), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden),
 				it.cfg.bgName, strings.Join(it.cfg.sets, ";"), ph.name,
 				f(st.Ready.Mean), f(st.Ready.Min), f(st.Ready.Max), f(st.Ready.P50), f(st.Ready.P99), f(st.IssueDone.Mean), f(st.SendDone.Mean),
