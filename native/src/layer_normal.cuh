@@ -375,12 +375,23 @@ __device__ void normal_combine_recv(const LayerArgs &a, int rl, int c) {
       int js[kNormalMaxRanks];
 #pragma unroll
       for (int r = 0; r < kNormalMaxRanks; ++r) js[r] = __shfl_sync(0xffffffffu, j, r);
+      const uint8_t *rows[kNormalMaxRanks];
+#pragma unroll
+      for (int r = 0; r < kNormalMaxRanks; ++r) {
+        rows[r] = js[r] >= 0 ? me + d.off_cring + ((uint64_t)(c * R + r) * d.buf + js[r] % d.buf) * d.cmsg : nullptr;
+      }
       for (int cc = lane; cc < chunks; cc += 32) {
+        // Every source's chunk loads before any is added (DeepEP unrolls
+        // over its ranks the same way), then the sum runs in rank order.
+        uint4 v[kNormalMaxRanks];
+#pragma unroll
+        for (int r = 0; r < kNormalMaxRanks; ++r) {
+          v[r] = rows[r] ? ld_cg_v4(rows[r] + (uint64_t)cc * 16) : make_uint4(0, 0, 0, 0);
+        }
         float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int r = 0; r < R; ++r) {
-          if (js[r] < 0) continue;
-          const uint8_t *row = me + d.off_cring + ((uint64_t)(c * R + r) * d.buf + js[r] % d.buf) * d.cmsg;
-          sum_step(acc, ld_cg_v4(row + (uint64_t)cc * 16));
+#pragma unroll
+        for (int r = 0; r < kNormalMaxRanks; ++r) {
+          if (rows[r]) sum_step(acc, v[r]);
         }
         const uint4 o = pack_bf16x8(acc);
         st_v4(me + d.off_out + ((uint64_t)t * d.H + (uint64_t)cc * 8) * 2, o.x, o.y, o.z, o.w);
