@@ -152,6 +152,16 @@ func normalSMsOr(n int) int {
 	return normalSMs
 }
 
+// NVLinkCarrier is implemented by transports that carry same-node peers
+// over NVLink when the layer allows it (Env.NVLink); normal mode then runs
+// DeepEP's intranode kernels, which never touch a NIC.
+type NVLinkCarrier interface{ CarriesNVLink() bool }
+
+func carriesNVLink(t transport.Transport) bool {
+	c, ok := t.(NVLinkCarrier)
+	return ok && c.CarriesNVLink()
+}
+
 // QueueDepther is implemented by transports that can say how many WQEs one
 // send queue holds.
 type QueueDepther interface{ QueueDepth() int }
@@ -222,6 +232,10 @@ type gpuModel struct {
 // warp copy's latency), from the profile.
 type kernelCosts struct {
 	start, cast, gridSync, recvTask, recvToken, reduceToken, warpCopy sim.Time
+	// normal mode over NVLink: per chunk sent and received, and the
+	// receiving warp's copy rate (bytes per picosecond)
+	nvlChunk, nvlRecvChunk sim.Time
+	nvlWarpBpp             float64
 }
 
 func newGPUModel(p *profile.Profile, ranks int) *gpuModel { return newGPUModelOn(p, ranks, 1) }
@@ -240,6 +254,8 @@ func newGPUModelOn(p *profile.Profile, ranks, ranksPerGPU int) *gpuModel {
 			start: ns("kernel.start_ns"), cast: ns("kernel.cast_ns"), gridSync: ns("kernel.grid_sync_ns"),
 			recvTask: ns("kernel.recv_task_ns"), recvToken: ns("kernel.recv_token_ns"),
 			reduceToken: ns("kernel.reduce_token_ns"), warpCopy: ns("gpu.warp_copy_ns"),
+			nvlChunk: ns("kernel.nvl_chunk_ns"), nvlRecvChunk: ns("kernel.nvl_recv_chunk_ns"),
+			nvlWarpBpp: p.Get("kernel.nvl_warp_gbs") / 1000,
 		},
 		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
 		mem:     mem,

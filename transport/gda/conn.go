@@ -79,6 +79,9 @@ func (t gdaTransport) Name() string {
 	return "mini-gda"
 }
 
+// CarriesNVLink: same-node peers go over NVLink when the layer allows it.
+func (t gdaTransport) CarriesNVLink() bool { return true }
+
 // Open builds one NIC per rank with QPsPerPeer RC QPs to every peer.
 func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	if err := t.cfg.Validate(); err != nil {
