@@ -43,6 +43,8 @@ Examples:
   moebench calibrate --lib native/build/libmoebench_native.so
   moebench calibrate --layer --base p-ib,h200.json --out h200-layer.json   # the layer kernels and the emulated NIC
   moebench calibrate --layer --from-raw h200-layer-raw.json --base p-ib,h200.json
+  moebench calibrate --layer --grid normal --raw normal-raw.json   # normal mode's runs only
+  moebench calibrate --layer --from-raw ll-raw.json,normal-raw.json --base p-ib,h200.json   # refit both
   moebench calibrate --out h200.json --raw h200-raw.json
   moebench mech --profile p-ib,h200.json ...   # run the model on the result
   moebench calibrate --format json --quick
@@ -51,9 +53,9 @@ Flags:
 `
 
 type calibrateOptions struct {
-	out, raw, base, lib, format, fromRaw string
-	iters                                int
-	quick, layer                         bool
+	out, raw, base, lib, format, fromRaw, grid string
+	iters                                      int
+	quick, layer                               bool
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -67,7 +69,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.format, "format", "table", "output format: table or json")
 	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
 	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
-	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed)")
+	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed); with --layer, several files comma-separated, measured on one GPU")
+	fs.StringVar(&o.grid, "grid", "all", "with --layer: the runs to measure: ll (the low-latency grid), normal (normal mode's) or all")
 	fs.BoolVar(&o.layer, "layer", false, "calibrate the layer kernels' own costs and the emulated NIC from native layer runs over a grid (ranks, tokens, hidden, top-k, SMs, transport)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -87,6 +90,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
+	}
+	if fs.Changed("grid") && !o.layer {
+		return fmt.Errorf("%w: --grid: only with --layer", errUsage)
 	}
 	if o.layer {
 		if !fs.Changed("out") {

@@ -158,6 +158,7 @@ func TestREADMEQuotesNativeMechanisms(t *testing.T) {
 }
 
 var gridLine = regexp.MustCompile(`grid \(.*\): (\d+) of (\d+) phase means within 15%, worst ([0-9.]+%)`)
+var normalLine = regexp.MustCompile(`normal mode \(.*\): (\d+) phase means, median error ([0-9.]+%), worst ([0-9.]+%)`)
 var medianLine = regexp.MustCompile(`(\d+) rows with a measured value: median error ([0-9.]+%)`)
 
 func TestREADMEQuotesLayerCalibration(t *testing.T) {
@@ -173,6 +174,11 @@ func TestREADMEQuotesLayerCalibration(t *testing.T) {
 	text := readmeFlat(t)
 	wantQuote(t, text, "the layer calibration", "puts %s of %s phase means", g[1], g[2])
 	wantQuote(t, text, "the layer calibration", "worst %s; over all %s rows the median error is %s", g[3], m[1], m[2])
+	nl := normalLine.FindStringSubmatch(string(b))
+	if nl == nil {
+		t.Fatal("h200-layer-calibrate.txt lacks the normal-mode line")
+	}
+	wantQuote(t, text, "the normal-mode calibration", "Normal mode's %s phase means come out at a %s median error, worst %s", nl[1], nl[2], nl[3])
 	// P-IB's kernel-side constants are the fit's, rounded.
 	fb, err := os.ReadFile("../../native/testdata/h200-layer.json")
 	if err != nil {

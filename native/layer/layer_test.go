@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,4 +349,42 @@ func (l *modelLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.L
 		}
 	}
 	return out, nil
+}
+
+// Raw measurements of one GPU merge; of another GPU or routing, they do not.
+func TestRawMerge(t *testing.T) {
+	t.Parallel()
+	a := &Raw{Device: h200, Routing: "uniform", Seed: 1, Runs: []RawRun{{Point: GridPoint{Transport: "direct", Ranks: 2}}}}
+	b := &Raw{Device: h200, Routing: "uniform", Seed: 1, Host: "host", Runs: []RawRun{{Point: GridPoint{Transport: "direct", Ranks: 4, Normal: true}}}}
+	m, err := a.Merge(b)
+	if err != nil || len(m.Runs) != 2 || len(a.Runs) != 1 || m.Host != "host" || !m.Runs[1].Point.Normal {
+		t.Fatalf("merge: %+v, %v", m, err)
+	}
+	other := *b
+	other.Device.Name = "NVIDIA B200"
+	if _, err := a.Merge(&other); err == nil {
+		t.Error("merged runs of two GPUs")
+	}
+	other = *b
+	other.Seed = 2
+	if _, err := a.Merge(&other); err == nil {
+		t.Error("merged runs of two routings")
+	}
+}
+
+// Normal mode's grid runs the direct path only and names its points so.
+func TestNormalGrid(t *testing.T) {
+	t.Parallel()
+	g := NormalGrid()
+	if len(g) != 8 {
+		t.Fatalf("%d normal points", len(g))
+	}
+	for _, p := range g {
+		if !p.Normal || p.Transport != "direct" || !strings.HasPrefix(p.Name(), "normal direct") {
+			t.Errorf("%+v: %s", p, p.Name())
+		}
+	}
+	if n := len(DefaultGrid()); n != len(LowLatencyGrid())+len(g) {
+		t.Errorf("the default grid has %d points", n)
+	}
 }
