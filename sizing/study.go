@@ -174,7 +174,7 @@ func (s *Study) estimate(cands []Candidate) error {
 	}
 	for i := range cands {
 		c := &cands[i]
-		tr, err := c.pre.Transport(c.opts)
+		tr, err := c.pre.Build(c.Knobs, c.needs)
 		if err != nil {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
@@ -195,7 +195,7 @@ func (s *Study) estimate(cands []Candidate) error {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 		}
-		c.Resources = resources(mergeResources(r[0].Resources, r[1].Resources), buffer, shape.GPUsPerNode)
+		c.Resources = resources(r[0].Resources.Max(r[1].Resources), buffer, shape.GPUsPerNode)
 		c.Resources.Estimated = true
 		c.exact = haveDemand && disp.Exact && c.bg.CTAs == 0
 		c.FloorUs = (r[0].Floor + r[1].Floor).Us()
@@ -217,26 +217,12 @@ func resources(r transport.Resources, buffer int64, perNode int) Resources {
 		BufferBytes: buffer, ConnMissRate: r.ConnMissRate}
 	// A proxy's rings and send queues live in host memory; GPU-initiated
 	// transports keep their send queues in GPU memory.
-	if r.ProxyWorkers > 0 {
+	if r.HostQueues {
 		out.HostQueueBytes = r.QueueBytesPerRank
 	} else {
 		out.GPUQueueBytes = r.QueueBytesPerRank
 	}
 	return out
-}
-
-// mergeResources keeps the larger of each figure over the phases, as the
-// layer reports them.
-func mergeResources(a, b transport.Resources) transport.Resources {
-	a.QPsPerNIC = max(a.QPsPerNIC, b.QPsPerNIC)
-	a.ActiveConnPerNIC = max(a.ActiveConnPerNIC, b.ActiveConnPerNIC)
-	a.ConnKnee = max(a.ConnKnee, b.ConnKnee)
-	a.DCIsPerNIC = max(a.DCIsPerNIC, b.DCIsPerNIC)
-	a.ProxyRings = max(a.ProxyRings, b.ProxyRings)
-	a.ProxyWorkers = max(a.ProxyWorkers, b.ProxyWorkers)
-	a.QueueBytesPerRank = max(a.QueueBytesPerRank, b.QueueBytesPerRank)
-	a.ConnMissRate = max(a.ConnMissRate, b.ConnMissRate)
-	return a
 }
 
 // reject marks candidates that break a limit on their estimated
@@ -348,7 +334,7 @@ func (s *Study) runAll(cands []Candidate, idx []int, done *int, total int) error
 // runOne models the layer on c.
 func (s *Study) runOne(c *Candidate) error {
 	d := &s.Deployment
-	tr, err := c.pre.Transport(c.opts)
+	tr, err := c.pre.Build(c.Knobs, c.needs)
 	if err != nil {
 		c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/transport"
 )
 
 // jsonPhase is a phase as the run JSON promises it.
@@ -79,7 +80,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 			jr := jsonResult{
 				Engine: "model", Transport: it.preset.Mechanism, Preset: it.preset.Name, Workload: workloadOf(h), Mode: r.Mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
-				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
+				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,
 				RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, Events: r.Events,
 			}
@@ -195,7 +196,7 @@ func breakdownTable(items []item) *report.Table {
 	for _, it := range items {
 		for _, ph := range phases(it.res) {
 			row := append(knobVals(it), it.preset.Name, ph.name)
-			for _, v := range ph.p.Breakdown {
+			for _, v := range ph.p.Breakdown.Values() {
 				row = append(row, report.Num(v))
 			}
 			t.Rows = append(t.Rows, row)
@@ -229,8 +230,16 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // csvTable has one record per (run, phase) with every figure at full
 // precision.
 func csvTable(items []item) *report.Table {
-	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink", "qps_per_peer", "dcis", "workers", "batch", "rings", "background", "sets",
-		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink"}
+	var fields []transport.Knob
+	for _, k := range transport.AllKnobs() {
+		if k.Field != "" {
+			fields = append(fields, k)
+			cols = append(cols, k.Field)
+		}
+	}
+	cols = append(cols, "background", "sets",
+		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by")
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
 	}
@@ -249,12 +258,14 @@ func csvTable(items []item) *report.Table {
 				sets += x
 			}
 			row := []string{it.preset.Name, it.preset.Mechanism, r.Mode.String(), strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode),
-				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink),
-				strconv.Itoa(it.cfg.qps), strconv.Itoa(it.cfg.dcis), strconv.Itoa(it.cfg.workers), strconv.Itoa(it.cfg.batch), strconv.Itoa(it.cfg.rings),
-				it.cfg.bgName, sets, ph.name,
+				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink)}
+			for _, k := range fields {
+				row = append(row, knobValue(k, it.cfg.knobs))
+			}
+			row = append(row, it.cfg.bgName, sets, ph.name,
 				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps), f(p.DeepEPGBps),
-				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
-			for _, v := range p.Breakdown {
+				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy)
+			for _, v := range p.Breakdown.Values() {
 				row = append(row, f(v))
 			}
 			row = append(row, strconv.Itoa(r.Resources.QPsPerNIC), strconv.Itoa(r.Resources.ActiveConnPerNIC), strconv.Itoa(r.Resources.ConnKnee),

@@ -14,6 +14,7 @@ import (
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/traces"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
 	"moebench/workloads"
@@ -46,7 +47,7 @@ type replayFlags struct {
 	dtype      string
 	transports []string
 	presets    []string
-	qps        int
+	knobs      knobFlags
 	nvlink     bool
 	numSMs     int
 	chunk      int
@@ -76,9 +77,9 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the trace's, else the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
-	fs.IntVar(&f.qps, "qps-per-peer", 0, "QPs per peer, overriding the preset's (0 = the preset's)")
+	f.knobs.register(fs, false)
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
@@ -204,7 +205,7 @@ type replayer struct {
 	nvlink  bool
 	bg      moe.Background
 	bgName  string
-	qps     int
+	knobs   transport.Settings // the mechanisms' knobs, one value each
 	presets []preset.Preset
 	prof    *profile.Profile
 	lf      layerFlags // the run options runOne reads
@@ -274,7 +275,7 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		v    int
 		what string
 	}{
-		{"qps-per-peer", f.qps, "0 (the preset's) or more"}, {"num-sms", f.numSMs, "0 (DeepEP's choice) or more"},
+		{"num-sms", f.numSMs, "0 (DeepEP's choice) or more"},
 		{"chunk", f.chunk, "0 (16 tokens) or more"}, {"steps", f.steps, "0 (every step) or more"},
 		{"max-layers", f.maxLayers, "0 (all) or more"}, {"ranks", f.ranks, "0 (the trace's) or more"},
 		{"gpus-per-node", f.perNode, "0 (the trace's) or more"}, {"hidden", f.hidden, "0 (the workload's) or more"},
@@ -288,11 +289,24 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if f.maxOpen < 1 {
 		return nil, fmt.Errorf("%w: --max-open %d: must be at least 1", errUsage, f.maxOpen)
 	}
-	rp.qps, rp.steps, rp.maxLayers, rp.maxOpen = f.qps, f.steps, f.maxLayers, f.maxOpen
+	rp.steps, rp.maxLayers, rp.maxOpen = f.steps, f.maxLayers, f.maxOpen
 	rp.lf = layerFlags{numSMs: f.numSMs, chunk: f.chunk, noPayload: f.noPayload}
 	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset")); err != nil {
 		return nil, err
 	}
+	for _, n := range f.knobs.names() {
+		if v := fs.Lookup(n); v.Changed && strings.Contains(v.Value.String(), ",") {
+			return nil, fmt.Errorf("%w: --%s: replay takes one value", errUsage, n)
+		}
+	}
+	if err := f.knobs.checkApplies(rp.presets); err != nil {
+		return nil, err
+	}
+	one, err := f.knobs.expand([]config{{knobs: transport.Settings{}}})
+	if err != nil {
+		return nil, err
+	}
+	rp.knobs = one[0].knobs
 	if rp.prof, err = f.prof.load(); err != nil {
 		return nil, err
 	}
@@ -570,7 +584,7 @@ func (rp *replayer) replay(g *traceGroup) (*groupResult, error) {
 		total += n
 	}
 	gr := &groupResult{step: g.step, layer: g.layer, shape: s, tokens: total, traffic: tr, rankLoad: tr.RankLoad(), expertLoad: tr.ExpertLoad(), groups: gc}
-	c := config{shape: s, mode: rp.mode, nvlink: rp.nvlink, qps: rp.qps, bg: rp.bg, bgName: rp.bgName}
+	c := config{shape: s, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
 	for _, p := range rp.presets {
 		res, err := runOne(&rp.lf, c, rt, rp.prof, p)
 		if err != nil {

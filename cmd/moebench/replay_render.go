@@ -39,13 +39,13 @@ var phaseNames = [2]string{"dispatch", "combine"}
 
 // largestCauses lists up to n causes of b, largest first, with their µs.
 func largestCauses(b moe.Breakdown, n int) string {
-	idx := make([]int, 0, len(b))
-	for i, v := range b {
-		if v > 0 {
-			idx = append(idx, i)
+	var idx []moe.Cause
+	for _, c := range moe.Causes() {
+		if b[c] > 0 {
+			idx = append(idx, c)
 		}
 	}
-	slices.SortStableFunc(idx, func(x, y int) int {
+	slices.SortStableFunc(idx, func(x, y moe.Cause) int {
 		switch {
 		case b[x] > b[y]:
 			return -1
@@ -248,7 +248,7 @@ func aggBreakdownTable(a *replayAgg) *report.Table {
 				b  moe.Breakdown
 			}{{"all ranks", p.meanBreakdown(a.groups)}, {"slowest rank", p.slowestBreakdown(a.groups)}} {
 				row := []string{pa.preset.Name, phaseNames[i], b.of}
-				for _, v := range b.b {
+				for _, v := range b.b.Values() {
 					row = append(row, report.Num(v))
 				}
 				t.Rows = append(t.Rows, row)
@@ -536,7 +536,7 @@ func (c *csvSink) group(g *groupResult) error {
 				strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink), ph.name, "ranks",
 				csvNum(p.Time.Mean), csvNum(p.Time.Min), csvNum(p.Time.Max), csvNum(p.Time.P50), csvNum(p.Time.P99), csvNum(p.IssueDone.Max),
 				csvNum(p.AlgoGBps), csvNum(p.DeepEPGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
-			for _, v := range p.Breakdown {
+			for _, v := range p.Breakdown.Values() {
 				row = append(row, csvNum(v))
 			}
 			sl := toJSONSlowest(p)
@@ -564,7 +564,7 @@ func (c *csvSink) end(a *replayAgg) error {
 				strconv.Itoa(s.Hidden), strconv.FormatBool(a.nvlink), phaseNames[i], "layers",
 				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.issue / n),
 				"", "", "", "", "", b.Largest().String()}
-			for _, v := range b {
+			for _, v := range b.Values() {
 				row = append(row, csvNum(v))
 			}
 			rc := p.slowestRanks()
