@@ -162,7 +162,8 @@ func better(a, b *Candidate) bool {
 	return a.Index < b.Index
 }
 
-// estimate builds each candidate's transport and sizes it analytically.
+// estimate builds each candidate's transport and sizes it analytically
+// where the transport is a transport.Estimator.
 func (s *Study) estimate(cands []Candidate) error {
 	d := &s.Deployment
 	shape := d.Routing.Shape
@@ -181,7 +182,10 @@ func (s *Study) estimate(cands []Candidate) error {
 		}
 		est, ok := tr.(transport.Estimator)
 		if !ok {
-			return fmt.Errorf("preset %s: transport %s cannot be sized analytically", c.Preset, tr.Name())
+			// No analytic estimate: no floor, and the run reports the
+			// resources.
+			c.Resources = resources(transport.Resources{}, buffer, shape.GPUsPerNode)
+			continue
 		}
 		var r [2]transport.Estimate
 		ds := []*transport.Demand{disp, comb}
