@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/montanaflynn/stats"
-
+	"moebench/internal/summary"
 	"moebench/transport"
 	"moebench/transport/sim"
 )
@@ -152,28 +151,11 @@ func (b Breakdown) Total() float64 {
 }
 
 // Summary is a figure across ranks, in µs.
-type Summary struct {
-	Mean float64 `json:"mean"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-}
+type Summary = summary.Summary
 
 // Summarize computes mean, min, max and percentiles (linear interpolation
 // between closest ranks) of v.
-func Summarize(v []float64) Summary {
-	if len(v) == 0 {
-		return Summary{}
-	}
-	var s Summary
-	s.Mean, _ = stats.Mean(v)
-	s.Min, _ = stats.Min(v)
-	s.Max, _ = stats.Max(v)
-	s.P50, _ = stats.Percentile(v, 50)
-	s.P99, _ = stats.Percentile(v, 99)
-	return s
-}
+func Summarize(v []float64) Summary { return summary.Of(v) }
 
 // RankTiming is one rank's view of a phase, all from the phase start.
 type RankTiming struct {

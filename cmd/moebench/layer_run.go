@@ -455,7 +455,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
-			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 		}
 		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
 			return nil, fmt.Errorf("%w: --%v", errUsage, err)
