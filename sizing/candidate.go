@@ -58,6 +58,8 @@ type Resources struct {
 	BufferBytes    int64   `json:"rdma_buffer_bytes"`
 	HostQueueBytes int64   `json:"host_queue_bytes"`
 	ConnMissRate   float64 `json:"conn_miss_rate"`
+	// Own is what the mechanism holds beyond these (transport.Resources.Own).
+	Own map[string]int `json:"own,omitempty"`
 	// Estimated: the figures come from the transport's estimate, not from
 	// a run (they agree where the estimate is exact).
 	Estimated bool `json:"estimated"`

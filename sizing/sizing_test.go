@@ -3,6 +3,7 @@ package sizing
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestEstimatesAgreeWithRuns(t *testing.T) {
 				}
 				run := c.Resources
 				est.Estimated, est.ConnMissRate, run.ConnMissRate = false, 0, 0
-				if est != run {
+				if !reflect.DeepEqual(est, run) {
 					t.Errorf("%s: estimated %+v, ran %+v", c.Name, est, run)
 				}
 				if c.FloorUs <= 0 || c.FloorUs > c.Figures.LayerUs {

@@ -218,7 +218,7 @@ func (s *Study) estimate(cands []Candidate) error {
 func resources(r transport.Resources, buffer int64, perNode int) Resources {
 	out := Resources{QPsPerNIC: r.QPsPerNIC, ActiveConnPerNIC: r.ActiveConnPerNIC, ConnKnee: r.ConnKnee, DCIsPerNIC: r.DCIsPerNIC,
 		ProxyRings: r.ProxyRings, ProxyWorkers: r.ProxyWorkers, ProxyCoresPerHost: r.ProxyWorkers * perNode,
-		BufferBytes: buffer, ConnMissRate: r.ConnMissRate}
+		BufferBytes: buffer, ConnMissRate: r.ConnMissRate, Own: r.Own}
 	// A proxy's rings and send queues live in host memory; GPU-initiated
 	// transports keep their send queues in GPU memory.
 	if r.HostQueues {

@@ -102,7 +102,9 @@ type Conn interface {
 }
 
 // Resources are the queues and state a transport holds, per NIC unless
-// said otherwise.
+// said otherwise: the kinds the reports and sizing limits know (QPs,
+// connections, DCIs, proxy rings and workers, queue memory), and Own for
+// a mechanism's other kinds.
 type Resources struct {
 	QPsPerNIC         int     `json:"qps_per_nic"`
 	ActiveConnPerNIC  int     `json:"active_connections_per_nic"`
@@ -115,6 +117,9 @@ type Resources struct {
 	// HostQueues is true when the queues counted in QueueBytesPerRank live
 	// in host memory (a CPU proxy's rings and send queues), not the GPU's.
 	HostQueues bool `json:"-"`
+	// Own counts what a mechanism holds beyond the fields above, by a name
+	// that says what and per what (the reports show it as a column).
+	Own map[string]int `json:"own,omitempty"`
 }
 
 // Max keeps the larger of each figure of r and o (the phases of one layer
@@ -129,5 +134,15 @@ func (r Resources) Max(o Resources) Resources {
 	r.QueueBytesPerRank = max(r.QueueBytesPerRank, o.QueueBytesPerRank)
 	r.ConnMissRate = max(r.ConnMissRate, o.ConnMissRate)
 	r.HostQueues = r.HostQueues || o.HostQueues
+	if len(o.Own) > 0 {
+		own := make(map[string]int, len(r.Own)+len(o.Own))
+		for k, v := range r.Own {
+			own[k] = v
+		}
+		for k, v := range o.Own {
+			own[k] = max(own[k], v)
+		}
+		r.Own = own
+	}
 	return r
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"moebench/internal/report"
@@ -206,8 +207,23 @@ func breakdownTable(items []item) *report.Table {
 }
 
 func resourceTable(items []item) *report.Table {
+	// The mechanisms' own resources, by name, after the common ones.
+	var own []string
+	for _, it := range items {
+		for k := range it.res.Resources.Own {
+			if !slices.Contains(own, k) {
+				own = append(own, k)
+			}
+		}
+	}
+	slices.Sort(own)
 	t := withKnobs(items, []string{"preset", "QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy rings", "proxy workers", "queue MiB/rank", "buffer MiB/rank", "route hash", "correct"},
 		[]bool{false, true, true, true, true, true, true, true, true, false, false})
+	at := len(t.Columns) - 2 // before the route hash
+	t.Columns = slices.Insert(t.Columns, at, own...)
+	for range own {
+		t.Numeric = slices.Insert(t.Numeric, at, true)
+	}
 	for _, it := range items {
 		r := it.res.Resources
 		knee := "—"
@@ -218,9 +234,17 @@ func resourceTable(items []item) *report.Table {
 		if !it.res.Correct {
 			ok = fmt.Sprintf("NO (%d problems)", it.res.ProblemCount)
 		}
-		t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee,
+		row := append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee,
 			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers),
-			report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)), it.res.RouteHash, ok))
+			report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)))
+		for _, k := range own {
+			v := "—"
+			if n, ok := r.Own[k]; ok {
+				v = strconv.Itoa(n)
+			}
+			row = append(row, v)
+		}
+		t.Rows = append(t.Rows, append(row, it.res.RouteHash, ok))
 	}
 	return t
 }

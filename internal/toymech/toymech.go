@@ -140,5 +140,6 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 func (c *conn) Handle(e *sim.Engine, _ int32, arg int64) { c.env.Delivered(e, c.inFly[arg]) }
 
 func (c *conn) Resources() transport.Resources {
-	return transport.Resources{QPsPerNIC: c.lanes, ActiveConnPerNIC: (len(c.used) + c.env.Ranks - 1) / c.env.Ranks}
+	return transport.Resources{QPsPerNIC: c.lanes, ActiveConnPerNIC: (len(c.used) + c.env.Ranks - 1) / c.env.Ranks,
+		Own: map[string]int{"toy lanes/rank": c.lanes}}
 }
