@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,4 +150,23 @@ func TestResourcesMax(t *testing.T) {
 	if got := (transport.Resources{QPsPerNIC: 1}).Max(transport.Resources{}); got.Own != nil || got.QPsPerNIC != 1 {
 		t.Errorf("max without own resources: %+v", got)
 	}
+}
+
+// Check accepts exactly the integers in range (or the choices) and never
+// panics on what a user types.
+func FuzzKnobCheck(f *testing.F) {
+	for _, s := range []string{"0", "1", "64", "65", "-3", "x", "", "gpu-fence", "9999999999999999999999"} {
+		f.Add(s)
+	}
+	ints := transport.Knob{Name: "dcis", Min: 1, Max: 64}
+	choice := transport.Knob{Name: "ordering", Choices: []string{"gpu-fence", "threadfence"}}
+	f.Fuzz(func(t *testing.T, v string) {
+		n, convErr := strconv.Atoi(v)
+		if ok := ints.Check(v) == nil; ok != (convErr == nil && n >= 1 && n <= 64) {
+			t.Errorf("dcis %q accepted %v", v, ok)
+		}
+		if ok := choice.Check(v) == nil; ok != (v == "gpu-fence" || v == "threadfence") {
+			t.Errorf("ordering %q accepted %v", v, ok)
+		}
+	})
 }
