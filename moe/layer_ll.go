@@ -292,7 +292,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 		return transport.Resources{}, nil, err
 	}
 	d.e, d.conn = e, conn
-	if err := checkDepth(d.s, queueDepth(cfg.Transport, conn)); err != nil {
+	if err := checkDepth(d.s, cfg.Transport.QueueDepth()); err != nil {
 		return transport.Resources{}, nil, err
 	}
 	d.id = e.Register(d)
@@ -597,7 +597,7 @@ func (d *llDispatch) finishRank(r int) {
 		op := transport.Op{Atomic: true, Bytes: 8}
 		bd = attribute(d.ctimes[t], t%d.R == r, d.g.nic.floor(op, d.ctimes[t].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
 	} else {
-		bd = attribute(d.selfPath(r), true, 0, 0, d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
 	}
 	d.rankReady(r, d.ready[r], bd)
 }
@@ -884,7 +884,7 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 		op := transport.Op{Atomic: true, Bytes: 8}
 		bd = attribute(c.gateT[r], c.gateLocal[r], c.g.nic.floor(op, c.gateT[r].NVLink), c.maxDetect[r], start, end, CauseReduce)
 	} else {
-		bd = attribute(c.selfPath(r), true, 0, 0, start, end, CauseReduce)
+		bd = attribute(c.selfPath(r), true, nicShare{}, 0, start, end, CauseReduce)
 	}
 	c.rankReady(r, end, bd)
 }
@@ -896,7 +896,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 	}
 	l := cfg.Routing.LL()
-	g := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
 	// Dispatch and combine are simulated from their own start, each on its
 	// own engine, so they run side by side on two cores; each is
@@ -915,7 +915,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 			probs.addErr(l.CheckDispatch(got))
 		}
 	}()
-	g2 := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runLLCombine(cfg, l, g2, &probs2, &res.Combine)
 	<-done
 	if err1 != nil {
@@ -926,7 +926,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	}
 	probs.merge(&probs2)
 	res.Events = res.Dispatch.Events + res.Combine.Events
-	res.Resources = Resources{Resources: mergeResources(r1, r2), BufferBytesPerRank: LLBufferBytes(s)}
+	res.Resources = Resources{Resources: r1.Max(r2), BufferBytesPerRank: LLBufferBytes(s)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
 	return nil
 }

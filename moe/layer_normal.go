@@ -638,7 +638,7 @@ func (p *normalPhase) finishRank(r int, work Cause) {
 	if p.ready[r] == 0 {
 		// Nothing to receive: ready when the kernel started.
 		p.ready[r] = p.start[r] + 1
-		bd = attribute(transport.Times{}, true, 0, 0, p.start[r], p.ready[r], work)
+		bd = attribute(transport.Times{}, true, nicShare{}, 0, p.start[r], p.ready[r], work)
 	} else {
 		op := transport.Op{Atomic: true, Bytes: 8}
 		bd = attribute(p.gateT[r], p.gateLocal[r], p.g.nic.floor(op, p.gateT[r].NVLink), p.gateDet[r], p.gateStart[r], p.ready[r], work)
@@ -743,18 +743,18 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	n := cfg.Routing.Normal()
 	plan := planNormal(cfg.Routing, n, C, chunk)
 	var probs problemList
-	g := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	notify, r0, nmsgs, err := runNotify(cfg, g, C)
 	if err != nil {
 		return err
 	}
-	g = newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g = newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r1, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Dispatch, false, notify)
 	if err != nil {
 		return err
 	}
 	res.Dispatch.Messages += nmsgs
-	g = newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g = newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Combine, true, nil)
 	if err != nil {
 		return err
@@ -779,7 +779,7 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 		ph.p.deepepOver(bytes)
 	}
 	res.Events = res.Dispatch.Events + res.Combine.Events
-	res.Resources = Resources{Resources: mergeResources(mergeResources(r0, r1), r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
+	res.Resources = Resources{Resources: r0.Max(r1).Max(r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
 	return nil
 }

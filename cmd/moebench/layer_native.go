@@ -197,7 +197,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 			o.MsgMps = prof.Get("nic.msg_rate_mps")
 		}
 		for _, tr := range trs {
-			tr.Options = preset.Options{QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
+			tr.Options = preset.OptionsOf(c.knobs)
 			m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
 			var checkErr error
 			switch {
@@ -478,7 +478,7 @@ func nativeJSON(h report.Header, items []nativeItem) any {
 		jr := nativeJSONResult{
 			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: it.cfg.mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
-				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
+				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
 				Correct: it.err == nil && r.Problems == 0, Events: 0},
 			Dispatch: nativePhaseJSON(&it.m.Dispatch), Combine: nativePhaseJSON(&it.m.Combine),

@@ -13,7 +13,7 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/transport/gda"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
 	"moebench/workloads"
@@ -51,12 +51,7 @@ type layerFlags struct {
 	limitNote   string // the group limit in force, for the header
 	transports  []string
 	presets     []string
-	qps         []int
-	dcis        []int
-	workers     []int
-	batch       []int
-	rings       []int
-	orderings   []string
+	knobs       knobFlags
 	nvlink      bool
 	numSMs      int
 	chunk       int
@@ -84,14 +79,9 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
-	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
-	fs.IntSliceVar(&f.dcis, "dcis", nil, "dc: DCIs per NIC, overriding the preset's")
-	fs.IntSliceVar(&f.workers, "workers", nil, "proxy: CPU workers per rank, overriding the preset's")
-	fs.IntSliceVar(&f.batch, "batch", nil, "proxy: work requests chained per post, overriding the preset's")
-	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
-	fs.StringSliceVar(&f.orderings, "ordering", nil, "mini-gda and dc: ordering before each doorbell, overriding the preset's: "+strings.Join(orderingNames(), ", "))
+	f.knobs.register(fs, false)
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes); with --engine native, tokens per published tail (0 = 6, DeepEP's intranode config)")
@@ -116,14 +106,14 @@ type config struct {
 	shape  moe.Shape
 	mode   moe.Mode
 	nvlink bool
-	qps    int
-	// Mechanism knobs over the presets' own values (0 = the preset's).
-	dcis, workers, batch, rings int
-	ordering                    string // "" = the preset's
-	bg                          moe.Background
-	bgName                      string
-	sets                        []string // name=value
-	gpus                        int      // native engine: GPUs the ranks spread over
+	// knobs are the mechanisms' knobs over the presets' own values (a
+	// knob not set keeps the preset's); each preset takes those its
+	// mechanism declares.
+	knobs  transport.Settings
+	bg     moe.Background
+	bgName string
+	sets   []string // name=value
+	gpus   int      // native engine: GPUs the ranks spread over
 }
 
 // item is one simulated run ready to render.
@@ -165,7 +155,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"} {
+		for _, fl := range append([]string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "background", "gpus", "virtual-ranks"}, f.knobs.names()...) {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -208,6 +198,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
 	if err != nil {
+		return err
+	}
+	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
 	// The model's synthetic routing; the native engine keeps its own.
@@ -351,14 +344,9 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 						if !fs.Changed("nvlink") {
 							nv = mode == moe.Normal
 						}
-						for _, q := range or(f.qps, 0) {
-							if q < 0 {
-								return nil, fmt.Errorf("%w: --qps-per-peer %d: must be 0 (the preset's) or more", errUsage, q)
-							}
-							for _, b := range bgs {
-								for _, st := range sets {
-									out = append(out, config{shape: s, mode: mode, nvlink: nv, qps: q, bg: b.b, bgName: b.name, sets: st})
-								}
+						for _, b := range bgs {
+							for _, st := range sets {
+								out = append(out, config{shape: s, mode: mode, nvlink: nv, knobs: transport.Settings{}, bg: b.b, bgName: b.name, sets: st})
 							}
 						}
 					}
@@ -366,46 +354,10 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 			}
 		}
 	}
-	// The mechanism knobs multiply the list out further.
-	for _, k := range []struct {
-		flag string
-		vals []int
-		set  func(*config, int)
-	}{
-		{"dcis", f.dcis, func(c *config, v int) { c.dcis = v }},
-		{"workers", f.workers, func(c *config, v int) { c.workers = v }},
-		{"batch", f.batch, func(c *config, v int) { c.batch = v }},
-		{"rings", f.rings, func(c *config, v int) { c.rings = v }},
-	} {
-		if len(k.vals) == 0 {
-			continue
-		}
-		var next []config
-		for _, c := range out {
-			for _, v := range k.vals {
-				if v < 1 {
-					return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, k.flag, v)
-				}
-				c2 := c
-				k.set(&c2, v)
-				next = append(next, c2)
-			}
-		}
-		out = next
-	}
-	if len(f.orderings) > 0 {
-		var next []config
-		for _, c := range out {
-			for _, o := range f.orderings {
-				if ord, ok := gda.ParseOrdering(o); !ok || ord == gda.OrderNone {
-					return nil, fmt.Errorf("%w: --ordering %q: want one of %s", errUsage, o, strings.Join(orderingNames(), ", "))
-				}
-				c2 := c
-				c2.ordering = o
-				next = append(next, c2)
-			}
-		}
-		out = next
+	// The mechanisms' knobs multiply the list out further.
+	out, err = f.knobs.expand(out)
+	if err != nil {
+		return nil, err
 	}
 	if f.numSMs < 0 {
 		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
@@ -414,18 +366,6 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
 	}
 	return out, nil
-}
-
-// orderingNames are the doorbell orderings a layer can use (not "none",
-// which publishes unwritten WQEs).
-func orderingNames() []string {
-	var n []string
-	for _, o := range gda.OrderingModes() {
-		if o != gda.OrderNone {
-			n = append(n, o.String())
-		}
-	}
-	return n
 }
 
 // shapeErr names the flag behind a shape validation error.
@@ -507,19 +447,15 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 
 func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
-	if reserved > 0 {
-		o.QPsPerPeer, o.Reserved = max(c.qps, layer)+reserved, reserved
-	}
-	tr, err := p.Transport(o)
+	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
 	if err != nil {
-		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
+		return nil, err
 	}
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
 		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
-			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 		}
 		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
 			return nil, fmt.Errorf("%w: --%v", errUsage, err)
@@ -551,19 +487,10 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 	if multi("mode") {
 		k = append(k, knob{"mode", c.mode.String()})
 	}
-	if multi("qps-per-peer") {
-		k = append(k, knob{"qps/peer", strconv.Itoa(c.qps)})
-	}
-	for _, m := range []struct {
-		flag, name string
-		v          int
-	}{{"dcis", "DCIs", c.dcis}, {"workers", "workers", c.workers}, {"batch", "batch", c.batch}, {"rings", "rings", c.rings}} {
-		if multi(m.flag) {
-			k = append(k, knob{m.name, strconv.Itoa(m.v)})
+	for _, kn := range transport.AllKnobs() {
+		if multi(kn.Name) {
+			k = append(k, knob{kn.Column, knobValue(kn, c.knobs)})
 		}
-	}
-	if multi("ordering") {
-		k = append(k, knob{"ordering", c.ordering})
 	}
 	if multi("background") {
 		k = append(k, knob{"background", c.bgName})
@@ -575,6 +502,15 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 		}
 	}
 	return k
+}
+
+// knobValue is a knob's setting as the reports show it: 0 for an integer
+// knob left at the preset's value.
+func knobValue(k transport.Knob, s transport.Settings) string {
+	if v, ok := s[k.Name]; ok || k.IsChoice() {
+		return v
+	}
+	return "0"
 }
 
 // describe is the header's account of what ran.

@@ -28,6 +28,9 @@ type Config struct {
 	// (queue management, QP lookup, ready-head updates), as SM cycles plus
 	// fixed time.
 	LibCycles, LibNs float64
+	// PerChannelQPs: QPs per peer follow the workload's channels (DeepEP
+	// LL maps QP index = destination local expert).
+	PerChannelQPs bool
 }
 
 // libCost is the library's extra issue time at the profile's SM clock.
@@ -298,7 +301,7 @@ func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
 	idx := int32(m.Tag)
 	t := &c.ops.At(idx).times
 	t.Posted, t.Served, t.Sent, t.Arrived, t.Visible = m.Rung, m.Served, m.Sent, m.Arrived, m.Visible
-	t.ConnMiss, t.DCISwitch = m.ConnMiss, m.DCISwitch
+	t.Own = [transport.MaxOwnCauses]sim.Time{m.ConnMiss, m.DCISwitch}
 	c.deliver(e, idx)
 }
 
