@@ -101,33 +101,35 @@ func (p *NICParams) PCIeTime(bytes int) sim.Time {
 	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
 }
 
-// Msg is one work request as the NIC sees it.
+// Msg is one work request as the NIC sees it. Fields are ordered widest
+// first so that a million in-flight messages waste no padding.
 type Msg struct {
-	QP      int32
-	Dst     int32 // destination NIC index in the fabric
-	Bytes   int32 // payload bytes on the wire
-	BBs     int32 // 64 B basic blocks of the WQE
-	Pointer bool  // payload named by pointer: the NIC reads it by DMA
-	Atomic  bool  // an 8 B fetch-add, executed by the responder NIC
-	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
-	// the same QP retires them (§3.3).
-	Unsignaled bool
-	WQE        int32 // the transport's index of this WQE in its queue
-	DC         bool  // sent on a DCI to a DCT
-	Src        int32 // requester NIC index
+	ConnMiss  sim.Time // context fetches this message waited for
+	DCISwitch sim.Time // re-targeting of its DCI this message waited for
+	Tag       int64    // the transport's own
+	Rung      sim.Time // the doorbell announcing it reached the NIC
+	Served    sim.Time // the NIC began that doorbell's processing
+	Sent      sim.Time // first byte on the wire
+	Arrived   sim.Time // last byte at the responder's port
+	Visible   sim.Time // payload observable in the responder's memory
+	CQE       sim.Time // completion observable by the requester
+	QP        int32
+	Dst       int32 // destination NIC index in the fabric
+	Bytes     int32 // payload bytes on the wire
+	BBs       int32 // 64 B basic blocks of the WQE
+	WQE       int32 // the transport's index of this WQE in its queue
+	Src       int32 // requester NIC index
 	// Connection contexts the requester (TxCtx: its QP or DCI) and the
 	// responder (RxCtx: its QP or DCT) need in their caches.
 	TxCtx, RxCtx int32
-	ConnMiss     sim.Time // context fetches this message waited for
-	DCISwitch    sim.Time // re-targeting of its DCI this message waited for
-	Tag          int64    // the transport's own
-	refs         int8
-	Rung         sim.Time // the doorbell announcing it reached the NIC
-	Served       sim.Time // the NIC began that doorbell's processing
-	Sent         sim.Time // first byte on the wire
-	Arrived      sim.Time // last byte at the responder's port
-	Visible      sim.Time // payload observable in the responder's memory
-	CQE          sim.Time // completion observable by the requester
+	next         int32 // the next message in its QP's ring, or -1
+	Pointer      bool  // payload named by pointer: the NIC reads it by DMA
+	Atomic       bool  // an 8 B fetch-add, executed by the responder NIC
+	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
+	// the same QP retires them (§3.3).
+	Unsignaled bool
+	DC         bool // sent on a DCI to a DCT
+	refs       int8
 }
 
 // Sink receives the NIC's reports. Both calls run at the reported time.
@@ -136,30 +138,36 @@ type Sink interface {
 	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
 }
 
+// qpState is one send queue at the NIC. It exists only once the queue is
+// first used (see NIC.qp), and its rings are lists threaded through the
+// fabric's slabs, so an idle queue costs a few words and a busy one
+// allocates nothing per message.
 type qpState struct {
-	// fetch is the WQE fetch latency: a DMA read of GPU memory, or of
-	// host memory for queues a CPU owns.
-	fetch   sim.Time
-	ring    []int32   // posted WQE message ids, FIFO
-	fetched int       // ring entries consumed by the NIC
-	dbq     []ringing // doorbells not yet handled
-	busy    bool
-	// A DC initiator (DCI) serves one destination at a time: re-targeting
-	// it waits out the previous destination and connects to the new DCT.
 	// lastReady keeps a QP's WQEs in order: a WQE may not leave before
 	// the one ahead of it, whose payload read may take longer than its own.
 	lastReady sim.Time
-	dc        bool
-	target    int32
-	hasTgt    bool
-	host      bool // the queue lives in host memory (a CPU proxy's)
+	posted    int32 // WQEs written into the ring so far
+	fetched   int32 // ring entries consumed by the NIC
+	// The ring of posted, unfetched WQEs (message ids linked through
+	// Msg.next) and the doorbells not yet handled (linked through
+	// ringing.next); -1 when empty.
+	head, tail     int32
+	dbHead, dbTail int32
+	// A DC initiator (DCI) serves one destination at a time: re-targeting
+	// it waits out the previous destination and connects to the new DCT.
+	target int32
+	busy   bool
+	dc     bool
+	hasTgt bool
+	host   bool // the queue lives in host memory (a CPU proxy's)
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
 // and when it arrived.
 type ringing struct {
-	idx int
-	at  sim.Time
+	at   sim.Time
+	idx  int32
+	next int32
 }
 
 const (
@@ -177,11 +185,15 @@ const (
 // connection contexts, an egress link and an ingress port. NICs of a fabric
 // share one message slab so that a message can be delivered to its peer.
 type NIC struct {
-	Index  int
-	P      *NICParams
-	fab    *Fabric
-	id     sim.HandlerID
-	qps    []qpState
+	Index int
+	P     *NICParams
+	fab   *Fabric
+	id    sim.HandlerID
+	// qpIx maps a QP number to its state in the fabric's slab, plus one;
+	// 0 is a QP not used yet.
+	qpIx   []int32
+	fetch  sim.Time // WQE fetch latency of GPU-memory queues
+	hostF  sim.Time // and of host-memory ones
 	pipeAt sim.Time // processing pipeline, shared by sent and received messages
 	linkAt sim.Time // egress link
 	portAt sim.Time // ingress port
@@ -197,17 +209,53 @@ func (n *NIC) Ctx() *CtxCache { return n.ctx }
 
 // HostQueues places qp's send queue in host memory, as a CPU proxy's
 // queues are: WQE fetches then read host memory.
-func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch, n.qps[qp].host = fetch, true }
+// Every host queue of a NIC fetches alike.
+func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.hostF, n.qp(qp).host = fetch, true }
 
 // DCI makes qp a DC initiator.
-func (n *NIC) DCI(qp int) { n.qps[qp].dc = true }
+func (n *NIC) DCI(qp int) { n.qp(qp).dc = true }
+
+// qp returns qp's state, creating it on first use.
+func (n *NIC) qp(qp int) *qpState {
+	f := n.fab
+	if i := n.qpIx[qp]; i > 0 {
+		return f.qstate.At(i - 1)
+	}
+	i := f.qstate.Alloc()
+	n.qpIx[qp] = i + 1
+	q := f.qstate.At(i)
+	q.head, q.tail, q.dbHead, q.dbTail = -1, -1, -1, -1
+	return q
+}
+
+// fetchTime is the WQE fetch latency of q: a DMA read of GPU memory, or of
+// host memory for queues a CPU owns.
+func (n *NIC) fetchTime(q *qpState) sim.Time {
+	if q.host {
+		return n.hostF
+	}
+	return n.fetch
+}
+
+// QPsUsed counts the queues the NIC has created, those used at least once.
+func (n *NIC) QPsUsed() int {
+	c := 0
+	for _, i := range n.qpIx {
+		if i > 0 {
+			c++
+		}
+	}
+	return c
+}
 
 // Fabric joins NICs through one switch layer of fixed latency.
 type Fabric struct {
-	P    NICParams
-	NICs []*NIC
-	msgs sim.Slab[Msg]
-	sink Sink
+	P      NICParams
+	NICs   []*NIC
+	msgs   sim.Slab[Msg]
+	qstate sim.Slab[qpState]
+	dbs    sim.Slab[ringing]
+	sink   Sink
 	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
 	// queue count per NIC.
 	engines []emuEngine
@@ -239,10 +287,7 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
 	}
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps), ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
-		for q := range nic.qps {
-			nic.qps[q].fetch = p.DMARead
-		}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
@@ -269,9 +314,16 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 	if m.Unsignaled {
 		m.refs = 1
 	}
+	m.next = -1
 	*f.msgs.At(id) = m
-	q := &n.qps[qp]
-	q.ring = append(q.ring, id)
+	q := n.qp(qp)
+	if q.tail >= 0 {
+		f.msgs.At(q.tail).next = id
+	} else {
+		q.head = id
+	}
+	q.tail = id
+	q.posted++
 	return id
 }
 
@@ -282,8 +334,7 @@ func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n
 // Ring is Doorbell with the writer's own MMIO latency (a host thread's
 // doorbell store takes a different path than an SM's).
 func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
-	q := &n.qps[qp]
-	idx := q.fetched + len(q.ring)
+	idx := n.qp(qp).posted
 	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
 }
 
@@ -296,15 +347,23 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 			n.emuDoorbell(e, qp, int(arg>>24))
 			return
 		}
-		q := &n.qps[qp]
-		q.dbq = append(q.dbq, ringing{int(arg >> 24), e.Now()})
+		q := n.qp(qp)
+		f := n.fab
+		d := f.dbs.Alloc()
+		*f.dbs.At(d) = ringing{at: e.Now(), idx: int32(arg >> 24), next: -1}
+		if q.dbTail >= 0 {
+			f.dbs.At(q.dbTail).next = d
+		} else {
+			q.dbHead = d
+		}
+		q.dbTail = d
 		if !q.busy {
 			n.serve(e, qp)
 		}
 	case opQPFree:
-		q := &n.qps[arg]
+		q := n.fab.qstate.At(n.qpIx[arg] - 1)
 		q.busy = false
-		if len(q.dbq) > 0 {
+		if q.dbHead >= 0 {
 			n.serve(e, int(arg))
 		}
 	case opTxReady:
@@ -339,19 +398,22 @@ func (f *Fabric) release(id int32) {
 // themselves proceed once fetched, through the NIC-wide message slot and
 // the link.
 func (n *NIC) serve(e *sim.Engine, qp int) {
-	q := &n.qps[qp]
-	db := q.dbq[0]
-	idx := db.idx
-	q.dbq = q.dbq[1:]
-	if len(q.dbq) == 0 {
-		q.dbq = q.dbq[:0:0]
-	}
-	cnt := idx - q.fetched
+	f := n.fab
+	q := f.qstate.At(n.qpIx[qp] - 1)
+	dbi := q.dbHead
+	db := *f.dbs.At(dbi)
+	cnt := int(db.idx - q.fetched)
 	if cnt > n.P.MaxFetch {
 		// A fetch reads at most MaxFetch WQEs; the rest wait for the next
-		// round, as if announced by a doorbell right behind this one.
+		// round, as if announced by a doorbell right behind this one: the
+		// doorbell stays at the head.
 		cnt = n.P.MaxFetch
-		q.dbq = append([]ringing{db}, q.dbq...)
+	} else {
+		q.dbHead = db.next
+		if q.dbHead < 0 {
+			q.dbTail = -1
+		}
+		f.dbs.Free(dbi)
 	}
 	now := e.Now()
 	p := n.P
@@ -360,23 +422,26 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		e.At(now+p.Doorbell, n.id, opQPFree, int64(qp))
 		return
 	}
-	ids := q.ring[:cnt]
 	bbs := 0
-	for _, id := range ids {
-		bbs += int(n.fab.msgs.At(id).BBs)
+	id := q.head
+	for range cnt {
+		m := f.msgs.At(id)
+		bbs += int(m.BBs)
+		id = m.next
 	}
 	// The QP's context must be in the NIC's cache before its WQEs run; a
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := n.fab.msgs.At(ids[0]).TxCtx; !n.ctx.Touch(ctx) {
+	if ctx := f.msgs.At(q.head).TxCtx; !n.ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
-	fetched := now + p.Doorbell + miss + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	fetched := now + p.Doorbell + miss + n.fetchTime(q) + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
 	t := now + p.Doorbell
-	for _, id := range ids {
-		m := n.fab.msgs.At(id)
+	id = q.head
+	for range cnt {
+		m := f.msgs.At(id)
 		m.Rung, m.Served = db.at, now
 		m.ConnMiss = miss
 		t += p.WQE
@@ -397,11 +462,12 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		ready = max(ready, q.lastReady)
 		q.lastReady = ready
 		e.At(ready, n.id, opTxReady, int64(id))
+		id = m.next
 	}
-	q.fetched += cnt
-	q.ring = q.ring[cnt:]
-	if len(q.ring) == 0 {
-		q.ring = q.ring[:0:0]
+	q.fetched += int32(cnt)
+	q.head = id
+	if id < 0 {
+		q.tail = -1
 	}
 	e.At(t, n.id, opQPFree, int64(qp))
 }
@@ -500,8 +566,8 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 	for len(g.work) > 0 {
 		w := &g.work[0]
 		n := f.NICs[w.nic]
-		q := &n.qps[w.qp]
-		if q.fetched >= w.idx || len(q.ring) == 0 {
+		q := n.qp(w.qp)
+		if int(q.fetched) >= w.idx || q.head < 0 {
 			g.work = g.work[1:]
 			continue
 		}
@@ -509,16 +575,16 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 			e.At(w.ready, n.id, opEmuStep, int64(i))
 			return
 		}
-		id := q.ring[0]
-		q.ring = q.ring[1:]
-		if len(q.ring) == 0 {
-			q.ring = q.ring[:0:0]
+		id := q.head
+		m := f.msgs.At(id)
+		q.head = m.next
+		if q.head < 0 {
+			q.tail = -1
 		}
 		q.fetched++
-		m := f.msgs.At(id)
 		now := e.Now()
 		m.Rung, m.Served = w.ready-p.EmuPoll, now
-		t := now + q.fetch
+		t := now + n.fetchTime(q)
 		if !w.begun {
 			w.begun = true
 			if q.host {
