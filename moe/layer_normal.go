@@ -351,10 +351,10 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 		snd, peer = peer, snd
 	}
 	if p.wtail[w] {
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)}
+		ws.op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: bytes, Tag: int64(ci)}
+		ws.op = dataOp(snd, peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
