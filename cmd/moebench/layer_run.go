@@ -215,24 +215,33 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Vary the knobs shown as columns: the ones given more than one value.
 	total := f.ext.count(len(configs) * len(presets))
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
+	// Points run concurrently over the cores; items keep the serial order.
 	routes := map[moe.Shape]*moe.Routing{}
-	var items []item
+	type job struct {
+		cfg  config
+		rt   *moe.Routing
+		prof *profile.Profile
+		p    preset.Preset
+	}
+	var jobs []job
 	for ci, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
 		if err != nil {
 			return err
 		}
 		for pi, p := range presets {
-			if !f.ext.take(ci*len(presets) + pi) {
-				continue
+			if f.ext.take(ci*len(presets) + pi) {
+				jobs = append(jobs, job{c, rt, prof, p})
 			}
-			res, err := runOne(&f, c, rt, prof, p)
-			if err != nil {
-				return err
-			}
-			items = append(items, item{cfg: c, preset: p, res: res, knobs: knobsOf(fs, axes, c)})
-			bar.Step(p.Name)
 		}
+	}
+	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
+		j := jobs[i]
+		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p)
+		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
+	}, func(i int) { bar.Step(jobs[i].p.Name) })
+	if err != nil {
+		return err
 	}
 	bar.Done()
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
