@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Handler reacts to an event. Op and Arg are the handler's own: a handler
 // that serves several kinds of event switches on op, and arg carries an
@@ -47,7 +50,14 @@ type Engine struct {
 	// the heap then holds only a slot's worth, which keeps sifts short
 	// and in cache. Order is by (time, sequence) whichever way an event
 	// came, so the wheel changes speed, never results.
-	q []item
+	//
+	// A slot is loaded sorted into run (run[ri:] pending), and q is a heap
+	// only of the events scheduled into the current slot after that: a
+	// slot where a million warps start at one instant then pops in O(1)
+	// from a sorted array instead of sifting through a million-item heap.
+	q   []item
+	run []item
+	ri  int
 	// Each wheel slot is a list of fixed-size blocks from a shared pool,
 	// so filling a slot never copies what it already holds.
 	wheel    [wheelSlots][]int32 // block indices
@@ -87,7 +97,7 @@ const SlotWidth Time = 1 << slotShift
 
 // Pending counts scheduled events not yet run.
 func (e *Engine) Pending() int {
-	n := len(e.q) + e.inWheel + len(e.far)
+	n := len(e.q) + len(e.run) - e.ri + e.inWheel + len(e.far)
 	if e.hole {
 		n--
 	}
@@ -164,10 +174,12 @@ func (e *Engine) newBlock() int32 {
 	return int32(len(e.blocks) - 1)
 }
 
-// advance refills the empty near heap from the next occupied wheel slot
-// (or the far heap) and reports whether any event remains.
+// advance loads the next occupied wheel slot (or the far heap's first)
+// into run, sorted, once run and the near heap are both empty, and reports
+// whether any event remains.
 func (e *Engine) advance() bool {
-	for len(e.q) == 0 {
+	for len(e.q) == 0 && e.ri >= len(e.run) {
+		e.run, e.ri = e.run[:0], 0
 		if e.inWheel == 0 {
 			if len(e.far) == 0 {
 				return false
@@ -179,7 +191,7 @@ func (e *Engine) advance() bool {
 		w := &e.wheel[e.cur&(wheelSlots-1)]
 		for _, b := range *w {
 			n := e.blockN[b]
-			e.q = append(e.q, e.blocks[b][:n]...)
+			e.run = append(e.run, e.blocks[b][:n]...)
 			e.inWheel -= int(n)
 			e.blockN[b] = 0
 			e.freeBlk = append(e.freeBlk, b)
@@ -187,16 +199,30 @@ func (e *Engine) advance() bool {
 		*w = (*w)[:0]
 		// Far events that the wheel now covers move in.
 		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
-			e.q = append(e.q, e.far[0])
+			e.run = append(e.run, e.far[0])
 			e.far = heapPop(e.far)
 		}
-		if len(e.q) > 1 {
-			for i := (len(e.q) - 2) / 4; i >= 0; i-- {
-				e.down(i)
-			}
+		if len(e.run) > 1 {
+			// A slot's events arrive in schedule order, so runs of equal
+			// times are sorted already and the sort is nearly linear.
+			slices.SortFunc(e.run, func(a, b item) int {
+				if a.before(&b) {
+					return -1
+				}
+				return 1
+			})
 		}
 	}
 	return true
+}
+
+// top is the next event: run's head or the near heap's, whichever is
+// first. The caller has made sure one exists.
+func (e *Engine) top() (it *item, fromRun bool) {
+	if e.ri < len(e.run) && (len(e.q) == 0 || e.run[e.ri].before(&e.q[0])) {
+		return &e.run[e.ri], true
+	}
+	return &e.q[0], false
 }
 
 // After schedules h to run d after now.
@@ -215,8 +241,8 @@ func (e *Engine) Run() { e.RunUntil(Never) }
 // remain.
 func (e *Engine) RunUntil(limit Time) bool {
 	e.stopped = false
-	for !e.stopped && (len(e.q) > 0 || e.advance()) {
-		if e.q[0].at > limit {
+	for !e.stopped && (len(e.q) > 0 || e.ri < len(e.run) || e.advance()) {
+		if it, _ := e.top(); it.at > limit {
 			return true
 		}
 		e.runTop()
@@ -224,9 +250,17 @@ func (e *Engine) RunUntil(limit Time) bool {
 	return e.Pending() > 0
 }
 
-// runTop runs the event at the top of the near heap. The handler's first
-// scheduled event may take its place (see hole).
+// runTop runs the next event. One from the near heap's top may be replaced
+// by the handler's first scheduled event (see hole).
 func (e *Engine) runTop() {
+	if p, fromRun := e.top(); fromRun {
+		it := *p
+		e.ri++
+		e.now = it.at
+		e.handled++
+		e.handlers[it.h].Handle(e, it.op, it.arg)
+		return
+	}
 	it := e.q[0]
 	e.now = it.at
 	e.handled++
@@ -240,7 +274,7 @@ func (e *Engine) runTop() {
 
 // Step runs the next event, if any, and reports whether it ran one.
 func (e *Engine) Step() bool {
-	if len(e.q) == 0 && !e.advance() {
+	if !e.advance() {
 		return false
 	}
 	e.runTop()
@@ -253,6 +287,8 @@ func (e *Engine) Reset() {
 	e.hole = false
 	clear(e.q)
 	e.q = e.q[:0]
+	clear(e.run)
+	e.run, e.ri = e.run[:0], 0
 	for i := range e.wheel {
 		for _, b := range e.wheel[i] {
 			e.blockN[b] = 0
