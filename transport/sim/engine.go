@@ -58,6 +58,7 @@ type Engine struct {
 	q   []item
 	run []item
 	ri  int
+	tmp []item // scratch for sorting run
 	// Each wheel slot is a list of fixed-size blocks from a shared pool,
 	// so filling a slot never copies what it already holds.
 	wheel    [wheelSlots][]int32 // block indices
@@ -189,6 +190,18 @@ func (e *Engine) advance() bool {
 		}
 		e.cur++
 		w := &e.wheel[e.cur&(wheelSlots-1)]
+		// Far events that the wheel now covers come first: they were
+		// scheduled before any of the slot's wheel events, so run is in
+		// schedule order and a stable sort by time orders it fully.
+		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
+			e.run = append(e.run, e.far[0])
+			e.far = heapPop(e.far)
+		}
+		n := len(e.run)
+		for _, b := range *w {
+			n += int(e.blockN[b])
+		}
+		e.run = slices.Grow(e.run, n-len(e.run))
 		for _, b := range *w {
 			n := e.blockN[b]
 			e.run = append(e.run, e.blocks[b][:n]...)
@@ -197,23 +210,64 @@ func (e *Engine) advance() bool {
 			e.freeBlk = append(e.freeBlk, b)
 		}
 		*w = (*w)[:0]
-		// Far events that the wheel now covers move in.
-		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
-			e.run = append(e.run, e.far[0])
-			e.far = heapPop(e.far)
-		}
-		if len(e.run) > 1 {
-			// A slot's events arrive in schedule order, so runs of equal
-			// times are sorted already and the sort is nearly linear.
-			slices.SortFunc(e.run, func(a, b item) int {
-				if a.before(&b) {
-					return -1
-				}
-				return 1
-			})
-		}
+		e.sortRun()
 	}
 	return true
+}
+
+// sortRun sorts run by time, stably: run holds one slot's events in
+// schedule order, so the result is in (time, sequence) order. Times within
+// a slot differ only in their low slotShift bits: two passes of a counting
+// sort on them, or an insertion sort for a short run.
+func (e *Engine) sortRun() {
+	r := e.run
+	if len(r) < 2 {
+		return
+	}
+	sorted := true
+	for i := 1; i < len(r); i++ {
+		if r[i].at < r[i-1].at {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	if len(r) <= 64 {
+		for i := 1; i < len(r); i++ {
+			x := r[i]
+			j := i
+			for ; j > 0 && x.at < r[j-1].at; j-- {
+				r[j] = r[j-1]
+			}
+			r[j] = x
+		}
+		return
+	}
+	e.tmp = slices.Grow(e.tmp[:0], len(r))[:len(r)]
+	const lo = slotShift / 2
+	radixPass(r, e.tmp, 0, lo)
+	radixPass(e.tmp, r, lo, slotShift-lo)
+}
+
+// radixPass stably moves src into dst ordered by bits [shift, shift+bits)
+// of the time.
+func radixPass(src, dst []item, shift, bits uint) {
+	var count [1 << (slotShift - slotShift/2)]int
+	mask := Time(1)<<bits - 1
+	for i := range src {
+		count[src[i].at>>shift&mask]++
+	}
+	sum := 0
+	for i := range count[:1<<bits] {
+		sum, count[i] = sum+count[i], sum
+	}
+	for i := range src {
+		k := src[i].at >> shift & mask
+		dst[count[k]] = src[i]
+		count[k]++
+	}
 }
 
 // top is the next event: run's head or the near heap's, whichever is

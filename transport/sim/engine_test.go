@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -248,5 +250,59 @@ func TestWheelKeepsTotalOrderAcrossHorizons(t *testing.T) {
 	}
 	if e.Handled() != 200064 {
 		t.Fatalf("handled %d events, want 200064", e.Handled())
+	}
+}
+
+// timedRecorder notes the order and times events ran at.
+type timedRecorder struct {
+	got []int64
+	at  []Time
+}
+
+func (r *timedRecorder) Handle(e *Engine, _ int32, arg int64) {
+	r.got = append(r.got, arg)
+	r.at = append(r.at, e.Now())
+}
+
+// A crowded slot (some of its events from the far heap) runs in (time,
+// schedule) order, as the sorted load must keep it.
+func TestCrowdedSlotRunsInTimeThenScheduleOrder(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{3, 64, 65, 5000} {
+		var e Engine
+		r := &timedRecorder{}
+		id := e.Register(r)
+		rng := rand.New(rand.NewPCG(uint64(n), 9))
+		base := SlotWidth * (wheelSlots + 5) // past the horizon: the far heap
+		type ev struct {
+			at  Time
+			seq int64
+		}
+		var want []ev
+		for i := range n {
+			at := base + Time(rng.IntN(int(SlotWidth)/1000))*1000
+			e.At(at, id, 0, int64(i))
+			want = append(want, ev{at, int64(i)})
+		}
+		// Once the clock is near, more events join the same slot through
+		// the wheel.
+		e.At(base-SlotWidth*(wheelSlots-2), id, 0, -1)
+		e.RunUntil(base - SlotWidth*(wheelSlots-2))
+		for i := range n {
+			at := base + Time(rng.IntN(int(SlotWidth)/1000))*1000
+			e.At(at, id, 0, int64(n+i))
+			want = append(want, ev{at, int64(n + i)})
+		}
+		e.Run()
+		slices.SortStableFunc(want, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+		got := r.got[1:]
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: ran %d events, want %d", n, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i].seq || r.at[i+1] != want[i].at {
+				t.Fatalf("n=%d: event %d was %d at %v, want %d at %v", n, i, got[i], r.at[i+1], want[i].seq, want[i].at)
+			}
+		}
 	}
 }
