@@ -96,6 +96,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c.perNIC = qps
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
+	c.fab.Place(env.GPUsPerNode)
 	if t.cfg.DCIs > 0 {
 		for _, n := range c.fab.NICs {
 			for q := range qps {

@@ -49,6 +49,28 @@ type NICParams struct {
 	// The engines' copies share their SM's bandwidth (EmuSMBpp); engines
 	// alternate over the NIC's SMs, 32 to an SM.
 	EmuSMBpp float64
+	Topo     Topology
+}
+
+// Topology is the fabric beyond one switch (topo.* in the profile). The
+// zero value, like Tiers 1 with one GPU per NIC, is one non-blocking
+// switch.
+type Topology struct {
+	Tiers      int
+	GPUsPerNIC int
+	LeafRadix  int
+	Oversub    float64
+	Hop        sim.Time // each switch traversal beyond the first
+	HopBuffer  sim.Time // buffering of one uplink or spine downlink, as time at line rate
+	Adaptive   bool     // adaptive routing instead of static ECMP
+}
+
+// Ports splits a leaf's radix into NIC downlinks and spine uplinks.
+func (t Topology) Ports() (down, up int) {
+	o := max(1, t.Oversub)
+	down = max(1, int(float64(t.LeafRadix)*o/(o+1)))
+	up = max(1, int(float64(down)/o))
+	return down, up
 }
 
 // NewNICParams resolves the NIC constants of p.
@@ -87,6 +109,15 @@ func NewNICParams(p *profile.Profile) NICParams {
 		EmuDrain:       ns("emunic.drain_ns"),
 		EmuHostDrain:   ns("emunic.host_drain_ns"),
 		EmuSMBpp:       p.Get("emunic.sm_gbs") / 1000,
+		Topo: Topology{
+			Tiers:      int(p.Get("topo.tiers")),
+			GPUsPerNIC: int(p.Get("topo.gpus_per_nic")),
+			LeafRadix:  int(p.Get("topo.leaf_radix")),
+			Oversub:    p.Get("topo.oversubscription"),
+			Hop:        ns("topo.hop_latency_ns"),
+			HopBuffer:  sim.Time(p.Get("topo.hop_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+			Adaptive:   p.Get("topo.adaptive") >= 0.5,
+		},
 	}
 }
 
@@ -159,7 +190,6 @@ type qpState struct {
 	busy   bool
 	dc     bool
 	hasTgt bool
-	host   bool // the queue lives in host memory (a CPU proxy's)
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
@@ -194,9 +224,9 @@ type NIC struct {
 	qpIx   []int32
 	fetch  sim.Time // WQE fetch latency of GPU-memory queues
 	hostF  sim.Time // and of host-memory ones
-	pipeAt sim.Time // processing pipeline, shared by sent and received messages
-	linkAt sim.Time // egress link
-	portAt sim.Time // ingress port
+	host   bool     // every queue is in host memory
+	ph     *port    // the physical NIC's pipeline, link and port
+	leaf   int32    // its leaf switch (two tiers)
 	ctx    *CtxCache
 	lastRx int32
 	haveRx bool
@@ -207,10 +237,9 @@ type NIC struct {
 // Ctx is the NIC's connection-context cache.
 func (n *NIC) Ctx() *CtxCache { return n.ctx }
 
-// HostQueues places qp's send queue in host memory, as a CPU proxy's
-// queues are: WQE fetches then read host memory.
-// Every host queue of a NIC fetches alike.
-func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.hostF, n.qp(qp).host = fetch, true }
+// HostQueues places every send queue of the NIC in host memory, as a CPU
+// proxy's queues are: WQE fetches then read host memory, taking fetch.
+func (n *NIC) HostQueues(fetch sim.Time) { n.hostF, n.host = fetch, true }
 
 // DCI makes qp a DC initiator.
 func (n *NIC) DCI(qp int) { n.qp(qp).dc = true }
@@ -230,8 +259,8 @@ func (n *NIC) qp(qp int) *qpState {
 
 // fetchTime is the WQE fetch latency of q: a DMA read of GPU memory, or of
 // host memory for queues a CPU owns.
-func (n *NIC) fetchTime(q *qpState) sim.Time {
-	if q.host {
+func (n *NIC) fetchTime(*qpState) sim.Time {
+	if n.host {
 		return n.hostF
 	}
 	return n.fetch
@@ -248,7 +277,15 @@ func (n *NIC) QPsUsed() int {
 	return c
 }
 
-// Fabric joins NICs through one switch layer of fixed latency.
+// port is what ranks sharing a physical NIC share: its processing pipeline
+// (sent and received messages), egress link and ingress port, each as the
+// time it is next free.
+type port struct {
+	pipeAt, linkAt, portAt sim.Time
+}
+
+// Fabric joins NICs through one switch layer of fixed latency, or (after
+// Place, with two tiers) through rail-optimized leaves and spines.
 type Fabric struct {
 	P      NICParams
 	NICs   []*NIC
@@ -261,6 +298,12 @@ type Fabric struct {
 	engines []emuEngine
 	smAt    []sim.Time // per NIC SM: when its copy bandwidth is next free
 	qps     int
+	ports   []port
+	// Two tiers: when each leaf's uplink to each spine (up[leaf·spines +
+	// s]) and each spine's downlink to each leaf (down[s·leaves + leaf])
+	// is next free.
+	up, down       []sim.Time
+	spines, leaves int
 }
 
 // emuEngine is one warp of the emulated NIC: the doorbells it has noticed,
@@ -286,12 +329,66 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
 		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
 	}
+	f.ports = make([]port, n)
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i], ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
 	return f
+}
+
+// Place lays the NICs out as the profile's topology says, ranks in order
+// gpusPerNode to a node: ranks sharing a NIC (topo.gpus_per_nic) share its
+// pipeline, link and port; with two tiers, NIC k of each node sits on rail
+// k's leaves, as many nodes to a leaf as it has downlinks, and every leaf
+// has one uplink to each spine. Without Place (or with the reference
+// topology) every NIC is its own and one switch joins them all.
+func (f *Fabric) Place(gpusPerNode int) {
+	t := &f.P.Topo
+	g, gpn := max(1, t.GPUsPerNIC), max(1, gpusPerNode)
+	if t.Tiers < 2 && g == 1 {
+		return
+	}
+	perNode := (gpn + g - 1) / g
+	nodes := (len(f.NICs) + gpn - 1) / gpn
+	f.ports = make([]port, nodes*perNode)
+	down, up := t.Ports()
+	perRail := (nodes + down - 1) / down
+	for i, n := range f.NICs {
+		node, rail := i/gpn, i%gpn/g
+		n.ph = &f.ports[node*perNode+rail]
+		n.leaf = int32(rail*perRail + node/down)
+	}
+	if t.Tiers < 2 {
+		return
+	}
+	f.spines, f.leaves = up, perNode*perRail
+	f.up = make([]sim.Time, f.leaves*f.spines)
+	f.down = make([]sim.Time, f.spines*f.leaves)
+}
+
+// spine picks the spine a message from n to dst crosses: a hash of its
+// flow (static ECMP), or the one whose uplink and downlink free first
+// (adaptive).
+func (f *Fabric) spine(n, dst *NIC, m *Msg) int {
+	if !f.P.Topo.Adaptive {
+		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.QP))
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		h *= 0xc4ceb9fe1a85ec53
+		h ^= h >> 33
+		return int(h % uint64(f.spines))
+	}
+	best, at := 0, sim.Never
+	for s := range f.spines {
+		t := max(f.up[int(n.leaf)*f.spines+s], f.down[s*f.leaves+int(dst.leaf)])
+		if t < at {
+			best, at = s, t
+		}
+	}
+	return best
 }
 
 // Msg returns the message with id.
@@ -476,21 +573,55 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 // processing pipeline (shared with received messages), then the link.
 func (n *NIC) transmit(e *sim.Engine, id int32) {
 	p := n.P
-	m := n.fab.msgs.At(id)
-	slot := max(e.Now(), n.pipeAt)
-	n.pipeAt = slot + p.MsgSlot
+	f := n.fab
+	m := f.msgs.At(id)
+	ph := n.ph
+	slot := max(e.Now(), ph.pipeAt)
+	ph.pipeAt = slot + p.MsgSlot
 	wire := p.WireTime(int(m.Bytes))
-	dst := n.fab.NICs[m.Dst]
+	dst := f.NICs[m.Dst]
+	dp := dst.ph
+	if f.up != nil && n.leaf != dst.leaf {
+		n.crossLeaf(e, id, m, dst, slot, wire)
+		return
+	}
 	// Credit flow control: the switch holds only PortBuffer of traffic
 	// waiting for an egress port, so a message whose destination is backed
 	// up beyond that waits at the head of its sender's link, blocking the
 	// messages behind it to other destinations too (head-of-line).
-	start := max(slot+p.Tx, n.linkAt, dst.portAt-p.PortBuffer-p.Fabric)
-	n.linkAt = start + wire
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
+	ph.linkAt = start + wire
 	m.Sent = start
 	// The responder's port serializes arrivals from every sender.
-	arrive := max(start+p.Fabric, dst.portAt) + wire
-	dst.portAt = arrive
+	arrive := max(start+p.Fabric, dp.portAt) + wire
+	dp.portAt = arrive
+	m.Arrived = arrive
+	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// crossLeaf sends a message between leaves: up to a spine, down to the
+// responder's leaf, each link serializing what crosses it, two switch hops
+// more than within a leaf. A backed-up link beyond its buffer stalls the
+// sender's link, as the responder's port does.
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *Msg, dst *NIC, slot, wire sim.Time) {
+	p := n.P
+	f := n.fab
+	t := &p.Topo
+	s := f.spine(n, dst, m)
+	up := &f.up[int(n.leaf)*f.spines+s]
+	down := &f.down[s*f.leaves+int(dst.leaf)]
+	half := p.Fabric / 2
+	ph, dp := n.ph, dst.ph
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
+		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
+	ph.linkAt = start + wire
+	m.Sent = start
+	s1 := max(start+half, *up)
+	*up = s1 + wire
+	s2 := max(s1+t.Hop, *down)
+	*down = s2 + wire
+	arrive := max(s2+t.Hop+p.Fabric-half, dp.portAt) + wire
+	dp.portAt = arrive
 	m.Arrived = arrive
 	e.At(arrive, dst.id, opRx, int64(id))
 }
@@ -501,7 +632,7 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 func (n *NIC) receive(e *sim.Engine, id int32) {
 	p := n.P
 	m := n.fab.msgs.At(id)
-	start := max(e.Now(), n.pipeAt)
+	start := max(e.Now(), n.ph.pipeAt)
 	if m.RxCtx != n.lastRx || !n.haveRx {
 		n.lastRx, n.haveRx = m.RxCtx, true
 		if !n.ctx.Touch(m.RxCtx) {
@@ -510,7 +641,7 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 			m.ConnMiss += p.ConnMiss
 		}
 	}
-	n.pipeAt = start + p.RxSlot
+	n.ph.pipeAt = start + p.RxSlot
 	done := start + p.RxSlot + p.Rx
 	if m.DC {
 		// The DCT checks the address vector's key and state per message.
@@ -587,14 +718,14 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 		t := now + n.fetchTime(q)
 		if !w.begun {
 			w.begun = true
-			if q.host {
+			if n.host {
 				t += p.EmuHostDrain
 			} else {
 				t += p.EmuDrain
 			}
 		}
-		t = max(t, n.linkAt)
-		n.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
+		t = max(t, n.ph.linkAt)
+		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
 		m.Sent = t
 		if m.Atomic {
 			t += p.EmuAtomic
