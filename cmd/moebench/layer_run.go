@@ -98,6 +98,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.native.register(fs)
@@ -186,7 +187,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
-		for _, fl := range []string{"plot", "shard"} {
+		for _, fl := range []string{"plot", "shard", "topology"} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
@@ -248,6 +249,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
+	if n := topologyNote(base, configs[0].sets); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
 	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 
@@ -257,6 +261,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if err := f.prof.applyTopology(prof); err != nil {
+		return nil, nil, err
 	}
 	var axes []setAxis
 	for _, s := range f.prof.sets {

@@ -100,4 +100,3 @@ func TestSweepMatchesSerialRuns(t *testing.T) {
 		}
 	}
 }
-

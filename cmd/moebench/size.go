@@ -80,6 +80,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	if err := parse(fs, args); err != nil {
