@@ -132,6 +132,16 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 			e.down(0)
 			return
 		}
+		// No earlier than run's last event, it goes last in run: run stays
+		// sorted (its sequence is the largest yet), and a cascade of
+		// events each a little after the one before pops in O(1).
+		if e.ri == len(e.run) {
+			e.run, e.ri = e.run[:0], 0
+		}
+		if n := len(e.run); n == 0 || t >= e.run[n-1].at {
+			e.run = append(e.run, it)
+			return
+		}
 		e.q = append(e.q, it)
 		e.up(len(e.q) - 1)
 	case slot < e.cur+wheelSlots:
