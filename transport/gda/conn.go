@@ -158,12 +158,18 @@ type inFlight struct {
 // live in the conn's slab for the length of one post, so a layer of a
 // million warps keeps only as many as are posting at once.
 type poster struct {
-	w     *transport.Warp
-	op    transport.Op
-	start sim.Time // IssueStart
-	sq    int
-	slot  int
-	lay   Layout
+	w                   *transport.Warp
+	tag                 int64
+	start               sim.Time // IssueStart
+	src, dst, ch, bytes int32
+	sq, slot            int32
+	segs, bbs, loads    int32 // the WQE's Layout
+	atomic, flush       bool
+}
+
+// op is the Op being posted.
+func (p *poster) op() transport.Op {
+	return transport.Op{Src: int(p.src), Dst: int(p.dst), Channel: int(p.ch), Bytes: int(p.bytes), Atomic: p.atomic, Flush: p.flush, Tag: p.tag}
 }
 
 // Event ops of the conn's handler: a poster's phases (arg: the poster) and
@@ -200,15 +206,18 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		e.At(w.T.T, c.selfID, pResume, int64(pi))
 		return
 	}
-	p.op, p.start = op, w.T.T
+	p.start, p.tag = w.T.T, op.Tag
+	p.src, p.dst, p.ch, p.bytes = int32(op.Src), int32(op.Dst), int32(op.Channel), int32(op.Bytes)
+	p.atomic, p.flush = op.Atomic, op.Flush
 	av := 0
 	if c.cfg.DCIs > 0 {
-		p.sq = op.Src*c.perNIC + op.Channel%c.cfg.DCIs
+		p.sq = int32(op.Src*c.perNIC + op.Channel%c.cfg.DCIs)
 		av = avBytes
 	} else {
-		p.sq = op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer
+		p.sq = int32(op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
-	p.lay = WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
+	lay := WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
+	p.segs, p.bbs, p.loads = int32(lay.Segments), int32(lay.BBs), int32(lay.Loads)
 	c.step(e, pReserve, pi)
 }
 
@@ -242,7 +251,7 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 			if c.spaceWait == nil {
 				c.spaceWait = map[int][]int32{}
 			}
-			c.spaceWait[p.sq] = append(c.spaceWait[p.sq], pi)
+			c.spaceWait[int(p.sq)] = append(c.spaceWait[int(p.sq)], pi)
 			return
 		}
 		q.used = true
@@ -252,14 +261,14 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		} else {
 			th.Compute(g.Atomic) // shared producer index (or the lock)
 		}
-		p.slot = int(q.reserved)
+		p.slot = q.reserved
 		q.reserved++
 		q.outstanding++
-		th.Compute(sim.Time(p.lay.Loads) * g.L2Load)
-		th.Store(p.lay.Segments, 1)
+		th.Compute(sim.Time(p.loads) * g.L2Load)
+		th.Store(int(p.segs), 1)
 		e.At(th.T, c.selfID, pPublish, int64(pi))
 	case pPublish:
-		if c.cfg.Publication != PubThread && int(q.published) != p.slot {
+		if c.cfg.Publication != PubThread && q.published != p.slot {
 			if c.pubWait == nil {
 				c.pubWait = map[int64]int32{}
 			}
@@ -275,14 +284,14 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 	p := c.post.At(pi)
 	th := &p.w.T
-	op := p.op
+	op := p.op()
 	src := c.fab.NICs[op.Src]
-	qp := p.sq - op.Src*c.perNIC
+	qp := int(p.sq) - op.Src*c.perNIC
 	// Like the libraries, request a CQE only every few WQEs (and on a
 	// flush): one CQE retires the unsignaled WQEs before it.
 	every := max(1, min(64, c.cfg.Depth/4))
 	fi := c.sent.Alloc()
-	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(p.lay.BBs),
+	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: p.bbs,
 		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(fi),
 		WQE: q.published, Unsignaled: (int(q.published)+1)%every != 0 && !op.Flush}
 	if c.cfg.DCIs > 0 {
