@@ -112,3 +112,26 @@ func TestOversubscribedSpineSlowsTheCrossLeafShare(t *testing.T) {
 		t.Fatalf("2:1 oversubscription: the cross-leaf share takes %.2f× as long as at 1:1, want about 2×", r)
 	}
 }
+
+// A NIC keeps state only for the queues it used: posting on three of a
+// thousand QPs creates three.
+func TestQPStateIsCreatedOnFirstUse(t *testing.T) {
+	t.Parallel()
+	e := &sim.Engine{}
+	f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), 2, 1000, &a2aSink{})
+	n := f.NICs[0]
+	for _, qp := range []int{3, 500, 999, 500} {
+		n.Post(qp, Msg{Dst: 1, Bytes: 8, BBs: 1})
+		n.Doorbell(e, 0, qp)
+	}
+	e.Run()
+	if got := n.QPsUsed(); got != 3 {
+		t.Fatalf("%d QPs created, want 3", got)
+	}
+	if got := f.NICs[1].QPsUsed(); got != 0 {
+		t.Fatalf("the receiving NIC created %d QPs, want 0", got)
+	}
+	if f.msgs.Live() != 0 || f.dbs.Live() != 0 {
+		t.Fatalf("%d messages and %d doorbells still held after every delivery", f.msgs.Live(), f.dbs.Live())
+	}
+}
