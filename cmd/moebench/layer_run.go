@@ -209,6 +209,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	softMemoryLimit()
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err

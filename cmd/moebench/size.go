@@ -121,6 +121,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	study.Log = log
+	softMemoryLimit()
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
 		if bar == nil {
