@@ -413,7 +413,6 @@ func (b *nodeBase) send(e *sim.Engine, i int, op transport.Op) {
 	w := &b.pool.w[i]
 	w.T.T = max(w.T.T, e.Now())
 	b.pool.st[i].start = w.T.T
-	b.pool.st[i].op = op
 	b.messages++
 	b.conn.Post(e, w, op)
 }

@@ -438,11 +438,11 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 		snd, peer = peer, snd
 	}
 	if p.wtail[w] {
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)}
+		ws.op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: bytes, Tag: int64(ci)}
 		// The chunk is staged in the registered send buffer first.
+		ws.op = dataOp(snd, peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
@@ -476,7 +476,7 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 		w := g*p.perDst + i
 		wr := &p.pool.w[w]
 		n := min(per, int(c.n)-i*per)
-		p.pool.st[w].op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: n * p.bytesTok, Tag: int64(ci) | int64(i+1)<<tagPiece}
+		p.pool.st[w].op = dataOp(snd, peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
 		wr.T.T = max(wr.T.T, t)
 		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 	}
@@ -516,7 +516,7 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	lead := g * p.perDst
 	wr := &p.pool.w[lead]
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
-	p.pool.st[lead].op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)}
+	p.pool.st[lead].op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
 }

@@ -55,8 +55,6 @@ type Warp struct {
 	// Resume is called by the Conn once a Post has returned control to the
 	// warp; the warp's next Post belongs at its local time T.T.
 	Resume func(e *sim.Engine, w *Warp)
-	// Local is the Conn's own per-warp state (saves a map lookup per post).
-	Local any
 }
 
 // Env is the simulated cluster a Conn runs on.

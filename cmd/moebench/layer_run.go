@@ -90,6 +90,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.native.register(fs)
@@ -178,7 +179,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
-		for _, fl := range []string{"plot", "shard"} {
+		for _, fl := range []string{"plot", "shard", "topology"} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
@@ -203,6 +204,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
+	softMemoryLimit()
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
@@ -210,30 +212,42 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Vary the knobs shown as columns: the ones given more than one value.
 	total := f.ext.count(len(configs) * len(presets))
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
+	// Points run concurrently over the cores; items keep the serial order.
 	routes := map[moe.Shape]*moe.Routing{}
-	var items []item
+	type job struct {
+		cfg  config
+		rt   *moe.Routing
+		prof *profile.Profile
+		p    preset.Preset
+	}
+	var jobs []job
 	for ci, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
 		if err != nil {
 			return err
 		}
 		for pi, p := range presets {
-			if !f.ext.take(ci*len(presets) + pi) {
-				continue
+			if f.ext.take(ci*len(presets) + pi) {
+				jobs = append(jobs, job{c, rt, prof, p})
 			}
-			res, err := runOne(&f, c, rt, prof, p)
-			if err != nil {
-				return err
-			}
-			items = append(items, item{cfg: c, preset: p, res: res, knobs: knobsOf(fs, axes, c)})
-			bar.Step(p.Name)
 		}
+	}
+	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
+		j := jobs[i]
+		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p)
+		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
+	}, func(i int) { bar.Step(jobs[i].p.Name) })
+	if err != nil {
+		return err
 	}
 	bar.Done()
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
+	if n := topologyNote(base, configs[0].sets); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
 	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 
@@ -243,6 +257,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if err := f.prof.applyTopology(prof); err != nil {
+		return nil, nil, err
 	}
 	var axes []setAxis
 	for _, s := range f.prof.sets {

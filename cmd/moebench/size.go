@@ -77,6 +77,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -117,6 +118,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	study.Log = log
+	softMemoryLimit()
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
 		if bar == nil {

@@ -39,6 +39,7 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
+	c.m.fab.Place(env.GPUsPerNode)
 	if env.Mem != nil {
 		c.m.perGPU = env.Mem.RanksPerGPU()
 	}
