@@ -314,6 +314,9 @@ func TestFitReproduces(t *testing.T) {
 type modelLib struct{ p *profile.Profile }
 
 func (l *modelLib) Device() native.DeviceInfo { return h200 }
+func (l *modelLib) NCCLAllToAll(native.A2AConfig) (native.A2AResult, error) {
+	return native.A2AResult{}, errors.New("the model has no NCCL")
+}
 func (l *modelLib) DeviceCount() (int, error) { return 1, nil }
 func (l *modelLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.LayerResult, error) {
 	s := moe.Shape{Experts: c.Experts, TopK: c.TopK, Hidden: c.Hidden, Tokens: c.Tokens, Ranks: c.Ranks, GPUsPerNode: 1, Dispatch: moe.FP8, Combine: moe.BF16}
@@ -386,5 +389,51 @@ func TestNormalGrid(t *testing.T) {
 	}
 	if n := len(DefaultGrid()); n != len(LowLatencyGrid())+len(g) {
 		t.Errorf("the default grid has %d points", n)
+	}
+}
+
+// The all-to-all's bytes are the layer's: LL per (token, expert) message,
+// normal mode per (token, rank), combine the reverse of dispatch.
+func TestA2ABytes(t *testing.T) {
+	t.Parallel()
+	for _, normal := range []bool{false, true} {
+		rt := route(t, 4, 64, 7168, 8, 32)
+		d, c := A2ABytes(rt, normal)
+		s := rt.Shape
+		var sd, sc int64
+		for i := range d {
+			for j := range d[i] {
+				sd += d[i][j]
+				sc += c[i][j]
+				if (d[i][j] == 0) != (c[j][i] == 0) {
+					t.Errorf("normal %v: %d→%d carries %d B in dispatch, %d→%d %d B in combine", normal, i, j, d[i][j], j, i, c[j][i])
+				}
+			}
+		}
+		var want, wantC int64
+		if normal {
+			for _, k := range rt.Normal().TokensPerRank {
+				want += int64(k) * int64(7168+56*4)
+				wantC += int64(k) * 7168 * 2
+			}
+		} else {
+			sel := int64(rt.Selections())
+			want, wantC = sel*int64(s.LLDispatchBytes()), sel*int64(s.LLCombineBytes())
+		}
+		if sd != want || sc != wantC {
+			t.Errorf("normal %v: %d and %d B, want %d and %d", normal, sd, sc, want, wantC)
+		}
+	}
+}
+
+// NCCL runs one rank per GPU.
+func TestRunNCCLNeedsOneRankPerGPU(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 4, 16, 7168, 8, 32)
+	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 1}, ""); !errors.Is(err, ErrPlan) {
+		t.Fatalf("4 ranks on 1 GPU: %v", err)
+	}
+	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 4}, ""); !errors.Is(err, ErrPlan) {
+		t.Fatalf("4 GPUs on a host of 1: %v", err)
 	}
 }
