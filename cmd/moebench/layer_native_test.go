@@ -22,8 +22,8 @@ type fakeLib struct {
 	noNCCL bool // NCCL cannot be loaded
 	a2a    []native.A2AConfig
 	calls  []native.LayerConfig
-	fail  error // returned by Layer when set
-	bad   bool  // report verification problems
+	fail   error // returned by Layer when set
+	bad    bool  // report verification problems
 }
 
 func (f *fakeLib) Device() native.DeviceInfo {
