@@ -13,6 +13,7 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/routing"
 	"moebench/transport/gda"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
@@ -80,7 +81,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
-	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))

@@ -11,6 +11,7 @@ import (
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/moe"
+	"moebench/routing"
 	"moebench/sizing"
 	"moebench/transport/preset"
 	"moebench/workloads"
@@ -56,7 +57,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
-	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")

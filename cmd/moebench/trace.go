@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/routing"
 	"moebench/traces"
 )
 
@@ -85,10 +87,11 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	fs := newTraceFlags("gen", "gen --out FILE [flags]", `  moebench trace gen --out uniform.bin
   moebench trace gen --routing powerlaw:1.2 --drift 0.05 --layers 61 --ranks 32 --out r1.bin
   moebench trace gen --routing hot:8:0.5 --tokens 16 --weights --format jsonl --out -
+  moebench trace gen --routing imbalanced-ranks:4 --ranks 16 --gpus-per-node 8 --out hot-rank.bin
 `, stdout)
 	out := fs.String("out", "", "output file, or - for stdout (jsonl only); required")
 	format := fs.String("format", "", "output format: bin or jsonl (default: from --out's extension, else bin)")
-	routing := fs.String("routing", "uniform", "routing model: uniform, powerlaw:ALPHA (hottest experts lowest ids) or hot:N:SHARE")
+	spec := fs.String("routing", "uniform", "synthetic routing, as run's: "+routing.Syntax+" (hottest experts lowest ids)")
 	fs.IntVar(&d.Experts, "experts", d.Experts, "logical experts")
 	fs.IntVar(&d.TopK, "topk", d.TopK, "experts per token")
 	fs.IntVar(&d.Layers, "layers", d.Layers, "MoE layers")
@@ -108,11 +111,16 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if *out == "" {
 		return fmt.Errorf("%w: trace gen: --out is required", errUsage)
 	}
-	r, err := traces.ParseRouting(*routing)
+	r, err := routing.Parse(*spec)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
 	d.Routing = r
+	// The layer shape as run and replay check it: a trace they would
+	// refuse is refused here.
+	if err := checkTraceShape(d); err != nil {
+		return err
+	}
 	f, err := outputFormat(*format, *out)
 	if err != nil {
 		return err
@@ -122,6 +130,20 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
 	}
 	return writeTrace(*out, f, src, stdout)
+}
+
+// checkTraceShape validates trace gen's shape with the layer's own check
+// (moe.Shape.Validate), naming the flag at fault.
+func checkTraceShape(d traces.GenOptions) error {
+	s := moe.Shape{Experts: d.Experts, TopK: d.TopK, Tokens: d.TokensPerRank, Ranks: d.Ranks, GPUsPerNode: d.GPUsPerNode,
+		Hidden: 16, Dispatch: moe.BF16, Combine: moe.BF16}
+	if d.GPUsPerNode == 0 { // unknown: one node
+		s.GPUsPerNode = d.Ranks
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
+	return nil
 }
 
 // outputFormat takes --format, else guesses from the output name; binary
