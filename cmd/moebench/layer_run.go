@@ -135,6 +135,9 @@ type item struct {
 
 type knob struct{ name, value string }
 
+// sweepOnly are the knobs sweep takes as lists and run as one value.
+var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"}
+
 func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	sweep := name == "sweep"
 	usage, examples := "run [flags]", runExamples
@@ -145,6 +148,14 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	var f layerFlags
 	f.register(fs)
 	f.ext.register(fs, sweep)
+	if !sweep {
+		// The knobs are lists for sweep; run's help says it takes one.
+		for _, fl := range sweepOnly {
+			if v := fs.Lookup(fl); v != nil {
+				v.Usage += " (one value; sweep takes a list)"
+			}
+		}
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -164,7 +175,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"} {
+		for _, fl := range sweepOnly {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
