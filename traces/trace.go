@@ -32,7 +32,10 @@ const (
 // a cut-short file from a damaged one.
 var (
 	ErrTruncated = errors.New("truncated")
-	ErrChecksum  = errors.New("checksum mismatch")
+	// ErrOption is wrapped by import errors that an ImportOptions field
+	// (a command-line flag) must fix, not the data.
+	ErrOption   = errors.New("import option")
+	ErrChecksum = errors.New("checksum mismatch")
 )
 
 // Header describes a whole trace. It is written once, before the records.

@@ -69,7 +69,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if o.fromRaw != "" {
 		data, err := os.ReadFile(o.fromRaw)
 		if err != nil {
-			return fmt.Errorf("%w: --from-raw: %v", errUsage, err)
+			return fmt.Errorf("--from-raw: %w", err)
 		}
 		r, ok, err := parseLayerMeasured(data)
 		switch {

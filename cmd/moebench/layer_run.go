@@ -144,7 +144,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if sweep {
 		usage, examples = "sweep [flags]", sweepExamples
 	}
-	fs := newFlags(name, usage, examples, stderr)
+	fs := newFlags(name, usage, examples, stdout)
 	var f layerFlags
 	f.register(fs)
 	f.ext.register(fs, sweep)
@@ -247,6 +247,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	bar.Done()
+	if err := checkSetsRead(name, base, f.prof.sets); err != nil {
+		return err
+	}
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
@@ -260,6 +263,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if _, err := profile.SetNames(f.prof.sets); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	var axes []setAxis
 	for _, s := range f.prof.sets {
@@ -299,10 +305,10 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		return v
 	}
 	s0 := w.Shape
-	if f.topk != 0 {
+	if fs.Changed("topk") {
 		s0.TopK = f.topk
 	}
-	if f.hidden != 0 {
+	if fs.Changed("hidden") {
 		s0.Hidden = f.hidden
 	}
 	if f.dtype != "" {
@@ -602,6 +608,9 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	}
 	if c.mode == moe.Normal && s.Nodes() > 1 {
 		l = append(l, nodeNote(s, f.numSMs, f.chunk))
+	}
+	if len(f.prof.sets) > 0 {
+		l = append(l, "--set "+strings.Join(f.prof.sets, " --set "))
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))

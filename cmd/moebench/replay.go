@@ -103,7 +103,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 // replayCommand is runReplay with a hook called after each replayed group
 // (tests watch memory through it).
 func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int)) error {
-	fs := newFlags("replay", "replay --trace FILE [flags]", replayExamples, stderr)
+	fs := newFlags("replay", "replay --trace FILE [flags]", replayExamples, stdout)
 	var f replayFlags
 	f.register(fs)
 	plotPath := fs.String("plot", "", "also draw per-layer time over the replay and per-rank load to `FILE` (.svg or .png)")
@@ -182,6 +182,9 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	// shape the layer, not the trace.
 	opt.EPSize, opt.GPUsPerNode, opt.Provenance = 0, 0, ""
 	src, err := traces.Import(splitList(f.traces), opt)
+	if errors.Is(err, traces.ErrOption) {
+		return nil, fmt.Errorf("%w: --trace: %v", errUsage, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
@@ -293,7 +296,7 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset")); err != nil {
 		return nil, err
 	}
-	if rp.prof, err = f.prof.load(); err != nil {
+	if rp.prof, err = f.prof.loadFor("replay", &f.out); err != nil {
 		return nil, err
 	}
 	return rp, nil
@@ -319,7 +322,7 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 	if h.IDSpace == traces.Physical {
 		s.PhysicalExperts, rp.ids = h.PhysicalExperts, moe.PhysicalIDs
 	}
-	if f.hidden != 0 {
+	if fs.Changed("hidden") {
 		s.Hidden = f.hidden
 	}
 	if f.dtype != "" {

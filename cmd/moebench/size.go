@@ -43,10 +43,11 @@ type sizeFlags struct {
 	prof                                       profileFlags
 	out                                        outputFlags
 	logs                                       logFlags
+	changed                                    func(flag string) bool
 }
 
 func runSize(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("size", "size [flags]", sizeExamples, stderr)
+	fs := newFlags("size", "size [flags]", sizeExamples, stdout)
 	var f sizeFlags
 	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
 	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
@@ -110,10 +111,11 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if !sh.All() && f.plot != "" {
 		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
 	}
-	prof, err := f.prof.load()
+	prof, err := f.prof.loadFor("size", &f.out)
 	if err != nil {
 		return err
 	}
+	f.changed = fs.Changed
 	study, h, err := f.study(fs.Changed("nvlink"), fs.Changed("preset"))
 	if err != nil {
 		return err
@@ -184,17 +186,13 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		dst  *int
 	}{{"tokens", f.tokens, &s.Tokens}, {"ranks", f.ranks, &s.Ranks}, {"gpus-per-node", f.perNode, &s.GPUsPerNode},
 		{"topk", f.topk, &s.TopK}, {"hidden", f.hidden, &s.Hidden}} {
-		if o.v < 0 {
-			return nil, h, fmt.Errorf("%w: --%s %d: must be positive", errUsage, o.flag, o.v)
-		}
-		if o.v > 0 {
+		// Given, a value is used as it is (0 included, for the shape's
+		// check to refuse); only an absent flag means the workload's.
+		if f.changed(o.flag) {
 			*o.dst = o.v
 		}
 	}
-	if f.experts < 0 {
-		return nil, h, fmt.Errorf("%w: --experts %d: must be positive", errUsage, f.experts)
-	}
-	if f.experts > 0 && f.experts != s.Experts {
+	if f.changed("experts") && f.experts != s.Experts {
 		s.Experts, s.PhysicalExperts = f.experts, 0
 	}
 	if f.dtype != "" {

@@ -228,6 +228,9 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	src, err := traces.Import(fs.Args(), opt)
+	if errors.Is(err, traces.ErrOption) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if err != nil {
 		return err
 	}
