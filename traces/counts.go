@@ -301,7 +301,7 @@ func importEPLB(path string, opt ImportOptions) (ReadCloser, error) {
 	case FormatNPZ:
 		return importNPZFile(path, opt, true)
 	case FormatNPY:
-		a, err := readNPYFile(path, "weight")
+		a, err := readNPYFile(path, "weight", opt.MaxBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -201,6 +202,16 @@ func npy(dtype, shape string, data []byte) []byte {
 	return b.Bytes()
 }
 
+// npz returns a .npz (zip, stored) of one member.
+func npz(name string, member []byte) []byte {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	w, _ := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+	w.Write(member)
+	z.Close()
+	return b.Bytes()
+}
+
 func badInputs() []badInput {
 	f := func(name, content string) map[string][]byte { return map[string][]byte{name: []byte(content)} }
 	const (
@@ -243,11 +254,13 @@ func badInputs() []badInput {
 		{name: "run dcis zero", args: []string{"run", "--dcis", "0", "--transport", "dc"}, code: 2, msg: "--dcis"},
 		{name: "run workers zero", args: []string{"run", "--workers", "0"}, code: 2, msg: "--workers"},
 		{name: "run workers more than rings", args: []string{"run", "--workers", "100000", "--transport", "mini-proxy"}, code: 2, msg: "workers"},
-		{name: "run batch too deep", args: []string{"run", "--batch", "100000", "--transport", "mini-proxy"}, code: 2, msg: "chain of 100000"},
+		{name: "run batch too deep", args: []string{"run", "--batch", "1000", "--transport", "mini-proxy"}, code: 2, msg: "chain of 1000"},
+		{name: "run batch out of range", args: []string{"run", "--batch", "100000", "--transport", "mini-proxy"}, code: 2, msg: "--batch 100000"},
 		{name: "run ordering unknown", args: []string{"run", "--ordering", "relaxed"}, code: 2, msg: "--ordering"},
 		{name: "run ordering none", args: []string{"run", "--ordering", "none"}, code: 2, msg: "--ordering"},
 		{name: "run num-sms negative", args: []string{"run", "--num-sms", "-1"}, code: 2, msg: "--num-sms"},
 		{name: "run num-sms above the GPU", args: []string{"run", "--num-sms", "100000"}, code: 2, msg: "--num-sms"},
+		{name: "run chunk in ll mode", args: []string{"run", "--chunk", "32"}, code: 2, msg: "--chunk"},
 		{name: "run chunk negative", args: []string{"run", "--chunk", "-1"}, code: 2, msg: "--chunk"},
 		{name: "run background unknown", args: []string{"run", "--background", "noise"}, code: 2, msg: "--background"},
 		{name: "run background too many CTAs", args: []string{"run", "--background", "bulk:100000"}, code: 2, msg: "--background"},
@@ -276,6 +289,24 @@ func badInputs() []badInput {
 		{name: "run plot bad extension", args: []string{"run", "--plot", "p.gif"}, code: 2, msg: "p.gif"},
 		{name: "run shard on run", args: []string{"run", "--shard", "1/2"}, code: 2, msg: "--shard"},
 		{name: "run out into a missing directory", args: []string{"run", "--tokens", "1", "--out", "no/such/dir/r.json"}, code: 1, msg: "no/such/dir/r.json"},
+
+		// Cost before work: refused from the estimate, in well under a second.
+		{name: "run a million ranks", args: []string{"run", "--ranks", "1000000", "--experts", "1000000"}, code: 2, msg: "would need about"},
+		{name: "run a hundred thousand rings", args: []string{"run", "--rings", "100000", "--transport", "mini-proxy"}, code: 2, msg: "--rings 100000"},
+		{name: "run over max-memory", args: []string{"run", "--max-memory", "10MB"}, code: 2, msg: "--max-memory 10MB"},
+		{name: "run max-memory not a size", args: []string{"run", "--max-memory", "lots"}, code: 2, msg: "--max-memory"},
+		{name: "run max-memory unknown unit", args: []string{"run", "--max-memory", "3parsecs"}, code: 2, msg: "parsecs"},
+		{name: "sweep one point too big", args: []string{"sweep", "--ranks", "16,1048576", "--experts", "1048576", "--gpus-per-node", "8"}, code: 2, msg: "EP1048576"},
+		{name: "size a million ranks", args: []string{"size", "--ranks", "1000000", "--experts", "1000000"}, code: 2, msg: "would need about"},
+		{name: "size over max-memory", args: []string{"size", "--max-memory", "1KiB"}, code: 2, msg: "--max-memory 1KiB"},
+		{name: "trace convert npz declaring 2^28 x 8 ids", args: []string{"trace", "convert", "a.npz", "--out", "t.bin"},
+			files: map[string][]byte{"a.npz": npz("topk_ids.npy", npy("<i8", "(268435456, 8)", nil))}, code: 1, msg: "too many elements"},
+		{name: "trace convert npz over max-memory", args: []string{"trace", "convert", "a.npz", "--max-memory", "100MB", "--out", "t.bin"},
+			files: map[string][]byte{"a.npz": npz("topk_ids.npy", npy("<i8", "(16777216, 8)", nil))}, code: 2, msg: "--max-memory"},
+		{name: "replay npy over max-memory", args: []string{"replay", "--trace", "a.npy", "--max-memory", "100MB"},
+			files: map[string][]byte{"a.npy": npy("<i8", "(4, 4194304, 8)", nil)}, code: 2, msg: "--max-memory"},
+		{name: "replay npy declaring more than it holds", args: []string{"replay", "--trace", "a.npy"},
+			files: map[string][]byte{"a.npy": npy("<i8", "(4, 4194304, 8)", nil)}, code: 1, msg: "the file holds"},
 
 		// sweep
 		{name: "sweep tokens bad item", args: []string{"sweep", "--tokens", "8,x"}, code: 2, msg: "--tokens"},
@@ -426,5 +457,34 @@ func TestHelpOnStdout(t *testing.T) {
 				t.Errorf("moebench help %s differs from --help", strings.Join(c, " "))
 			}
 		})
+	}
+}
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"8GiB", "500MB", "1073741824", "1.5g", " 2 KiB ", "0", "-1", "1e3", "9999999999TiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseBytes(s)
+		if err != nil {
+			return
+		}
+		if v < 1 {
+			t.Fatalf("parseBytes(%q) = %d, below 1 byte", s, v)
+		}
+	})
+}
+
+func TestParseBytes(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int64{"8GiB": 8 << 30, "500MB": 500e6, "1024": 1024, "1.5g": 3 << 29, " 2 KiB ": 2048, "1t": 1 << 40} {
+		if v, err := parseBytes(s); err != nil || v != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, v, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "-1", "GiB", "1e3", "3 parsecs", "1..2G", "9999999999TiB"} {
+		if _, err := parseBytes(s); err == nil {
+			t.Errorf("parseBytes(%q) accepted", s)
+		}
 	}
 }

@@ -67,6 +67,7 @@ type layerFlags struct {
 	out         outputFlags
 	logs        logFlags
 	native      nativeFlags
+	budget      budgetFlags
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
 }
@@ -101,6 +102,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 	f.native.register(fs)
 }
 
@@ -174,6 +176,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.ext.check(fs, f.out.format); err != nil {
 		return err
 	}
+	if err := f.budget.check(); err != nil {
+		return err
+	}
 	if !sweep {
 		for _, fl := range sweepOnly {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
@@ -223,6 +228,16 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
+	}
+	// Refuse, before generating anything, a run the machine cannot hold.
+	for _, c := range configs {
+		for _, p := range presets {
+			layer, _ := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
+			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
+			if err := f.budget.allow(fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name), cost); err != nil {
+				return err
+			}
+		}
 	}
 	// Vary the knobs shown as columns: the ones given more than one value.
 	total := f.ext.count(len(configs) * len(presets))
@@ -383,15 +398,19 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		}
 	}
 	// The mechanism knobs multiply the list out further.
+	// The upper bounds are past any deployment (a rank's proxy is a few
+	// CPU threads polling tens of rings) and keep a mistyped value from
+	// running for minutes.
 	for _, k := range []struct {
 		flag string
 		vals []int
+		max  int
 		set  func(*config, int)
 	}{
-		{"dcis", f.dcis, func(c *config, v int) { c.dcis = v }},
-		{"workers", f.workers, func(c *config, v int) { c.workers = v }},
-		{"batch", f.batch, func(c *config, v int) { c.batch = v }},
-		{"rings", f.rings, func(c *config, v int) { c.rings = v }},
+		{"dcis", f.dcis, 1 << 20, func(c *config, v int) { c.dcis = v }},
+		{"workers", f.workers, 1 << 10, func(c *config, v int) { c.workers = v }},
+		{"batch", f.batch, 1 << 16, func(c *config, v int) { c.batch = v }},
+		{"rings", f.rings, 1 << 12, func(c *config, v int) { c.rings = v }},
 	} {
 		if len(k.vals) == 0 {
 			continue
@@ -399,8 +418,8 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		var next []config
 		for _, c := range out {
 			for _, v := range k.vals {
-				if v < 1 {
-					return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, k.flag, v)
+				if v < 1 || v > k.max {
+					return nil, fmt.Errorf("%w: --%s %d: must be 1 to %d", errUsage, k.flag, v, k.max)
 				}
 				c2 := c
 				k.set(&c2, v)
@@ -428,6 +447,9 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	}
 	if f.chunk < 0 {
 		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
+	}
+	if fs.Changed("chunk") && !slices.Contains(modes, moe.Normal) {
+		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	return out, nil
 }

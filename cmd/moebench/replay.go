@@ -60,6 +60,7 @@ type replayFlags struct {
 	prof       profileFlags
 	out        outputFlags
 	logs       logFlags
+	budget     budgetFlags
 }
 
 func (f *replayFlags) register(fs *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -119,6 +121,10 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := f.out.check(); err != nil {
 		return err
 	}
+	if err := f.budget.check(); err != nil {
+		return err
+	}
+	f.imp.MaxBytes = f.budget.bytes
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}

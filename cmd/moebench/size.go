@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type sizeFlags struct {
 	prof                                       profileFlags
 	out                                        outputFlags
 	logs                                       logFlags
+	budget                                     budgetFlags
 	changed                                    func(flag string) bool
 }
 
@@ -84,6 +86,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +94,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: size takes no arguments (got %q)", errUsage, fs.Args())
 	}
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := f.budget.check(); err != nil {
 		return err
 	}
 	if err := checkPlotPath("--plot", f.plot); err != nil {
@@ -225,6 +231,21 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	// Refuse, before generating anything, a study the machine cannot
+	// hold: the largest candidate on each mechanism, --jobs at once.
+	jobs := f.jobs
+	if jobs == 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	big := config{shape: s, qps: slices.Max(append([]int{0}, f.qps...)), dcis: slices.Max(append([]int{0}, f.dcis...)),
+		rings: slices.Max(append([]int{0}, f.rings...))}
+	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
+		c := moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts()))
+		c.Bytes *= int64(jobs)
+		if err := f.budget.allow(fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs), c); err != nil {
+			return nil, h, err
+		}
 	}
 	rt, err := moe.Generate(s, spec, f.seed)
 	if err != nil {

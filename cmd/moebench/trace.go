@@ -201,9 +201,16 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	fs.IntVar(&opt.GPUsPerNode, "gpus-per-node", 0, "GPUs per node, recorded in the header (0 = unknown)")
 	fs.Uint64Var(&opt.Seed, "seed", 1, "seed for tokens synthesized from counts")
 	fs.StringVar(&opt.Provenance, "provenance", "", "free text appended to the provenance (model, command, date)")
+	var budget budgetFlags
+	budget.register(fs)
 	if help, err := parseTraceFlags(fs, args); help || err != nil {
 		return err
 	}
+	if err := budget.check(); err != nil {
+		return err
+	}
+	// An imported array is held whole: its header must fit the budget.
+	opt.MaxBytes = budget.bytes
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: trace convert needs an input file", errUsage)
 	}
