@@ -288,7 +288,15 @@ func badInputs() []badInput {
 		{name: "run set list", args: []string{"run", "--set", "gpu.sm_clock_mhz=1500,1970"}, code: 2, msg: "gpu.sm_clock_mhz"},
 		{name: "run plot bad extension", args: []string{"run", "--plot", "p.gif"}, code: 2, msg: "p.gif"},
 		{name: "run shard on run", args: []string{"run", "--shard", "1/2"}, code: 2, msg: "--shard"},
-		{name: "run out into a missing directory", args: []string{"run", "--tokens", "1", "--out", "no/such/dir/r.json"}, code: 1, msg: "no/such/dir/r.json"},
+		{name: "run out into a missing directory", args: []string{"run", "--tokens", "1", "--out", "no/such/dir/r.json"}, code: 2, msg: "no/such/dir/r.json"},
+		{name: "run out is a directory", args: []string{"run", "--tokens", "1", "--out", "."}, code: 2, msg: "is a directory"},
+		{name: "run plot into a missing directory", args: []string{"run", "--plot", "no/p.svg"}, code: 2, msg: "no/p.svg"},
+		{name: "sweep out into a missing directory", args: []string{"sweep", "--out", "no/s.json"}, code: 2, msg: "no/s.json"},
+		{name: "size out into a missing directory", args: []string{"size", "--out", "no/s.json"}, code: 2, msg: "no/s.json"},
+		{name: "validate out into a missing directory", args: []string{"validate", "--out", "no/v.csv"}, code: 2, msg: "no/v.csv"},
+		{name: "trace gen out into a missing directory", args: []string{"trace", "gen", "--out", "no/t.bin"}, code: 2, msg: "no/t.bin"},
+		{name: "trace convert out into a missing directory", args: []string{"trace", "convert", "a.jsonl", "--out", "no/t.bin"}, files: f("a.jsonl", jsonlHead), code: 2, msg: "no/t.bin"},
+		{name: "calibrate raw into a missing directory", args: []string{"calibrate", "--raw", "no/raw.json"}, code: 2, msg: "no/raw.json"},
 
 		// Cost before work: refused from the estimate, in well under a second.
 		{name: "run a million ranks", args: []string{"run", "--ranks", "1000000", "--experts", "1000000"}, code: 2, msg: "would need about"},

@@ -88,6 +88,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
 	}
+	if err := checkOut("--out", o.out); err != nil {
+		return err
+	}
+	if err := checkOut("--raw", o.raw); err != nil {
+		return err
+	}
 	if o.layer {
 		if !fs.Changed("out") {
 			o.out = "layer-calibration.json"

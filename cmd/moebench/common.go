@@ -63,6 +63,18 @@ func (o *outputFlags) check() error {
 	if err := report.CheckFormat(o.format); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	return checkOut("--out", o.out)
+}
+
+// checkOut refuses, before any work, an output path that cannot be
+// written ("" and "-" are stdout).
+func checkOut(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if err := report.CheckWritable(path); err != nil {
+		return fmt.Errorf("%w: %s: %v", errUsage, flag, err)
+	}
 	return nil
 }
 

@@ -111,6 +111,9 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if *out == "" {
 		return fmt.Errorf("%w: trace gen: --out is required", errUsage)
 	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
 	r, err := routing.Parse(*spec)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
@@ -216,6 +219,9 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	}
 	if *out == "" || *out == "-" {
 		return fmt.Errorf("%w: trace convert: --out FILE is required", errUsage)
+	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
 	}
 	if *from != "" {
 		f, err := parseFormat("from", *from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
