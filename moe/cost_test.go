@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
 )
 
 // The estimate grows with every term and does not overflow on shapes far
@@ -30,5 +32,34 @@ func TestEstimateCost(t *testing.T) {
 	huge := moe.Shape{Experts: 1 << 20, TopK: 8, Tokens: 1 << 20, Ranks: 1 << 20}
 	if c := moe.EstimateCost(huge, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.Messages <= 0 {
 		t.Errorf("overflowed: %+v", c)
+	}
+}
+
+// A run reports its deliveries as it goes, never more than the estimate.
+func TestLayerProgress(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []moe.Mode{moe.LL, moe.Normal} {
+		s := moe.Shape{Experts: 64, TopK: 4, Hidden: 1024, Tokens: 256, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+		r, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := preset.Get("mini-gda")
+		layer, _ := moe.Channels(s, mode, 0, moe.Background{})
+		tr, err := p.Transport(preset.Options{LocalExperts: layer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, got := 0, 0
+		_, err = moe.RunLayer(moe.LayerConfig{Routing: r, Mode: mode, Transport: tr, Profile: profile.MustLoad("p-ib"), NoPayload: true, NVLink: mode == moe.Normal,
+			Progress: func(n int) { calls++; got += n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := moe.EstimateCost(s, moe.Queues{}).Messages
+		// Normal mode sends few, large messages: it may report none here.
+		if (mode == moe.LL && calls < 2) || int64(got) > est {
+			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls, got, est)
+		}
 	}
 }

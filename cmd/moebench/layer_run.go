@@ -70,6 +70,11 @@ type layerFlags struct {
 	budget      budgetFlags
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
+	// The bar runOne advances with delivered messages, the messages left
+	// of the run's estimate, and the run's name.
+	progressBar  *report.Progress
+	progressLeft int
+	progressWhat string
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -229,19 +234,27 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
 	}
-	// Refuse, before generating anything, a run the machine cannot hold.
-	for _, c := range configs {
-		for _, p := range presets {
+	// Refuse, before generating anything, a run the machine cannot hold;
+	// the estimated messages are the progress bar's units, so that it
+	// moves within a long run too.
+	msgs := make([]int, len(configs)*len(presets))
+	total := 0
+	for ci, c := range configs {
+		for pi, p := range presets {
 			layer, _ := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
 			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
 			if err := f.budget.allow(fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name), cost); err != nil {
 				return err
 			}
+			i := ci*len(presets) + pi
+			msgs[i] = int(min(cost.Messages, 1<<40))
+			if f.ext.shard.Has(i) {
+				total += msgs[i]
+			}
 		}
 	}
-	// Vary the knobs shown as columns: the ones given more than one value.
-	total := f.ext.count(len(configs) * len(presets))
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
+	f.progressBar = bar
 	routes := map[moe.Shape]*moe.Routing{}
 	var items []item
 	for ci, c := range configs {
@@ -253,12 +266,15 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			if !f.ext.take(ci*len(presets) + pi) {
 				continue
 			}
+			f.progressLeft, f.progressWhat = msgs[ci*len(presets)+pi], p.Name
 			res, err := runOne(&f, c, rt, prof, p)
 			if err != nil {
 				return err
 			}
+			// Vary the knobs shown as columns: the ones given more than
+			// one value.
 			items = append(items, item{cfg: c, preset: p, res: res, knobs: knobsOf(fs, axes, c)})
-			bar.Step(p.Name)
+			bar.Add(f.progressLeft, p.Name) // what the estimate had left over
 		}
 	}
 	bar.Done()
@@ -553,8 +569,16 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 	if err != nil {
 		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
 	}
-	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
+	lc := moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload}
+	if f.progressBar != nil {
+		lc.Progress = func(n int) {
+			n = min(n, f.progressLeft) // the estimate is an upper bound
+			f.progressLeft -= n
+			f.progressBar.Add(n, f.progressWhat)
+		}
+	}
+	res, err := moe.RunLayer(lc)
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
