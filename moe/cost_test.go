@@ -1,11 +1,13 @@
 package moe_test
 
 import (
+	"math"
 	"testing"
 
 	"moebench/moe"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
+	"moebench/workloads"
 )
 
 // The estimate grows with every term and does not overflow on shapes far
@@ -60,6 +62,55 @@ func TestLayerProgress(t *testing.T) {
 		// Normal mode sends few, large messages: it may report none here.
 		if (mode == moe.LL && calls < 2) || int64(got) > est {
 			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls, got, est)
+		}
+	}
+}
+
+// With background traffic the critical path still sums to the phase time
+// it explains (the background's head start before the kernels is no part
+// of it), and bound-by names the largest cause.
+func TestBreakdownSumsUnderBackground(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode   moe.Mode
+		preset string
+		bg     string
+	}{
+		{moe.LL, "mini-gda", "bulk:8:shared"},
+		{moe.LL, "mini-proxy", "bulk:8:reserved"},
+		{moe.LL, "dc", "bulk:8:shared"},
+		{moe.Normal, "mini-gda", "bulk:8:shared"},
+	} {
+		bg, err := workloads.ParseBackground(tc.bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := moe.Shape{Experts: 32, TopK: 4, Hidden: 1024, Tokens: 8, Ranks: 8, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+		r, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := preset.Get(tc.preset)
+		layer, reserved := moe.Channels(s, tc.mode, 0, bg)
+		o := preset.Options{LocalExperts: layer}
+		if reserved > 0 {
+			o.QPsPerPeer, o.Reserved = layer+reserved, reserved
+		}
+		tr, err := p.Transport(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: tc.mode, Transport: tr, Profile: profile.MustLoad("p-ib"), Background: bg, NVLink: tc.mode == moe.Normal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ph := range []*moe.Phase{&res.Dispatch, &res.Combine} {
+			if got := ph.Breakdown.Total(); math.Abs(got-ph.Time.Mean) > 1e-6*ph.Time.Mean+1e-6 {
+				t.Errorf("%v %s %s: breakdown sums to %v µs, phase mean is %v µs", tc.mode, tc.preset, tc.bg, got, ph.Time.Mean)
+			}
+			if ph.BoundBy != ph.Breakdown.Largest().String() {
+				t.Errorf("%v %s %s: bound by %s, largest cause %s", tc.mode, tc.preset, tc.bg, ph.BoundBy, ph.Breakdown.Largest())
+			}
 		}
 	}
 }

@@ -75,9 +75,10 @@ type ran struct {
 // runBinary runs moebench with args in dir, killing it at limit.
 func runBinary(t *testing.T, dir string, limit time.Duration, args ...string) ran {
 	t.Helper()
+	bin := moebenchBinary(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, moebenchBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MOEBENCH_NATIVE_LIB="+filepath.Join(dir, "no-such-lib.so"))
 	var out, errb bytes.Buffer
@@ -138,6 +139,7 @@ type badInput struct {
 // badInputTime and badInputRSS.
 func TestBadInputs(t *testing.T) {
 	t.Parallel()
+	moebenchBinary(t)
 	cases := badInputs()
 	if len(cases) < 100 {
 		t.Errorf("%d bad inputs, want at least 100", len(cases))
