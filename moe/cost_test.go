@@ -2,6 +2,7 @@ package moe_test
 
 import (
 	"math"
+	"sync/atomic"
 	"testing"
 
 	"moebench/moe"
@@ -52,16 +53,16 @@ func TestLayerProgress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		calls, got := 0, 0
+		var calls, got atomic.Int64 // dispatch and combine report side by side
 		_, err = moe.RunLayer(moe.LayerConfig{Routing: r, Mode: mode, Transport: tr, Profile: profile.MustLoad("p-ib"), NoPayload: true, NVLink: mode == moe.Normal,
-			Progress: func(n int) { calls++; got += n }})
+			Progress: func(n int) { calls.Add(1); got.Add(int64(n)) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		est := moe.EstimateCost(s, moe.Queues{}).Messages
 		// Normal mode sends few, large messages: it may report none here.
-		if (mode == moe.LL && calls < 2) || int64(got) > est {
-			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls, got, est)
+		if (mode == moe.LL && calls.Load() < 2) || got.Load() > est {
+			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls.Load(), got.Load(), est)
 		}
 	}
 }

@@ -85,7 +85,9 @@ type LayerConfig struct {
 	Log         *zap.Logger
 	// Progress, when set, is told of delivered messages as the simulation
 	// runs (in batches of ProgressBatch), so that a long single run can
-	// show movement. EstimateCost's Messages bounds the total.
+	// show movement. EstimateCost's Messages bounds the total. LL mode
+	// simulates dispatch and combine side by side: Progress may be called
+	// from two goroutines at once.
 	Progress func(messages int)
 }
 

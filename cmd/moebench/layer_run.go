@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -73,6 +74,7 @@ type layerFlags struct {
 	// The bar runOne advances with delivered messages, the messages left
 	// of the run's estimate, and the run's name.
 	progressBar  *report.Progress
+	progressMu   sync.Mutex
 	progressLeft int
 	progressWhat string
 }
@@ -573,6 +575,9 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload}
 	if f.progressBar != nil {
 		lc.Progress = func(n int) {
+			// Dispatch and combine may report at once.
+			f.progressMu.Lock()
+			defer f.progressMu.Unlock()
 			n = min(n, f.progressLeft) // the estimate is an upper bound
 			f.progressLeft -= n
 			f.progressBar.Add(n, f.progressWhat)
