@@ -2,7 +2,10 @@
 // live, which experts each token picks, what that means for traffic, and
 // the DeepEP-style dispatch and combine simulated over any transport
 // (RunLayer), with per-rank timings, a critical-path breakdown by cause and
-// correctness checks of every delivery.
+// correctness checks of every delivery. The layer knows a transport only
+// by what it declares (transport.Transport): its name, queue depth and the
+// causes of its own NIC time, which join the breakdown between egress and
+// wire.
 //
 // In: a Shape (experts, top-k, hidden size, tokens per rank, ranks, GPUs
 // per node, dtypes) and either a RoutingSpec with a seed (Generate), with

@@ -89,6 +89,8 @@ type LayerConfig struct {
 	// simulates dispatch and combine side by side: Progress may be called
 	// from two goroutines at once.
 	Progress func(messages int)
+
+	own ownCauses // the transport's causes, set by RunLayer
 }
 
 // ProgressBatch is how many deliveries LayerConfig.Progress hears of at once.
@@ -111,8 +113,8 @@ func (c *LayerConfig) Validate() error {
 		return fmt.Errorf("chunk: %d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
-	case c.RanksPerGPU > 1 && c.Mode != LL:
-		return errors.New("ranks per GPU: only low-latency mode places several ranks on one GPU")
+	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Nodes() > 1:
+		return errors.New("ranks per GPU: internode normal mode places one rank on each GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
 		return err
@@ -151,6 +153,9 @@ func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved in
 	return layer, reserved
 }
 
+// DefaultNormalSMs is the SMs normal mode takes when none are asked for.
+const DefaultNormalSMs = normalSMs
+
 func normalSMsOr(n int) int {
 	if n > 0 {
 		return n
@@ -158,25 +163,14 @@ func normalSMsOr(n int) int {
 	return normalSMs
 }
 
-// QueueDepther is implemented by transports that can say how many WQEs one
-// send queue holds.
-type QueueDepther interface{ QueueDepth() int }
+// NVLinkCarrier is implemented by transports that carry same-node peers
+// over NVLink when the layer allows it (Env.NVLink); normal mode then runs
+// DeepEP's intranode kernels, which never touch a NIC.
+type NVLinkCarrier interface{ CarriesNVLink() bool }
 
-// queueDepth asks the transport, then its Conn; as a last resort it reads
-// the depth back from the queue memory a GPU-queue transport reports
-// (QPs × depth × 64 B WQEs). 0 means unknown.
-func queueDepth(t transport.Transport, c transport.Conn) int {
-	if d, ok := t.(QueueDepther); ok {
-		return d.QueueDepth()
-	}
-	if d, ok := c.(QueueDepther); ok {
-		return d.QueueDepth()
-	}
-	r := c.Resources()
-	if r.QPsPerNIC > 0 && r.ProxyRings == 0 && r.DCIsPerNIC == 0 && r.QueueBytesPerRank > 0 {
-		return int(r.QueueBytesPerRank / (int64(r.QPsPerNIC) * 64))
-	}
-	return 0
+func carriesNVLink(t transport.Transport) bool {
+	c, ok := t.(NVLinkCarrier)
+	return ok && c.CarriesNVLink()
 }
 
 // ErrQueueDepth marks a run whose transport queues cannot hold what the
@@ -196,19 +190,29 @@ func checkDepth(s Shape, depth int) error {
 }
 
 // nicModel gives the NIC's own processing time of an op on an idle NIC,
-// from doorbell service to the first byte on the wire.
-type nicModel struct{ p hw.NICParams }
+// from doorbell service to the first byte on the wire, and the causes of
+// the transport's own NIC time.
+type nicModel struct {
+	p   hw.NICParams
+	own ownCauses
+}
 
-func (n *nicModel) floor(op transport.Op, nvlink bool) sim.Time {
+// nicShare is how a delivery's Served→Sent splits before egress queueing.
+type nicShare struct {
+	floor sim.Time
+	own   ownCauses
+}
+
+func (n *nicModel) floor(op transport.Op, nvlink bool) nicShare {
 	if nvlink {
-		return 0
+		return nicShare{own: n.own}
 	}
 	p := &n.p
 	t := p.Doorbell + p.WQE + p.DMARead + p.PCIeTime(64) + p.Tx
 	if !op.Atomic && op.Bytes > 8 {
 		t += p.DMARead + p.PCIeTime(op.Bytes)
 	}
-	return t
+	return nicShare{t, n.own}
 }
 
 // gpuModel is the GPU-side compute and copy model shared by both modes.
@@ -228,24 +232,31 @@ type gpuModel struct {
 // warp copy's latency), from the profile.
 type kernelCosts struct {
 	start, cast, gridSync, recvTask, recvToken, reduceToken, warpCopy sim.Time
+	// normal mode over NVLink: per chunk sent and received, and the
+	// receiving warp's copy rate (bytes per picosecond)
+	nvlChunk, nvlRecvChunk sim.Time
+	nvlWarpBpp             float64
 }
 
-func newGPUModel(p *profile.Profile, ranks int) *gpuModel { return newGPUModelOn(p, ranks, 1) }
+func newGPUModel(cfg *LayerConfig, ranks int) *gpuModel { return newGPUModelOn(cfg, ranks, 1) }
 
 // newGPUModelOn places ranksPerGPU consecutive ranks on each GPU.
-func newGPUModelOn(p *profile.Profile, ranks, ranksPerGPU int) *gpuModel {
+func newGPUModelOn(cfg *LayerConfig, ranks, ranksPerGPU int) *gpuModel {
+	p := cfg.Profile
 	ns := func(name string) sim.Time { return sim.Ns(p.Get(name)) }
 	mem := hw.NewMemory(ranks, ranksPerGPU, p.Get("gpu.copy_gbs"), p.Get("gpu.warp_copy_gbs"), ns("gpu.warp_copy_ns"))
 	mem.SetPeerRate(p.Get("gpu.peer_gbs"))
 	return &gpuModel{
 		recvMem: mem.NewPool(p.Get("kernel.recv_gbs")),
 		reduc:   mem.NewPool(p.Get("kernel.reduce_gbs")),
-		nic:     nicModel{hw.NewNICParams(p)},
+		nic:     nicModel{hw.NewNICParams(p), cfg.own},
 		costs:   hw.NewGPUCosts(p),
 		kern: kernelCosts{
 			start: ns("kernel.start_ns"), cast: ns("kernel.cast_ns"), gridSync: ns("kernel.grid_sync_ns"),
 			recvTask: ns("kernel.recv_task_ns"), recvToken: ns("kernel.recv_token_ns"),
 			reduceToken: ns("kernel.reduce_token_ns"), warpCopy: ns("gpu.warp_copy_ns"),
+			nvlChunk: ns("kernel.nvl_chunk_ns"), nvlRecvChunk: ns("kernel.nvl_recv_chunk_ns"),
+			nvlWarpBpp: p.Get("kernel.nvl_warp_gbs") / 1000,
 		},
 		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
 		mem:     mem,
@@ -316,6 +327,10 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	var err error
+	if cfg.own, err = ownCausesOf(cfg.Transport); err != nil {
+		return nil, err
+	}
 	s := cfg.Routing.Shape
 	res := &Result{
 		Transport: cfg.Transport.Name(),
@@ -329,7 +344,6 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 	log.Debug("layer start", zap.Int("tokens", s.Tokens), zap.Int("experts", s.Physical()), zap.Int("topk", s.TopK),
 		zap.String("background", cfg.Background.String()))
 	wall := time.Now()
-	var err error
 	switch cfg.Mode {
 	case LL:
 		err = runLL(&cfg, res)
@@ -415,19 +429,6 @@ func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Deliver
 		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
 	}
 	return e, conn, nil
-}
-
-// mergeResources keeps the larger of each figure over the phases.
-func mergeResources(a, b transport.Resources) transport.Resources {
-	a.QPsPerNIC = max(a.QPsPerNIC, b.QPsPerNIC)
-	a.ActiveConnPerNIC = max(a.ActiveConnPerNIC, b.ActiveConnPerNIC)
-	a.ConnKnee = max(a.ConnKnee, b.ConnKnee)
-	a.DCIsPerNIC = max(a.DCIsPerNIC, b.DCIsPerNIC)
-	a.ProxyRings = max(a.ProxyRings, b.ProxyRings)
-	a.ProxyWorkers = max(a.ProxyWorkers, b.ProxyWorkers)
-	a.QueueBytesPerRank = max(a.QueueBytesPerRank, b.QueueBytesPerRank)
-	a.ConnMissRate = max(a.ConnMissRate, b.ConnMissRate)
-	return a
 }
 
 // problemList collects correctness problems, capped like the oracles'.

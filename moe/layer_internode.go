@@ -413,7 +413,6 @@ func (b *nodeBase) send(e *sim.Engine, i int, op transport.Op) {
 	w := &b.pool.w[i]
 	w.T.T = max(w.T.T, e.Now())
 	b.pool.st[i].start = w.T.T
-	b.pool.st[i].op = op
 	b.messages++
 	b.conn.Post(e, w, op)
 }
@@ -530,24 +529,24 @@ func runNodes(cfg *LayerConfig, res *Result) error {
 	n := cfg.Routing.Normal()
 	plan := planNodes(cfg.Routing, n, C)
 	var probs problemList
-	g := newGPUModel(cfg.Profile, s.Ranks)
+	g := newGPUModel(cfg, s.Ranks)
 	notify, r0, nmsgs, err := runNotifyNodes(cfg, g)
 	if err != nil {
 		return err
 	}
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModel(cfg, s.Ranks)
 	r1, err := runNodeDispatch(cfg, n, plan, g, &probs, &res.Dispatch, notify)
 	if err != nil {
 		return err
 	}
 	res.Dispatch.Messages += nmsgs
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModel(cfg, s.Ranks)
 	r2, err := runNodeCombine(cfg, n, plan, g, &probs, &res.Combine)
 	if err != nil {
 		return err
 	}
 	res.Events = res.Dispatch.Events + res.Combine.Events
-	res.Resources = Resources{Resources: mergeResources(mergeResources(r0, r1), r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
+	res.Resources = Resources{Resources: r0.Max(r1).Max(r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
 	return nil
 }

@@ -77,9 +77,32 @@ const (
 	roleFlag
 )
 
+// llOp is a warp's op in progress, in the few bytes a million warps can
+// afford: a control op (a count, a flag or a tail) is an 8 B fetch-add
+// that flushes.
+type llOp struct {
+	tag                 int64
+	src, dst, ch, bytes int32
+	ctl                 bool
+}
+
+func (o *llOp) op() transport.Op {
+	return transport.Op{Src: int(o.src), Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.ctl, Flush: o.ctl, Tag: o.tag}
+}
+
+// dataOp is a write of bytes from src to (dst, local expert ch).
+func dataOp(src, dst, ch, bytes int, tag int64) llOp {
+	return llOp{tag: tag, src: int32(src), dst: int32(dst), ch: int32(ch), bytes: int32(bytes)}
+}
+
+// ctlOp is a count or flag atomic from src to (dst, local expert ch).
+func ctlOp(src, dst, ch int, tag int64) llOp {
+	return llOp{tag: tag, src: int32(src), dst: int32(dst), ch: int32(ch), bytes: 8, ctl: true}
+}
+
 // llWarp is the workload's state of one sending warp.
 type llWarp struct {
-	op    transport.Op
+	op    llOp
 	start sim.Time // IssueStart of the post in progress
 	sm    int32    // global SM (rank·S + s)
 	g     int32    // warp group (count and combine roles)
@@ -151,7 +174,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	ws := &b.pool.st[i]
 	w.T.T = max(w.T.T, e.Now())
 	ws.start = w.T.T
-	op := ws.op
+	op := ws.op.op()
 	if op.Src != op.Dst {
 		b.messages++
 		b.conn.Post(e, w, op)
@@ -269,8 +292,12 @@ type llDispatch struct {
 	lastPost  []sim.Time // [rank][expert] when the last of them was posted
 	waiter    []int32    // [rank][expert] count warp waiting, -1 none
 	// per receive task (expert·R + source)
-	detect    []sim.Time
-	ctimes    []transport.Times
+	detect []sim.Time
+	// A count's path is kept from its delivery until its task is copied
+	// (ctIx indexes ctimes; the rank's gate keeps the one that set it).
+	ctIx      []int32
+	ctimes    sim.Slab[transport.Times]
+	gateT     []transport.Times
 	counted   []uint8
 	grpNext   []int32    // [rank][group] next round
 	grpFree   []sim.Time // [rank][group]
@@ -292,7 +319,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 		return transport.Resources{}, nil, err
 	}
 	d.e, d.conn = e, conn
-	if err := checkDepth(d.s, queueDepth(cfg.Transport, conn)); err != nil {
+	if err := checkDepth(d.s, cfg.Transport.QueueDepth()); err != nil {
 		return transport.Resources{}, nil, err
 	}
 	d.id = e.Register(d)
@@ -324,7 +351,8 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 		d.waiter[i] = -1
 	}
 	d.detect = make([]sim.Time, E*R)
-	d.ctimes = make([]transport.Times, E*R)
+	d.ctIx = make([]int32, E*R)
+	d.gateT = make([]transport.Times, R)
 	d.counted = make([]uint8, E*R)
 	d.grpNext = make([]int32, R*S*G)
 	d.grpFree = make([]sim.Time, R*S*G)
@@ -421,7 +449,7 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 		w := &d.pool.w[wi]
 		ws := &d.pool.st[wi]
 		ws.role = roleData
-		ws.op = transport.Op{Src: r, Dst: int(m.DstRank), Channel: int(m.LocalExpert), Bytes: msg, Tag: int64(mi - 1)}
+		ws.op = dataOp(r, int(m.DstRank), int(m.LocalExpert), msg, int64(mi-1))
 		w.T.T = max(w.T.T, tc)
 		st.pending++
 		e.At(w.T.T, d.id, opPost, int64(wi))
@@ -453,7 +481,7 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	r := w.Rank
 	switch ws.role {
 	case roleData:
-		x := r*d.E + ws.op.Dst*d.nl + ws.op.Channel
+		x := r*d.E + int(ws.op.dst)*d.nl + int(ws.op.ch)
 		d.remaining[x]--
 		d.lastPost[x] = max(d.lastPost[x], w.T.T)
 		if d.remaining[x] == 0 {
@@ -512,8 +540,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		return
 	}
 	dst, le := ex/d.nl, ex%d.nl
-	ws.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: 8, Atomic: true, Flush: true,
-		Tag: tagCount | int64(ex*d.R+r)}
+	ws.op = ctlOp(r, dst, le, tagCount|int64(ex*d.R+r))
 	x := r*d.E + ex
 	if d.remaining[x] > 0 {
 		d.waiter[x] = int32(wi)
@@ -535,7 +562,9 @@ func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 			return
 		}
 		d.counted[t] = 1
-		d.ctimes[t] = dl.Times
+		ci := d.ctimes.Alloc()
+		*d.ctimes.At(ci) = dl.Times
+		d.ctIx[t] = ci
 		d.detect[t] = d.g.pollDetect(dl.Times.Visible)
 		e.At(d.detect[t], d.id, opTaskReady, int64(t))
 		return
@@ -582,7 +611,9 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
+			d.gateT[r] = *d.ctimes.At(d.ctIx[t])
 		}
+		d.ctimes.Free(d.ctIx[t])
 		d.tasksLeft[r]--
 		if d.tasksLeft[r] == 0 {
 			d.finishRank(r)
@@ -595,9 +626,9 @@ func (d *llDispatch) finishRank(r int) {
 	var bd Breakdown
 	if d.detect[t] >= d.sendDone[r] {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(d.cfg.Background.origin(), d.ctimes[t], t%d.R == r, d.g.nic.floor(op, d.ctimes[t].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
 	} else {
-		bd = attribute(d.cfg.Background.origin(), d.selfPath(r), true, 0, 0, d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
 	}
 	d.rankReady(r, d.ready[r], bd)
 }
@@ -790,14 +821,14 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 			fw.T.T = max(fw.T.T, gr.t)
 			ex := r*c.nl + le
 			fs.role = roleFlag
-			fs.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ex*c.R+dst)}
+			fs.op = ctlOp(r, dst, le, tagCount|int64(ex*c.R+dst))
 			e.At(max(fw.T.T, e.Now()), c.id, opPost, int64(f))
 		}
 		return
 	}
 	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
-	ws.op = transport.Op{Src: r, Dst: dst, Channel: le, Bytes: bytes, Tag: int64(mi)}
+	ws.op = dataOp(r, dst, le, bytes, int64(mi))
 	if dst != r {
 		// Remote: stage the token in the send buffer first.
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
@@ -884,7 +915,7 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 		op := transport.Op{Atomic: true, Bytes: 8}
 		bd = attribute(c.cfg.Background.origin(), c.gateT[r], c.gateLocal[r], c.g.nic.floor(op, c.gateT[r].NVLink), c.maxDetect[r], start, end, CauseReduce)
 	} else {
-		bd = attribute(c.cfg.Background.origin(), c.selfPath(r), true, 0, 0, start, end, CauseReduce)
+		bd = attribute(c.cfg.Background.origin(), c.selfPath(r), true, nicShare{}, 0, start, end, CauseReduce)
 	}
 	c.rankReady(r, end, bd)
 }
@@ -896,7 +927,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 	}
 	l := cfg.Routing.LL()
-	g := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
 	// Dispatch and combine are simulated from their own start, each on its
 	// own engine, so they run side by side on two cores; each is
@@ -915,7 +946,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 			probs.addErr(l.CheckDispatch(got))
 		}
 	}()
-	g2 := newGPUModelOn(cfg.Profile, s.Ranks, cfg.RanksPerGPU)
+	g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runLLCombine(cfg, l, g2, &probs2, &res.Combine)
 	<-done
 	if err1 != nil {
@@ -926,7 +957,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	}
 	probs.merge(&probs2)
 	res.Events = res.Dispatch.Events + res.Combine.Events
-	res.Resources = Resources{Resources: mergeResources(r1, r2), BufferBytesPerRank: LLBufferBytes(s)}
+	res.Resources = Resources{Resources: r1.Max(r2), BufferBytesPerRank: LLBufferBytes(s)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
 	return nil
 }

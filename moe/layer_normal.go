@@ -38,6 +38,14 @@ const hostLaunch = 5 * sim.Microsecond
 // per channel SM number 7-8 depending on version).
 const normalSenders = 8
 
+// nvlWarps is the warps of one of DeepEP's intranode channel SMs (768
+// threads), split evenly over the peers on both sides.
+const nvlWarps = 24
+
+// tagPiece carries, above a chunk's index, which share of the chunk a
+// data write holds (1 + its warp in the group; 0: the whole chunk).
+const tagPiece = 40
+
 // nChunk is one chunked transfer of normal mode.
 type nChunk struct {
 	src, dst, ch int32
@@ -111,6 +119,15 @@ type normalPhase struct {
 	wpos   []int32
 	wtail  []bool // the warp's next post is the tail of its current chunk
 	chFree []sim.Time
+	// Over NVLink, DeepEP's intranode layout instead: per (sender,
+	// channel, peer) a group of perDst warps; each chunk's tokens are
+	// split over them, they meet, one publishes the tail, then the next
+	// chunk. wlist/woff/wpos then index groups.
+	W        int // sender warps per (rank, channel)
+	perDst   int
+	gPending []int32    // pieces of the current chunk still being written
+	gBar     []sim.Time // the latest piece's end: the group's barrier
+	pieces   []int16    // per chunk: pieces delivered
 	// receive
 	dataSeen  []bool
 	tailSeen  []bool
@@ -145,66 +162,26 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	if combine {
 		p.bytesTok = s.Hidden * s.Combine.Bytes()
 	}
-	e, conn, err := openPhase(cfg, p.delivered)
+	e, conn, err := openPhaseOn(cfg, p.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
 	p.e, p.conn = e, conn
 	p.id = e.Register(p)
-	// Sender warps: W per (rank, channel); warp w takes the destinations
-	// at offsets 1+w, 1+w+W, ... from its rank, round-robin by chunk.
-	W := min(R, normalSenders)
-	nw := R * C * W
-	p.woff = make([]int32, nw+1)
-	perWarp := make([][]int32, nw)
-	// chunks by (sender, peer, channel) in chunk order
-	for i, c := range plan.chunks {
-		snd, peer := int(c.src), int(c.dst)
-		if combine {
-			snd, peer = peer, snd
-		}
-		off := ((peer-snd)%R + R - 1) % R // 0 for the next rank, R-1 for itself
-		w := (snd*C+int(c.ch))*W + off%W
-		perWarp[w] = append(perWarp[w], int32(i))
-	}
-	p.wlist = make([]int32, 0, len(plan.chunks))
-	for w := range nw {
-		// Round-robin over the warp's destinations: stable sort by the
-		// chunk's round within its (sender, peer, channel) run.
-		list := perWarp[w]
-		round := make(map[int32]int32, len(list))
-		var prev nChunk
-		var q int32
-		for j, ci := range list {
-			c := plan.chunks[ci]
-			if j > 0 && c.src == prev.src && c.dst == prev.dst && c.ch == prev.ch {
-				q++
-			} else {
-				q = 0
-			}
-			round[ci] = q
-			prev = c
-		}
-		sortStableBy(list, func(ci int32) int32 { return round[ci] })
-		p.wlist = append(p.wlist, list...)
-		p.woff[w+1] = int32(len(p.wlist))
-		perWarp[w] = nil
-	}
-	p.wpos = make([]int32, nw)
-	p.wtail = make([]bool, nw)
-	p.sms = make([]hw.SM, R*C)
-	p.pool.init(nw)
-	for w := range nw {
-		r := w / (C * W)
-		sm := w / W
-		p.sms[sm].Lanes = W
-		p.newWarp(w, r, sm, p.resume)
-	}
-	for r := range R {
-		p.sendLeft[r] = int32(C * W)
+	if cfg.NVLink && carriesNVLink(cfg.Transport) {
+		p.nvlSenders()
+	} else {
+		p.warpSenders()
 	}
 	p.start = make([]sim.Time, R)
-	p.chFree = make([]sim.Time, R*C)
+	// Receivers: one per (rank, channel), or over NVLink, DeepEP's warp
+	// group per (rank, channel, source).
+	if p.perDst > 0 {
+		p.chFree = make([]sim.Time, R*C*R)
+	} else {
+		p.chFree = make([]sim.Time, R*C)
+	}
+	p.pieces = make([]int16, len(plan.chunks))
 	p.dataSeen = make([]bool, len(plan.chunks))
 	p.tailSeen = make([]bool, len(plan.chunks))
 	p.left = make([]int32, R)
@@ -284,6 +261,110 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	return conn.Resources(), nil
 }
 
+// warpSenders lays out the sender warps through a NIC: W per (rank,
+// channel); warp w takes the destinations at offsets 1+w, 1+w+W, ... from
+// its rank, round-robin by chunk.
+func (p *normalPhase) warpSenders() {
+	plan, R, C, combine := p.plan, p.R, p.plan.C, p.combine
+	W := min(R, normalSenders)
+	p.W = W
+	nw := R * C * W
+	p.woff = make([]int32, nw+1)
+	perWarp := make([][]int32, nw)
+	// chunks by (sender, peer, channel) in chunk order
+	for i, c := range plan.chunks {
+		snd, peer := int(c.src), int(c.dst)
+		if combine {
+			snd, peer = peer, snd
+		}
+		off := ((peer-snd)%R + R - 1) % R // 0 for the next rank, R-1 for itself
+		w := (snd*C+int(c.ch))*W + off%W
+		perWarp[w] = append(perWarp[w], int32(i))
+	}
+	p.wlist = make([]int32, 0, len(plan.chunks))
+	for w := range nw {
+		// Round-robin over the warp's destinations: stable sort by the
+		// chunk's round within its (sender, peer, channel) run.
+		list := perWarp[w]
+		round := make(map[int32]int32, len(list))
+		var prev nChunk
+		var q int32
+		for j, ci := range list {
+			c := plan.chunks[ci]
+			if j > 0 && c.src == prev.src && c.dst == prev.dst && c.ch == prev.ch {
+				q++
+			} else {
+				q = 0
+			}
+			round[ci] = q
+			prev = c
+		}
+		sortStableBy(list, func(ci int32) int32 { return round[ci] })
+		p.wlist = append(p.wlist, list...)
+		p.woff[w+1] = int32(len(p.wlist))
+		perWarp[w] = nil
+	}
+	p.wpos = make([]int32, nw)
+	p.wtail = make([]bool, nw)
+	p.sms = make([]hw.SM, R*C)
+	p.pool.init(nw)
+	for w := range nw {
+		r := w / (C * W)
+		sm := w / W
+		p.sms[sm].Lanes = W
+		p.newWarp(w, r, sm, p.resume)
+	}
+	for r := range R {
+		p.sendLeft[r] = int32(C * W)
+	}
+}
+
+// nvlSenders lays out DeepEP's intranode senders: per (rank, channel,
+// peer) a group of perDst warps and its chunks in order.
+func (p *normalPhase) nvlSenders() {
+	plan, R, C, combine := p.plan, p.R, p.plan.C, p.combine
+	p.perDst = max(1, nvlWarps/R)
+	ng := R * C * R
+	p.W = R * p.perDst
+	p.woff = make([]int32, ng+1)
+	for _, c := range plan.chunks {
+		snd, peer := int(c.src), int(c.dst)
+		if combine {
+			snd, peer = peer, snd
+		}
+		p.woff[(snd*C+int(c.ch))*R+peer+1]++
+	}
+	for g := range ng {
+		p.woff[g+1] += p.woff[g]
+	}
+	fill := append([]int32(nil), p.woff[:ng]...)
+	p.wlist = make([]int32, len(plan.chunks))
+	for i, c := range plan.chunks {
+		snd, peer := int(c.src), int(c.dst)
+		if combine {
+			snd, peer = peer, snd
+		}
+		g := (snd*C+int(c.ch))*R + peer
+		p.wlist[fill[g]] = int32(i)
+		fill[g]++
+	}
+	p.wpos = make([]int32, ng)
+	p.wtail = make([]bool, ng)
+	p.gPending = make([]int32, ng)
+	p.gBar = make([]sim.Time, ng)
+	p.sms = make([]hw.SM, R*C)
+	nw := ng * p.perDst
+	p.pool.init(nw)
+	for w := range nw {
+		sm := w / p.W
+		p.sms[sm].Lanes = p.W
+		p.newWarp(w, sm/C, sm, p.resume)
+	}
+	for r := range R {
+		p.sendLeft[r] = int32(C * R)
+	}
+}
+
 func phaseName(combine bool) string {
 	if combine {
 		return "combine"
@@ -315,7 +396,13 @@ func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opStartKernel:
 		r := int(arg)
-		W := min(p.R, normalSenders)
+		if p.perDst > 0 {
+			for g := r * p.plan.C * p.R; g < (r+1)*p.plan.C*p.R; g++ {
+				p.nextChunk(e, g, e.Now())
+			}
+			return
+		}
+		W := p.W
 		for w := r * p.plan.C * W; w < (r+1)*p.plan.C*W; w++ {
 			p.pool.w[w].T.T = e.Now()
 			p.next(e, w)
@@ -351,10 +438,11 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 		snd, peer = peer, snd
 	}
 	if p.wtail[w] {
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)}
+		ws.op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
-		ws.op = transport.Op{Src: snd, Dst: peer, Channel: int(c.ch), Bytes: bytes, Tag: int64(ci)}
+		// The chunk is staged in the registered send buffer first.
+		ws.op = dataOp(snd, peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
@@ -362,7 +450,82 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 }
 
+// nextChunk starts group g's next chunk at t: its tokens split over the
+// group's warps, each writing its share straight into the peer's buffer;
+// or it retires the group.
+func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
+	pos := p.woff[g] + p.wpos[g]
+	if pos >= p.woff[g+1] {
+		r := g / (p.plan.C * p.R)
+		p.sendLeft[r]--
+		if p.sendLeft[r] == 0 {
+			p.sendDone[r] = p.issueDone[r]
+		}
+		return
+	}
+	ci := p.wlist[pos]
+	c := p.plan.chunks[ci]
+	snd, peer := int(c.src), int(c.dst)
+	if p.combine {
+		snd, peer = peer, snd
+	}
+	k, per := p.split(c)
+	p.gPending[g] = int32(k)
+	p.gBar[g] = t
+	for i := range k {
+		w := g*p.perDst + i
+		wr := &p.pool.w[w]
+		n := min(per, int(c.n)-i*per)
+		p.pool.st[w].op = dataOp(snd, peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
+		wr.T.T = max(wr.T.T, t)
+		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
+	}
+}
+
+// split is how a chunk's tokens spread over a group: k warps, per tokens
+// each (the last may hold fewer).
+func (p *normalPhase) split(c nChunk) (k, per int) {
+	k = min(int(c.n), p.perDst)
+	per = (int(c.n) + k - 1) / k
+	return (int(c.n) + per - 1) / per, per
+}
+
+// groupResume: a share written (the last one meets the others and posts
+// the tail), or the tail posted (the next chunk).
+func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
+	ws := &p.pool.st[w.ID]
+	p.noteIssue(w, ws.start)
+	g := w.ID / p.perDst
+	if p.wtail[g] {
+		p.wtail[g] = false
+		p.wpos[g]++
+		p.nextChunk(e, g, w.T.T)
+		return
+	}
+	p.gBar[g] = max(p.gBar[g], w.T.T)
+	p.gPending[g]--
+	if p.gPending[g] > 0 {
+		return
+	}
+	ci := p.wlist[p.woff[g]+p.wpos[g]]
+	c := p.plan.chunks[ci]
+	snd, peer := int(c.src), int(c.dst)
+	if p.combine {
+		snd, peer = peer, snd
+	}
+	lead := g * p.perDst
+	wr := &p.pool.w[lead]
+	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
+	p.pool.st[lead].op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
+	p.wtail[g] = true
+	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
+}
+
 func (p *normalPhase) resume(e *sim.Engine, w *transport.Warp) {
+	if p.perDst > 0 {
+		p.groupResume(e, w)
+		return
+	}
 	ws := &p.pool.st[w.ID]
 	p.noteIssue(w, ws.start)
 	if p.wtail[w.ID] {
@@ -388,10 +551,19 @@ func (p *normalPhase) delivered(e *sim.Engine, dl transport.Delivery) {
 		e.At(det, p.id, opTaskReady, int64(ci))
 		return
 	}
-	ci := int(tag)
-	p.dataSeen[ci] = true
+	ci := int(tag & (1<<tagPiece - 1))
 	c := p.plan.chunks[ci]
-	for j := c.first; j < c.first+c.n; j++ {
+	first, last := c.first, c.first+c.n
+	if piece := int(tag >> tagPiece); piece > 0 {
+		k, per := p.split(c)
+		first += int32((piece - 1) * per)
+		last = min(last, first+int32(per))
+		p.pieces[ci]++
+		p.dataSeen[ci] = int(p.pieces[ci]) == k
+	} else {
+		p.dataSeen[ci] = true
+	}
+	for j := first; j < last; j++ {
 		p.seenTok[p.plan.rankP[j]]++
 		t := int(p.plan.tokens[j])
 		if p.combine {
@@ -428,13 +600,28 @@ func (p *normalPhase) receive(e *sim.Engine, ci int) {
 	delete(p.tails, ci)
 	det := e.Now()
 	x := rcv*p.plan.C + int(c.ch)
+	warps := min(int(c.n), warpsPerSM/2)
+	if p.perDst > 0 {
+		other := int(c.src)
+		if p.combine {
+			other = int(c.dst)
+		}
+		x = x*p.R + other
+		warps = min(int(c.n), p.perDst)
+	}
 	start := max(det, p.start[rcv], p.chFree[x])
 	bytes := int64(c.n) * int64(p.bytesTok)
 	work := CauseCopy
 	if p.combine {
 		work = CauseReduce
 	}
-	end := p.g.copy(rcv, start, bytes, bytes/int64(min(int(c.n), warpsPerSM/2)))
+	var end sim.Time
+	if p.perDst > 0 {
+		own := start + p.g.kern.nvlRecvChunk + bytesTime(bytes/int64(warps), p.g.kern.nvlWarpBpp)
+		end = max(own, p.g.mem.Take(rcv, start, bytes))
+	} else {
+		end = p.g.copy(rcv, start, bytes, bytes/int64(warps))
+	}
 	p.chFree[x] = end
 	if end > p.ready[rcv] {
 		p.ready[rcv] = end
@@ -451,7 +638,7 @@ func (p *normalPhase) finishRank(r int, work Cause) {
 	if p.ready[r] == 0 {
 		// Nothing to receive: ready when the kernel started.
 		p.ready[r] = p.start[r] + 1
-		bd = attribute(p.cfg.Background.origin(), transport.Times{}, true, 0, 0, p.start[r], p.ready[r], work)
+		bd = attribute(p.cfg.Background.origin(), transport.Times{}, true, nicShare{}, 0, p.start[r], p.ready[r], work)
 	} else {
 		op := transport.Op{Atomic: true, Bytes: 8}
 		bd = attribute(p.cfg.Background.origin(), p.gateT[r], p.gateLocal[r], p.g.nic.floor(op, p.gateT[r].NVLink), p.gateDet[r], p.gateStart[r], p.ready[r], work)
@@ -487,10 +674,10 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	for r := range left {
 		left[r] = R - 1
 	}
-	e, conn, err := openPhase(cfg, func(_ *sim.Engine, d transport.Delivery) {
+	e, conn, err := openPhaseOn(cfg, func(_ *sim.Engine, d transport.Delivery) {
 		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
 		left[d.Op.Dst]--
-	})
+	}, g.mem)
 	if err != nil {
 		return nil, transport.Resources{}, 0, err
 	}
@@ -556,18 +743,18 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	n := cfg.Routing.Normal()
 	plan := planNormal(cfg.Routing, n, C, chunk)
 	var probs problemList
-	g := newGPUModel(cfg.Profile, s.Ranks)
+	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	notify, r0, nmsgs, err := runNotify(cfg, g, C)
 	if err != nil {
 		return err
 	}
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r1, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Dispatch, false, notify)
 	if err != nil {
 		return err
 	}
 	res.Dispatch.Messages += nmsgs
-	g = newGPUModel(cfg.Profile, s.Ranks)
+	g = newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	r2, err := runNormalPhase(cfg, n, plan, g, &probs, &res.Combine, true, nil)
 	if err != nil {
 		return err
@@ -592,7 +779,7 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 		ph.p.deepepOver(bytes)
 	}
 	res.Events = res.Dispatch.Events + res.Combine.Events
-	res.Resources = Resources{Resources: mergeResources(mergeResources(r0, r1), r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
+	res.Resources = Resources{Resources: r0.Max(r1).Max(r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
 	return nil
 }

@@ -271,3 +271,44 @@ func BenchmarkLayerLL(b *testing.B) {
 	}
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// Normal mode with several ranks on one GPU (the native engine's virtual
+// ranks) is still correct, and its copies share that GPU's memory: a
+// slower peer-copy share slows it, which it cannot with one rank per GPU.
+func TestNormalRanksSharingAGPU(t *testing.T) {
+	t.Parallel()
+	s := layerShape(4, 4, 32, 512, 2048)
+	r, err := moe.Generate(s, moe.RoutingSpec{}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := preset.Get("mini-gda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := p.Transport(preset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := profile.MustLoad("p-ib").Clone()
+	if err := slow.SetValue("gpu.peer_gbs", 20, "test: a slow GPU"); err != nil {
+		t.Fatal(err)
+	}
+	time := func(prof *profile.Profile, per int) float64 {
+		res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: moe.Normal, Transport: tr, Profile: prof, NVLink: true, RanksPerGPU: per})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ProblemCount != 0 {
+			t.Fatalf("%d ranks per GPU: %v", per, res.Problems)
+		}
+		return res.Dispatch.Time.Mean + res.Combine.Time.Mean
+	}
+	fast := profile.MustLoad("p-ib")
+	if a, b := time(fast, 4), time(slow, 4); !(b > 1.5*a) {
+		t.Errorf("4 ranks on a GPU: %.1f µs at 20 GB/s of peer copies, %.1f µs at the profile's", b, a)
+	}
+	if a, b := time(fast, 1), time(slow, 1); a != b {
+		t.Errorf("one rank per GPU: %.1f µs at 20 GB/s of peer copies, %.1f µs at the profile's", b, a)
+	}
+}

@@ -1,65 +1,141 @@
 package moe
 
 import (
-	"github.com/montanaflynn/stats"
+	"fmt"
+	"slices"
 
+	"moebench/internal/summary"
 	"moebench/transport"
 	"moebench/transport/sim"
 )
 
-// Cause is one mechanism a phase's critical path is attributed to.
+// Cause is one mechanism a phase's critical path is attributed to: the
+// workload's own, or one a registered transport mechanism declares for
+// its NIC time (transport.Mechanism.Causes).
 type Cause uint8
 
-// The causes, in the order the critical path passes through them.
+// The workload's causes, in the order the critical path passes through
+// them; the mechanisms' causes come between CauseEgress and CauseWire.
 const (
-	CauseSender    Cause = iota // sender work before the critical post: casts, earlier posts, waiting for the expert's writes
-	CauseIssue                  // the critical post itself (IssueStart→IssueEnd), incl. a local copy
-	CauseQueue                  // IssueEnd→Served: doorbell, batching and queueing before the NIC serves it
-	CauseNIC                    // Served→Sent: the NIC's own processing (WQE, payload read, transmit)
-	CauseEgress                 // Served→Sent beyond that: the NIC pipeline and egress link busy with other messages
-	CauseConnMiss               // NIC time fetching connection context
-	CauseDCISwitch              // NIC time re-targeting a DCI
-	CauseWire                   // Sent→Arrived over the network
-	CauseNVLink                 // Sent→Arrived over NVLink
-	CauseObserve                // Arrived→Visible, then the receiver's poll noticing it
-	CauseSync                   // waiting beyond the critical delivery: the grid sync on the rank's own sends, a busy warp group, the host
-	CauseCopy                   // receive-side copy into the packed layout (dispatch)
-	CauseReduce                 // weighted top-k reduction (combine)
-	NumCauses
+	CauseSender  Cause = iota // sender work before the critical post: casts, earlier posts, waiting for the expert's writes
+	CauseIssue                // the critical post itself (IssueStart→IssueEnd), incl. a local copy
+	CauseQueue                // IssueEnd→Served: doorbell, batching and queueing before the NIC serves it
+	CauseNIC                  // Served→Sent: the NIC's own processing (WQE, payload read, transmit)
+	CauseEgress               // Served→Sent beyond that: the NIC pipeline and egress link busy with other messages
+	CauseWire                 // Sent→Arrived over the network
+	CauseNVLink               // Sent→Arrived over NVLink
+	CauseObserve              // Arrived→Visible, then the receiver's poll noticing it
+	CauseSync                 // waiting beyond the critical delivery: the grid sync on the rank's own sends, a busy warp group, the host
+	CauseCopy                 // receive-side copy into the packed layout (dispatch)
+	CauseReduce               // weighted top-k reduction (combine)
+	numOwn
+	// MaxCauses bounds the workload's causes and those of the registered
+	// mechanisms together.
+	MaxCauses = numOwn + 4
 )
 
-var causeNames = [NumCauses]string{"sender", "issue", "queue", "nic", "egress", "conn_miss", "dci_switch", "wire", "nvlink", "observe", "sync", "copy", "reduce"}
+var causeNames = [numOwn]string{"sender", "issue", "queue", "nic", "egress", "wire", "nvlink", "observe", "sync", "copy", "reduce"}
+
+// mechCauses are the registered mechanisms' causes that fit a Breakdown.
+func mechCauses() []transport.Cause {
+	c := transport.Causes()
+	return c[:min(len(c), int(MaxCauses-numOwn))]
+}
 
 // String is the cause's key in reports.
 func (c Cause) String() string {
-	if c < NumCauses {
+	if c < numOwn {
 		return causeNames[c]
+	}
+	if m := mechCauses(); int(c-numOwn) < len(m) {
+		return m[c-numOwn].Name
 	}
 	return "cause?"
 }
 
-// CauseNames lists the causes in path order.
-func CauseNames() []string { return causeNames[:] }
+// Causes lists the causes in path order: the workload's up to egress, the
+// registered mechanisms' in registration order, then the rest.
+func Causes() []Cause {
+	var out []Cause
+	for c := CauseSender; c <= CauseEgress; c++ {
+		out = append(out, c)
+	}
+	for i := range mechCauses() {
+		out = append(out, numOwn+Cause(i))
+	}
+	for c := CauseWire; c < numOwn; c++ {
+		out = append(out, c)
+	}
+	return out
+}
+
+// CauseNames lists the causes' names in path order.
+func CauseNames() []string {
+	var n []string
+	for _, c := range Causes() {
+		n = append(n, c.String())
+	}
+	return n
+}
+
+// ownCauses maps a transport's Times.Own entries to causes; entries past
+// its declared causes map to noCause.
+type ownCauses [transport.MaxOwnCauses]Cause
+
+const noCause = Cause(MaxCauses)
+
+// ownCausesOf maps the causes t declares to the registered ones.
+func ownCausesOf(t transport.Transport) (ownCauses, error) {
+	var o ownCauses
+	for i := range o {
+		o[i] = noCause
+	}
+	decl := t.Causes()
+	if len(decl) > len(o) {
+		return o, fmt.Errorf("transport %s declares %d causes of its own, at most %d fit", t.Name(), len(decl), len(o))
+	}
+	reg := mechCauses()
+	for i, c := range decl {
+		j := slices.IndexFunc(reg, func(r transport.Cause) bool { return r.Name == c.Name })
+		if j < 0 {
+			return o, fmt.Errorf("transport %s: cause %q is not declared by a registered mechanism (or past the %d that fit a breakdown)", t.Name(), c.Name, MaxCauses-numOwn)
+		}
+		o[i] = numOwn + Cause(j)
+	}
+	return o, nil
+}
 
 // Breakdown is time in µs by cause. Its entries sum to the phase time it
 // explains.
-type Breakdown [NumCauses]float64
+type Breakdown [MaxCauses]float64
+
+// Values are the entries in path order (Causes).
+func (b Breakdown) Values() []float64 {
+	cs := Causes()
+	v := make([]float64, len(cs))
+	for i, c := range cs {
+		v[i] = b[c]
+	}
+	return v
+}
 
 // Map returns the breakdown keyed by cause name, for JSON.
 func (b Breakdown) Map() map[string]float64 {
-	m := make(map[string]float64, NumCauses)
-	for i, v := range b {
-		m[causeNames[i]] = v
+	cs := Causes()
+	m := make(map[string]float64, len(cs))
+	for _, c := range cs {
+		m[c.String()] = b[c]
 	}
 	return m
 }
 
-// Largest is the cause with the largest share (the first on ties).
+// Largest is the cause with the largest share (the first in path order
+// on ties).
 func (b Breakdown) Largest() Cause {
 	best := Cause(0)
-	for i := range b {
-		if b[i] > b[best] {
-			best = Cause(i)
+	for _, c := range Causes() {
+		if b[c] > b[best] {
+			best = c
 		}
 	}
 	return best
@@ -75,28 +151,11 @@ func (b Breakdown) Total() float64 {
 }
 
 // Summary is a figure across ranks, in µs.
-type Summary struct {
-	Mean float64 `json:"mean"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-}
+type Summary = summary.Summary
 
 // Summarize computes mean, min, max and percentiles (linear interpolation
 // between closest ranks) of v.
-func Summarize(v []float64) Summary {
-	if len(v) == 0 {
-		return Summary{}
-	}
-	var s Summary
-	s.Mean, _ = stats.Mean(v)
-	s.Min, _ = stats.Min(v)
-	s.Max, _ = stats.Max(v)
-	s.P50, _ = stats.Percentile(v, 50)
-	s.P99, _ = stats.Percentile(v, 99)
-	return s
-}
+func Summarize(v []float64) Summary { return summary.Of(v) }
 
 // RankTiming is one rank's view of a phase, all from the phase start.
 type RankTiming struct {
@@ -248,12 +307,13 @@ func (p *Phase) deepepOver(bytes []int64) {
 // detect is when the receiver noticed the delivery, start when the work it
 // gated began (later when the receiver waited for something else).
 //
-// nicFloor is the NIC's own processing time for the op (Served→Sent on an
-// idle NIC); what Served→Sent takes beyond it, less context misses and DCI
-// switches, is queueing behind other messages (egress).
-func attribute(origin sim.Time, t transport.Times, local bool, nicFloor sim.Time, detect, start, end sim.Time, work Cause) Breakdown {
+// nic is the NIC's own processing time for the op (Served→Sent on an
+// idle NIC) and the causes of the transport's own NIC time; what
+// Served→Sent takes beyond both is queueing behind other messages
+// (egress).
+func attribute(origin sim.Time, t transport.Times, local bool, nic nicShare, detect, start, end sim.Time, work Cause) Breakdown {
 	p := critPath{cur: origin}
-	p.delivery(t, local, nicFloor)
+	p.delivery(t, local, nic)
 	p.step(CauseObserve, detect)
 	p.step(CauseSync, start)
 	p.step(work, end)
@@ -276,7 +336,7 @@ func (p *critPath) step(c Cause, at sim.Time) {
 }
 
 // delivery walks one delivery from its sender's work to its arrival.
-func (p *critPath) delivery(t transport.Times, local bool, nicFloor sim.Time) {
+func (p *critPath) delivery(t transport.Times, local bool, ns nicShare) {
 	p.step(CauseSender, t.IssueStart)
 	p.step(CauseIssue, t.IssueEnd)
 	if local {
@@ -286,13 +346,17 @@ func (p *critPath) delivery(t transport.Times, local bool, nicFloor sim.Time) {
 	p.step(CauseQueue, t.Served)
 	if t.Sent > p.cur {
 		nic := t.Sent - p.cur
-		miss := min(nic, t.ConnMiss)
-		sw := min(nic-miss, t.DCISwitch)
-		own := min(nic-miss-sw, nicFloor)
-		p.b[CauseConnMiss] += miss.Us()
-		p.b[CauseDCISwitch] += sw.Us()
+		for i, c := range ns.own {
+			if c == noCause {
+				continue
+			}
+			x := min(nic, t.Own[i])
+			p.b[c] += x.Us()
+			nic -= x
+		}
+		own := min(nic, ns.floor)
 		p.b[CauseNIC] += own.Us()
-		p.b[CauseEgress] += (nic - miss - sw - own).Us()
+		p.b[CauseEgress] += (nic - own).Us()
 		p.cur = t.Sent
 	}
 	if t.NVLink {

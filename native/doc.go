@@ -53,7 +53,10 @@
 //	    writes and atomics and write CQEs (its decisions are the C of
 //	    src/emunic.h, which package emunic runs on the CPU). Every token of
 //	    every repetition is checked on the GPU; per-rank timings come back
-//	    per repetition
+//	    per repetition. With LayerConfig.Normal, DeepEP's intranode normal
+//	    mode on the direct path instead: channels of a sender and a
+//	    receiver SM, ring buffers per (channel, source) with chunked tails
+//	    and heads, combine summed in rank order at each token's owner
 //
 // Times inside kernels are clock64 deltas of the timing thread with the
 // timer-read overhead subtracted, converted at the clock the same kernel

@@ -2,6 +2,10 @@ package native
 
 import "fmt"
 
+// MaxNormalRanks is how many ranks normal mode runs: DeepEP's intranode
+// kernels serve the NVLink peers of one node.
+const MaxNormalRanks = 8
+
 // check reports a configuration or routing the library would refuse, or
 // whose arrays do not match the shape, before anything crosses into C.
 func (c LayerConfig) check(rt LayerRouting) error {
@@ -19,6 +23,12 @@ func (c LayerConfig) check(rt LayerRouting) error {
 		return bad("%d repetitions after %d warm-up", c.Reps, c.Warmup)
 	case c.Timeout <= 0:
 		return bad("timeout %v", c.Timeout)
+	case c.Normal && c.Path != PathDirect:
+		return bad("normal mode runs on the direct path, not %v", c.Path)
+	case c.Normal && (c.Ranks > MaxNormalRanks || c.SMsPerRank < 2 || c.SMsPerRank%2 != 0):
+		return bad("normal mode needs at most %d ranks and an even number of SMs per rank (got %d ranks, %d SMs)", MaxNormalRanks, c.Ranks, c.SMsPerRank)
+	case c.Normal && (c.BufTokens < 2 || c.Chunk < 1 || c.Chunk > c.BufTokens/2):
+		return bad("normal mode: chunk %d must be between 1 and half the %d-token buffer", c.Chunk, c.BufTokens)
 	}
 	rows := c.Ranks * c.Tokens * c.TopK
 	switch {

@@ -250,3 +250,60 @@ func TestLayerMultiGPU(t *testing.T) {
 		}
 	}
 }
+
+// Normal mode moves every token once to each rank holding one of its
+// experts, through ring buffers small enough to wrap many times and as
+// large as DeepEP's, and combines each token from those ranks in order.
+func TestLayerNormal(t *testing.T) {
+	lib := openGPU(t)
+	n, err := lib.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                      string
+		s                         moe.Shape
+		gpus, sms, chunk, bufToks int
+	}{
+		{"2 ranks fp8, wrapping rings", smallShape(2, 64, 1024, 4, 16), 1, 4, 2, 8},
+		{"2 ranks bf16", func() moe.Shape { s := smallShape(2, 64, 1024, 4, 16); s.Dispatch = moe.BF16; return s }(), 1, 4, 3, 16},
+		{"3 ranks, uneven warps", smallShape(3, 100, 2048, 6, 24), 1, 6, 6, 32},
+		{"8 ranks deepseek", smallShape(8, 512, 7168, 8, 64), 1, 16, 6, 256},
+		{"2 GPUs x 2 ranks", smallShape(4, 256, 7168, 8, 64), 2, 16, 6, 256},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gpus > n {
+				t.Skipf("needs %d GPUs, this host has %d", tc.gpus, n)
+			}
+			rt, err := moe.Generate(tc.s, moe.RoutingSpec{}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := baseLayerConfig(tc.s, PathDirect)
+			cfg.Normal, cfg.GPUs, cfg.SMsPerRank, cfg.Chunk, cfg.BufTokens = true, tc.gpus, tc.sms, tc.chunk, tc.bufToks
+			cfg.NICSMs = 0
+			res, err := lib.Layer(cfg, layerRouting(t, rt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pairs, tokens int64
+			for _, n := range rt.Tokens {
+				tokens += int64(n)
+			}
+			nl := rt.Normal()
+			for _, k := range nl.TokensPerRank {
+				pairs += int64(k)
+			}
+			if want := int64(cfg.Warmup+cfg.Reps) * (pairs + tokens); res.Checked != want {
+				t.Errorf("checked %d rows and tokens, want %d", res.Checked, want)
+			}
+			if res.WarpGroups != tc.sms/2 {
+				t.Errorf("%d channels, want %d", res.WarpGroups, tc.sms/2)
+			}
+			d, _, dw := phaseMeans(res, 0)
+			c, _, cw := phaseMeans(res, 1)
+			t.Logf("normal R=%d GPUs=%d T=%d H=%d: dispatch %.1f µs (wait %.1f), combine %.1f µs (wait %.1f), setup %.0f ms",
+				tc.s.Ranks, tc.gpus, tc.s.Tokens, tc.s.Hidden, d, dw, c, cw, res.SetupMs)
+		})
+	}
+}

@@ -395,7 +395,8 @@ func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
 		bg_channels: C.int32_t(cfg.BgChannels), bg_head_us: C.int32_t(cfg.BgHeadUs), pace: b(cfg.Pace),
 		warmup: C.int32_t(cfg.Warmup), reps: C.int32_t(cfg.Reps), flush_l2: b(cfg.FlushL2), verify: b(cfg.Verify),
 		timeout_ms: C.int32_t(cfg.Timeout.Milliseconds()), line_gbs: C.double(cfg.LineGBs), msg_mps: C.double(cfg.MsgMps),
-		reserved_ring0: C.int32_t(cfg.ReservedRing0),
+		reserved_ring0: C.int32_t(cfg.ReservedRing0), mode: b(cfg.Normal), chunk: C.int32_t(cfg.Chunk),
+		buf_tokens: C.int32_t(cfg.BufTokens),
 	}
 	// C copies of the inputs and outputs: the call must not hold Go
 	// pointers into Go memory.

@@ -345,6 +345,12 @@ type LayerConfig struct {
 	// ReservedRing0 > 0: rings from it on carry reserved traffic and get
 	// worker queues of their own.
 	ReservedRing0 int
+	// Normal runs DeepEP's intranode normal mode (direct path only):
+	// SMsPerRank/2 channels, ring buffers of BufTokens messages per
+	// (channel, peer), a tail published every Chunk tokens.
+	Normal    bool `json:",omitempty"`
+	Chunk     int  `json:",omitempty"`
+	BufTokens int  `json:",omitempty"`
 	// background posters
 	BgWarps, BgBytes, BgChannel0, BgChannels, BgHeadUs int
 	// emulated NIC pacing (per rank)
@@ -382,8 +388,8 @@ type RankPhase struct {
 type LayerResult struct {
 	// Times[rep][phase][rank]; phase 0 is dispatch, 1 combine.
 	Times         [][2][]RankPhase `json:"-"`
-	WarpGroups    int              `json:"warp_groups"`
-	WarpsPerGroup int              `json:"warps_per_group"`
+	WarpGroups    int              `json:"warp_groups"`     // normal mode: channels
+	WarpsPerGroup int              `json:"warps_per_group"` // normal mode: warps per peer
 	Workers       int              `json:"proxy_workers"`
 	NICQueues     int              `json:"nic_queues"`
 	WQEs          int64            `json:"wqes"`

@@ -2,9 +2,9 @@ package sizing
 
 import (
 	"fmt"
-	"slices"
 
 	"moebench/moe"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
 )
@@ -33,12 +33,12 @@ func (d *Deployment) Channels() int {
 }
 
 // Space is the configurations a study considers: every preset with each
-// combination of the knob lists that apply to its mechanism (QPs per peer
-// to mini-gda, DCIs to dc, workers, rings and batch to mini-proxy). An
-// empty list takes the default grid (see Candidates).
+// combination of the knob lists (by knob name) that its mechanism sizes.
+// A knob without a list takes the mechanism's default grid
+// (transport.Sizer).
 type Space struct {
-	Presets                                 []preset.Preset
-	QPsPerPeer, DCIs, Workers, Rings, Batch []int
+	Presets []preset.Preset
+	Knobs   map[string][]int
 }
 
 // Resources are what a candidate holds, per NIC, per GPU and per host.
@@ -58,6 +58,8 @@ type Resources struct {
 	BufferBytes    int64   `json:"rdma_buffer_bytes"`
 	HostQueueBytes int64   `json:"host_queue_bytes"`
 	ConnMissRate   float64 `json:"conn_miss_rate"`
+	// Own is what the mechanism holds beyond these (transport.Resources.Own).
+	Own map[string]int `json:"own,omitempty"`
 	// Estimated: the figures come from the transport's estimate, not from
 	// a run (they agree where the estimate is exact).
 	Estimated bool `json:"estimated"`
@@ -126,14 +128,11 @@ type Candidate struct {
 	Name      string `json:"name"`
 	Preset    string `json:"preset"`
 	Transport string `json:"transport"`
-	// The knobs (0 where they do not apply).
-	QPsPerPeer int       `json:"qps_per_peer,omitempty"`
-	DCIs       int       `json:"dcis,omitempty"`
-	Workers    int       `json:"workers,omitempty"`
-	Rings      int       `json:"rings,omitempty"`
-	Batch      int       `json:"batch,omitempty"`
-	Queues     string    `json:"queues,omitempty"` // the background's: shared or reserved
-	Resources  Resources `json:"resources"`
+	// Knobs are the mechanism's settings (by knob name) the candidate
+	// tries.
+	Knobs     transport.Settings `json:"knobs,omitempty"`
+	Queues    string             `json:"queues,omitempty"` // the background's: shared or reserved
+	Resources Resources          `json:"resources"`
 	// FloorUs is the analytic floor on the layer time, FloorBy its
 	// mechanism (0 when the transport gives none).
 	FloorUs float64 `json:"floor_us"`
@@ -148,55 +147,19 @@ type Candidate struct {
 	By     int    `json:"by"`
 	Reason string `json:"reason,omitempty"`
 
-	opts  preset.Options
+	needs transport.Needs
 	pre   preset.Preset
 	bg    moe.Background
 	class string
 	exact bool // the estimate's connection figures are exact
 }
 
-func powersUpTo(n int) []int {
-	var v []int
-	for x := 1; x <= n; x *= 2 {
-		v = append(v, x)
-	}
-	return v
-}
-
-func uniq(v []int) []int {
-	slices.Sort(v)
-	return slices.Compact(v)
-}
-
 // Candidates enumerates the space for d, in a fixed order: by preset,
-// then knobs ascending, then shared before reserved queues. The default
-// grids follow the layer's channels ch: QPs per peer in powers of two up
-// to ch, ch itself and 2·ch (DeepEP gives one QP per local expert and
-// needs at least one per channel); DCIs in powers of two up to
-// max(2·ch, 16); proxy workers 1-16 in powers of two, rings one or eight
-// per worker, batches of 1, 4 and 16.
+// then its mechanism's configurations as it lists them (knobs ascending),
+// then shared before reserved queues. A preset whose mechanism does not
+// size (no transport.Sizer) is one candidate as it stands.
 func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 	ch := d.Channels()
-	or := func(v, def []int) []int {
-		if len(v) > 0 {
-			return uniq(slices.Clone(v))
-		}
-		return uniq(def)
-	}
-	qps := or(sp.QPsPerPeer, append(powersUpTo(ch), ch, 2*ch))
-	dcis := or(sp.DCIs, powersUpTo(max(2*ch, 16)))
-	workers := or(sp.Workers, []int{1, 2, 4, 8, 16})
-	batch := or(sp.Batch, []int{1, 4, 16})
-	for _, l := range []struct {
-		name string
-		v    []int
-	}{{"QPs per peer", qps}, {"DCIs", dcis}, {"workers", workers}, {"rings", sp.Rings}, {"batch", batch}} {
-		for _, x := range l.v {
-			if x < 1 {
-				return nil, fmt.Errorf("%s: %d, want at least 1", l.name, x)
-			}
-		}
-	}
 	bgs := []moe.Background{d.Background}
 	if d.BothQueues && d.Background.CTAs > 0 {
 		sh, rs := d.Background, d.Background
@@ -208,46 +171,22 @@ func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 	}
 	var out []Candidate
 	for _, p := range sp.Presets {
-		var opts []preset.Options
-		switch p.Mechanism {
-		case "mini-gda":
-			for _, q := range qps {
-				opts = append(opts, preset.Options{QPsPerPeer: q})
-			}
-		case "dc":
-			for _, x := range dcis {
-				opts = append(opts, preset.Options{DCIs: x})
-			}
-		case "mini-proxy":
-			for _, t := range workers {
-				rings := sp.Rings
-				if len(rings) == 0 {
-					rings = []int{t, 8 * t}
-				}
-				for _, r := range uniq(slices.Clone(rings)) {
-					if r < t {
-						continue // a worker without a ring
-					}
-					for _, b := range batch {
-						opts = append(opts, preset.Options{Workers: t, Rings: r, Batch: b})
-					}
-				}
-			}
-		default:
-			opts = []preset.Options{{}}
+		m, err := transport.Lookup(p.Mechanism)
+		if err != nil {
+			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 		}
-		for _, o := range opts {
+		space := []transport.Sized{{}}
+		if sz, ok := m.(transport.Sizer); ok {
+			if space, err = sz.SizeSpace(ch, sp.Knobs); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+			}
+		}
+		for _, o := range space {
 			for _, bg := range bgs {
-				c := Candidate{Index: len(out), Preset: p.Name, Transport: p.Mechanism, pre: p, bg: bg, RunBy: -1, By: -1,
-					QPsPerPeer: o.QPsPerPeer, DCIs: o.DCIs, Workers: o.Workers, Rings: o.Rings, Batch: o.Batch}
+				c := Candidate{Index: len(out), Preset: p.Name, Transport: p.Mechanism, pre: p, bg: bg, RunBy: -1, By: -1, Knobs: o.Settings}
 				c.Name = p.Name
-				switch {
-				case o.QPsPerPeer > 0:
-					c.Name += fmt.Sprintf(" qps=%d", o.QPsPerPeer)
-				case o.DCIs > 0:
-					c.Name += fmt.Sprintf(" dcis=%d", o.DCIs)
-				case o.Workers > 0:
-					c.Name += fmt.Sprintf(" T%d/R%d/B%d", o.Workers, o.Rings, o.Batch)
+				if o.Label != "" {
+					c.Name += " " + o.Label
 				}
 				if bg.CTAs > 0 {
 					c.Queues = "shared"
@@ -259,11 +198,7 @@ func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 				// Build the transport as moebench run does: reserved
 				// background gets queues beyond the layer's.
 				layer, reserved := moe.Channels(d.Routing.Shape, d.Mode, d.NumSMs, bg)
-				o.LocalExperts = layer
-				if reserved > 0 {
-					o.QPsPerPeer, o.Reserved = max(o.QPsPerPeer, layer)+reserved, reserved
-				}
-				c.opts = o
+				c.needs = transport.Needs{Channels: layer, Reserved: reserved}
 				out = append(out, c)
 			}
 		}

@@ -2,9 +2,10 @@
 // much buffer an expert-parallel deployment needs, from the mechanisms.
 //
 // In: a Deployment (the layer's shape, mode, routing and background
-// traffic), a Space of transport configurations to consider (RC QPs per
-// peer, DC DCIs per NIC, proxy workers × rings × batch, shared or reserved
-// queues, over one or more presets) and Limits (QPs per NIC, GPU memory,
+// traffic), a Space of transport configurations to consider (presets, and
+// knob lists by name over the grids each mechanism's transport.Sizer
+// declares: RC QPs per peer, DC DCIs per NIC, proxy workers × rings ×
+// batch; shared or reserved queues) and Limits (QPs per NIC, GPU memory,
 // proxy cores, a target layer time).
 //
 // Out: one Candidate per configuration with its resources per NIC, GPU and
@@ -14,7 +15,8 @@
 // knee, over a limit, or dominated).
 //
 // Study.Run first sizes every candidate analytically through the
-// transports' estimators (transport.Estimator): resources, a floor on the
+// transports' estimators (transport.Estimator, where a transport has one;
+// the others are sized by their runs): resources, a floor on the
 // layer time, and classes of configurations that move the traffic through
 // the same busy queues. It rejects what breaks a limit, runs one member of
 // each class, runs the most promising candidate of each preset first and

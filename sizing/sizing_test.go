@@ -3,6 +3,7 @@ package sizing
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestEstimatesAgreeWithRuns(t *testing.T) {
 			t.Parallel()
 			d := deployment(t, 16, tc.experts, 16)
 			st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"),
-				QPsPerPeer: []int{1, 32}, DCIs: []int{1, 16}, Workers: []int{1, 4}, Rings: []int{4}, Batch: []int{1, 16}}}
+				Knobs: map[string][]int{"qps-per-peer": {1, 32}, "dcis": {1, 16}, "workers": {1, 4}, "rings": {4}, "batch": {1, 16}}}}
 			cands, err := Candidates(&st.Deployment, st.Space)
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +87,7 @@ func TestEstimatesAgreeWithRuns(t *testing.T) {
 				}
 				run := c.Resources
 				est.Estimated, est.ConnMissRate, run.ConnMissRate = false, 0, 0
-				if est != run {
+				if !reflect.DeepEqual(est, run) {
 					t.Errorf("%s: estimated %+v, ran %+v", c.Name, est, run)
 				}
 				if c.FloorUs <= 0 || c.FloorUs > c.Figures.LayerUs {
@@ -182,7 +183,7 @@ func study(t *testing.T, st *Study) *Result {
 func TestOneQPPerLocalExpertOverTheKnee(t *testing.T) {
 	t.Parallel()
 	d := deployment(t, 16, 128, 8, "conn.entries=100")
-	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"), QPsPerPeer: []int{1, 2, 4, 8}, DCIs: []int{1, 8}},
+	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"), Knobs: map[string][]int{"qps-per-peer": {1, 2, 4, 8}, "dcis": {1, 8}}},
 		Limits: Limits{ProxyCores: -1, Tolerance: 0.05}})
 	perExpert := find(t, res, "mini-gda qps=8")
 	if perExpert.Verdict != Rejected || !strings.Contains(perExpert.Reason, "over the knee: 120 active connections per NIC > the context cache's 100") {
@@ -195,7 +196,7 @@ func TestOneQPPerLocalExpertOverTheKnee(t *testing.T) {
 		t.Fatalf("no recommendation: %v", res.Reasons)
 	}
 	rec := res.Candidates[res.Recommended]
-	if rec.Transport == "mini-gda" && rec.QPsPerPeer >= 8 {
+	if rec.Transport == "mini-gda" && rec.Knobs.Int("qps-per-peer") >= 8 {
 		t.Errorf("recommended %s", rec.Name)
 	}
 	if rec.Resources.ActiveConnPerNIC > 100 {
@@ -211,7 +212,7 @@ func TestOneQPPerLocalExpertOverTheKnee(t *testing.T) {
 func TestBufferLimitRejects(t *testing.T) {
 	t.Parallel()
 	d := deployment(t, 16, 128, 8)
-	space := Space{Presets: presets(t, "mini-gda"), QPsPerPeer: []int{1, 32}}
+	space := Space{Presets: presets(t, "mini-gda"), Knobs: map[string][]int{"qps-per-peer": {1, 32}}}
 	cands, err := Candidates(&d, space)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 	t.Parallel()
 	d := deployment(t, 16, 16, 8)
 	mk := func() *Study {
-		return &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"), Workers: []int{1, 2}},
+		return &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"), Knobs: map[string][]int{"workers": {1, 2}}},
 			Limits: Limits{ProxyCores: -1, Tolerance: 0.05}, Jobs: 2}
 	}
 	enc := func(r *Result) []byte {

@@ -162,7 +162,8 @@ func better(a, b *Candidate) bool {
 	return a.Index < b.Index
 }
 
-// estimate builds each candidate's transport and sizes it analytically.
+// estimate builds each candidate's transport and sizes it analytically
+// where the transport is a transport.Estimator.
 func (s *Study) estimate(cands []Candidate) error {
 	d := &s.Deployment
 	shape := d.Routing.Shape
@@ -174,14 +175,17 @@ func (s *Study) estimate(cands []Candidate) error {
 	}
 	for i := range cands {
 		c := &cands[i]
-		tr, err := c.pre.Transport(c.opts)
+		tr, err := c.pre.Build(c.Knobs, c.needs)
 		if err != nil {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
 		}
 		est, ok := tr.(transport.Estimator)
 		if !ok {
-			return fmt.Errorf("preset %s: transport %s cannot be sized analytically", c.Preset, tr.Name())
+			// No analytic estimate: no floor, and the run reports the
+			// resources.
+			c.Resources = resources(transport.Resources{}, buffer, shape.GPUsPerNode)
+			continue
 		}
 		var r [2]transport.Estimate
 		ds := []*transport.Demand{disp, comb}
@@ -195,7 +199,7 @@ func (s *Study) estimate(cands []Candidate) error {
 				return fmt.Errorf("candidate %s: %w", c.Name, err)
 			}
 		}
-		c.Resources = resources(mergeResources(r[0].Resources, r[1].Resources), buffer, shape.GPUsPerNode)
+		c.Resources = resources(r[0].Resources.Max(r[1].Resources), buffer, shape.GPUsPerNode)
 		c.Resources.Estimated = true
 		c.exact = haveDemand && disp.Exact && c.bg.CTAs == 0
 		c.FloorUs = (r[0].Floor + r[1].Floor).Us()
@@ -214,29 +218,15 @@ func (s *Study) estimate(cands []Candidate) error {
 func resources(r transport.Resources, buffer int64, perNode int) Resources {
 	out := Resources{QPsPerNIC: r.QPsPerNIC, ActiveConnPerNIC: r.ActiveConnPerNIC, ConnKnee: r.ConnKnee, DCIsPerNIC: r.DCIsPerNIC,
 		ProxyRings: r.ProxyRings, ProxyWorkers: r.ProxyWorkers, ProxyCoresPerHost: r.ProxyWorkers * perNode,
-		BufferBytes: buffer, ConnMissRate: r.ConnMissRate}
+		BufferBytes: buffer, ConnMissRate: r.ConnMissRate, Own: r.Own}
 	// A proxy's rings and send queues live in host memory; GPU-initiated
 	// transports keep their send queues in GPU memory.
-	if r.ProxyWorkers > 0 {
+	if r.HostQueues {
 		out.HostQueueBytes = r.QueueBytesPerRank
 	} else {
 		out.GPUQueueBytes = r.QueueBytesPerRank
 	}
 	return out
-}
-
-// mergeResources keeps the larger of each figure over the phases, as the
-// layer reports them.
-func mergeResources(a, b transport.Resources) transport.Resources {
-	a.QPsPerNIC = max(a.QPsPerNIC, b.QPsPerNIC)
-	a.ActiveConnPerNIC = max(a.ActiveConnPerNIC, b.ActiveConnPerNIC)
-	a.ConnKnee = max(a.ConnKnee, b.ConnKnee)
-	a.DCIsPerNIC = max(a.DCIsPerNIC, b.DCIsPerNIC)
-	a.ProxyRings = max(a.ProxyRings, b.ProxyRings)
-	a.ProxyWorkers = max(a.ProxyWorkers, b.ProxyWorkers)
-	a.QueueBytesPerRank = max(a.QueueBytesPerRank, b.QueueBytesPerRank)
-	a.ConnMissRate = max(a.ConnMissRate, b.ConnMissRate)
-	return a
 }
 
 // reject marks candidates that break a limit on their estimated
@@ -348,7 +338,7 @@ func (s *Study) runAll(cands []Candidate, idx []int, done *int, total int) error
 // runOne models the layer on c.
 func (s *Study) runOne(c *Candidate) error {
 	d := &s.Deployment
-	tr, err := c.pre.Transport(c.opts)
+	tr, err := c.pre.Build(c.Knobs, c.needs)
 	if err != nil {
 		c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 		return nil

@@ -30,11 +30,12 @@ type Times struct {
 	Sent       sim.Time // first byte on the wire
 	Arrived    sim.Time // last byte at the responder's port
 	Visible    sim.Time // observable in the destination GPU's memory
-	// ConnMiss is NIC time spent fetching connection context (RC QP or DCI
-	// state) for this Op; DCISwitch is time spent re-targeting a DCI.
-	ConnMiss  sim.Time
-	DCISwitch sim.Time
-	NVLink    bool // delivered over NVLink instead of the NIC
+	// Own is NIC time between Served and Sent that the transport
+	// attributes to causes of its own, in the order Transport.Causes
+	// lists them (such as fetching connection context, or re-targeting a
+	// DCI).
+	Own    [MaxOwnCauses]sim.Time
+	NVLink bool // delivered over NVLink instead of the NIC
 }
 
 // Delivery is reported when an Op's payload is visible at its destination.
@@ -54,8 +55,6 @@ type Warp struct {
 	// Resume is called by the Conn once a Post has returned control to the
 	// warp; the warp's next Post belongs at its local time T.T.
 	Resume func(e *sim.Engine, w *Warp)
-	// Local is the Conn's own per-warp state (saves a map lookup per post).
-	Local any
 }
 
 // Env is the simulated cluster a Conn runs on.
@@ -79,6 +78,14 @@ type Env struct {
 // Transport builds connections of one mechanism with its parameters.
 type Transport interface {
 	Name() string
+	// Causes are what the Own times of its deliveries hold, in order (at
+	// most MaxOwnCauses).
+	Causes() []Cause
+	// QueueDepth is how many WQEs one GPU-written send queue holds, for a
+	// workload that keeps that many in flight without polling
+	// completions; 0 when the transport's GPU side does not write send
+	// queues.
+	QueueDepth() int
 	Open(env *Env) (Conn, error)
 }
 
@@ -93,7 +100,9 @@ type Conn interface {
 }
 
 // Resources are the queues and state a transport holds, per NIC unless
-// said otherwise.
+// said otherwise: the kinds the reports and sizing limits know (QPs,
+// connections, DCIs, proxy rings and workers, queue memory), and Own for
+// a mechanism's other kinds.
 type Resources struct {
 	QPsPerNIC         int     `json:"qps_per_nic"`
 	ActiveConnPerNIC  int     `json:"active_connections_per_nic"`
@@ -103,4 +112,35 @@ type Resources struct {
 	ProxyWorkers      int     `json:"proxy_workers,omitempty"`
 	QueueBytesPerRank int64   `json:"queue_bytes_per_rank"`
 	ConnMissRate      float64 `json:"conn_miss_rate"`
+	// HostQueues is true when the queues counted in QueueBytesPerRank live
+	// in host memory (a CPU proxy's rings and send queues), not the GPU's.
+	HostQueues bool `json:"-"`
+	// Own counts what a mechanism holds beyond the fields above, by a name
+	// that says what and per what (the reports show it as a column).
+	Own map[string]int `json:"own,omitempty"`
+}
+
+// Max keeps the larger of each figure of r and o (the phases of one layer
+// report separately).
+func (r Resources) Max(o Resources) Resources {
+	r.QPsPerNIC = max(r.QPsPerNIC, o.QPsPerNIC)
+	r.ActiveConnPerNIC = max(r.ActiveConnPerNIC, o.ActiveConnPerNIC)
+	r.ConnKnee = max(r.ConnKnee, o.ConnKnee)
+	r.DCIsPerNIC = max(r.DCIsPerNIC, o.DCIsPerNIC)
+	r.ProxyRings = max(r.ProxyRings, o.ProxyRings)
+	r.ProxyWorkers = max(r.ProxyWorkers, o.ProxyWorkers)
+	r.QueueBytesPerRank = max(r.QueueBytesPerRank, o.QueueBytesPerRank)
+	r.ConnMissRate = max(r.ConnMissRate, o.ConnMissRate)
+	r.HostQueues = r.HostQueues || o.HostQueues
+	if len(o.Own) > 0 {
+		own := make(map[string]int, len(r.Own)+len(o.Own))
+		for k, v := range r.Own {
+			own[k] = v
+		}
+		for k, v := range o.Own {
+			own[k] = max(own[k], v)
+		}
+		r.Own = own
+	}
+	return r
 }

@@ -58,12 +58,12 @@ func layerQueues(c config, mechanism string, channels int) moe.Queues {
 	var q moe.Queues
 	switch mechanism {
 	case "dc":
-		q.DCIs = r * int64(max(c.dcis, 64))
+		q.DCIs = r * int64(max(c.knobs.Int("dcis"), 64))
 	case "mini-proxy":
-		q.Rings, q.Proxy = r*int64(max(c.rings, 64)), true
-		q.QPs = r * r * int64(max(c.qps, 4))
+		q.Rings, q.Proxy = r*int64(max(c.knobs.Int("rings"), 64)), true
+		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), 4))
 	default:
-		q.QPs = r * r * int64(max(c.qps, channels, 4))
+		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), channels, 4))
 	}
 	return q
 }
@@ -112,6 +112,14 @@ func machineMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// clampMul is a·b, at most math.MaxInt64.
+func clampMul(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 func fmtBytes(b int64) string {

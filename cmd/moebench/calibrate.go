@@ -16,7 +16,9 @@ import (
 	"moebench/internal/report"
 	"moebench/native"
 	"moebench/transport/gda"
+	"moebench/transport/mech"
 	"moebench/transport/profile"
+	"moebench/transport/proxy"
 )
 
 const calibrateUsage = `Usage: moebench calibrate [flags]
@@ -43,6 +45,8 @@ Examples:
   moebench calibrate --lib native/build/libmoebench_native.so
   moebench calibrate --layer --base p-ib,h200.json --out h200-layer.json   # the layer kernels and the emulated NIC
   moebench calibrate --layer --from-raw h200-layer-raw.json --base p-ib,h200.json
+  moebench calibrate --layer --grid normal --raw normal-raw.json   # normal mode's runs only
+  moebench calibrate --layer --from-raw ll-raw.json,normal-raw.json --base p-ib,h200.json   # refit both
   moebench calibrate --out h200.json --raw h200-raw.json
   moebench mech --profile p-ib,h200.json ...   # run the model on the result
   moebench calibrate --format json --quick
@@ -51,9 +55,9 @@ Flags:
 `
 
 type calibrateOptions struct {
-	out, raw, base, lib, format, fromRaw string
-	iters                                int
-	quick, layer                         bool
+	out, raw, base, lib, format, fromRaw, grid string
+	iters                                      int
+	quick, layer                               bool
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -67,7 +71,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.format, "format", "table", "output format: table or json")
 	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
 	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
-	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed)")
+	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed); with --layer, several files comma-separated, measured on one GPU")
+	fs.StringVar(&o.grid, "grid", "all", "with --layer: the runs to measure: ll (the low-latency grid), normal (normal mode's) or all")
 	fs.BoolVar(&o.layer, "layer", false, "calibrate the layer kernels' own costs and the emulated NIC from native layer runs over a grid (ranks, tokens, hidden, top-k, SMs, transport)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +98,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkOut("--raw", o.raw); err != nil {
 		return err
+	}
+	if fs.Changed("grid") && !o.layer {
+		return fmt.Errorf("%w: --grid: only with --layer", errUsage)
 	}
 	if o.layer {
 		if !fs.Changed("out") {
@@ -233,23 +241,10 @@ type rateRow struct {
 }
 
 func rateRows(quick bool) []rateRow {
-	r := func(th, q, sm, db int, style string, paper float64) rateRow {
-		return rateRow{native.RateConfig{Threads: th, QPs: q, Blocks: sm, PerDoorbell: db, Style: style, InlineBytes: 8}, paper}
-	}
-	rows := []rateRow{
-		r(1, 1, 1, 1, "thread", 1.79),
-		r(32, 1, 1, 1, "handoff", 1.85),
-		r(1, 1, 1, 16, "thread", 4.70),
-		r(32, 1, 1, 1, "lock", 1.27),
-		r(256, 1, 1, 32, "handoff", 2.60),
-		r(32, 1, 1, 32, "coop", 21.6),
-		r(256, 1, 1, 32, "coop", 30.7),
-		r(16, 16, 16, 1, "thread", 27.9),
-		r(16, 16, 16, 16, "thread", 74.4),
-		r(32, 32, 1, 16, "thread", 133),
-		r(64, 64, 1, 16, "thread", 206),
-		r(64, 64, 64, 16, "thread", 260),
-		r(4096, 16, 16, 32, "coop", 260),
+	var rows []rateRow
+	for _, t := range mech.Table5() {
+		rows = append(rows, rateRow{native.RateConfig{Threads: t.Threads, QPs: t.QPs, Blocks: t.SMs, PerDoorbell: t.PerDoorbell,
+			Style: t.Style.String(), InlineBytes: 8}, t.Mps})
 	}
 	if quick {
 		rows = []rateRow{rows[0], rows[5], rows[11]}
@@ -460,12 +455,23 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Paper P-IB figures the table shows beside the measurements.
-var (
-	paperIssue   = map[string]float64{"none": 190, "gpu-fence": 700, "fenced-dbrec": 930, "release-gpu": 700, "threadfence": 1220, "release-sys": 2370, "fence-sys": 2620}
-	paperEnqueue = map[string]float64{"baseline": 2270, "tuned": 130}
-	paperRTT     = map[string]float64{"baseline": 14590, "tuned": 5890}
-)
+// paperIssueNs is Table 4's P-IB issue time of an ordering mode, ns.
+func paperIssueNs(mode string) float64 {
+	o, _ := gda.ParseOrdering(mode)
+	return 1000 * mech.Table4(false)[o].Issue
+}
+
+// paperProxyNs is Table 3's P-IB enqueue (issue) and round trip of a
+// handoff variant, ns, cold as the paper measures them.
+func paperProxyNs(variant string) (enqueue, rtt float64) {
+	h, _ := proxy.ParseHandoff(variant)
+	for _, c := range mech.Table3Proxy() {
+		if c.Handoff == h {
+			return 1000 * c.Issue[0], 1000 * c.RTT[0]
+		}
+	}
+	return math.NaN(), math.NaN()
+}
 
 func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constant, o calibrateOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -477,7 +483,7 @@ func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constan
 	fmt.Fprintln(w, "Issue, one thread, 8 B inline RDMA write, median ns (paper P-IB: Table 4)")
 	p("mode\thost-mapped doorbell\tdevice doorbell\tpaper P-IB\t\n")
 	for _, mode := range native.OrderingModes {
-		p("%s\t%.0f\t%.0f\t%.0f\t\n", mode, m.IssueNs[mode], m.IssueDeviceDoorbellNs[mode], paperIssue[mode])
+		p("%s\t%.0f\t%.0f\t%.0f\t\n", mode, m.IssueNs[mode], m.IssueDeviceDoorbellNs[mode], paperIssueNs(mode))
 	}
 	p("%s\t%.0f\t\t\t\n", native.NoDoorbell, m.IssueNoDoorbellNs)
 	tw.Flush()
@@ -518,7 +524,8 @@ func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constan
 	fmt.Fprintln(w, "\nProxy handoff, one GPU thread, CPU worker thread on mapped host rings, median ns")
 	p("variant\tenqueue\tpaper issue\tGPU->CPU->GPU round trip\tpaper RTT (with NIC)\t\n")
 	for _, v := range native.EnqueueVariants {
-		p("%s\t%.0f\t%.0f\t%.0f\t%.0f\t\n", v, m.EnqueueNs[v], paperEnqueue[v], m.HandoffRTTNs[v], paperRTT[v])
+		enq, rtt := paperProxyNs(v)
+		p("%s\t%.0f\t%.0f\t%.0f\t%.0f\t\n", v, m.EnqueueNs[v], enq, m.HandoffRTTNs[v], rtt)
 	}
 	tw.Flush()
 

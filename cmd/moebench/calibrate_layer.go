@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 
 	"moebench/internal/report"
@@ -65,26 +66,45 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --base: %v", errUsage, err)
 	}
+	var grid []nativelayer.GridPoint
+	switch o.grid {
+	case "all":
+		grid = nativelayer.DefaultGrid()
+	case "ll":
+		grid = nativelayer.LowLatencyGrid()
+	case "normal":
+		grid = nativelayer.NormalGrid()
+	default:
+		return fmt.Errorf("%w: --grid %q: want ll, normal or all", errUsage, o.grid)
+	}
 	var raw *nativelayer.Raw
 	if o.fromRaw != "" {
-		data, err := os.ReadFile(o.fromRaw)
-		if err != nil {
-			return fmt.Errorf("--from-raw: %w", err)
+		for _, path := range splitList([]string{o.fromRaw}) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("--from-raw: %w", err)
+			}
+			r, ok, err := parseLayerMeasured(data)
+			switch {
+			case err != nil:
+				return fmt.Errorf("--from-raw %s: %w", path, err)
+			case !ok:
+				return fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", path)
+			}
+			if raw == nil {
+				raw = r
+			} else if raw, err = raw.Merge(r); err != nil {
+				return fmt.Errorf("--from-raw %s: %w", path, err)
+			}
 		}
-		r, ok, err := parseLayerMeasured(data)
-		switch {
-		case err != nil:
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
-		case !ok:
-			return fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", o.fromRaw)
+		if raw == nil {
+			return fmt.Errorf("%w: --from-raw: no file given", errUsage)
 		}
-		raw = r
 	} else {
 		lib, err := openNativeLib(o.lib)
 		if err != nil {
 			return fmt.Errorf("calibrate --layer: %w", err)
 		}
-		grid := nativelayer.DefaultGrid()
 		if o.quick {
 			grid = grid[:2]
 		}
@@ -126,7 +146,8 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	sum := mech.Summarize(rows)
 	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
 	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
-		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After))}
+		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After)),
+		fmt.Sprintf("normal mode (2, 4, 8 ranks × 1024, 4096 tokens; a tail every 2 and 16 tokens at 4 × 4096): %s", normalSummary(fit.After))}
 	if o.format == "json" {
 		return writeJSON(stdout, struct {
 			Header    report.Header      `json:"header"`
@@ -164,7 +185,7 @@ func layerRows(cs []nativelayer.Comparison) []mech.Row {
 	var rows []mech.Row
 	for _, c := range cs {
 		p := c.Run.Point
-		name := fmt.Sprintf("%s %d ranks × %d tokens", p.Transport, p.Ranks, p.Tokens)
+		name := p.Name()
 		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 {
 			name += fmt.Sprintf(" (hidden %d, top-%d, %d SMs)", p.Hidden, p.TopK, c.Run.Config.SMsPerRank)
 		}
@@ -181,7 +202,7 @@ func gridSummary(cs []nativelayer.Comparison) string {
 	var errs []float64
 	for _, c := range cs {
 		p := c.Run.Point
-		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 || p.Experts != 288 {
+		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 || p.Experts != 288 || p.Normal {
 			continue
 		}
 		d, m := c.Error()
@@ -201,6 +222,28 @@ func gridSummary(cs []nativelayer.Comparison) string {
 	return fmt.Sprintf("%d of %d phase means within 15%%, worst %s", within, len(errs), strconv.FormatFloat(100*worst, 'f', 1, 64)+"%")
 }
 
+// normalSummary is how the model meets the normal-mode runs: the median
+// and worst phase errors.
+func normalSummary(cs []nativelayer.Comparison) string {
+	var errs []float64
+	for _, c := range cs {
+		if c.Run.Point.Normal {
+			d, m := c.Error()
+			errs = append(errs, math.Abs(d), math.Abs(m))
+		}
+	}
+	if len(errs) == 0 {
+		return "not measured"
+	}
+	sort.Float64s(errs)
+	med := errs[len(errs)/2]
+	if len(errs)%2 == 0 {
+		med = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
+	}
+	return fmt.Sprintf("%d phase means, median error %s, worst %s", len(errs), strconv.FormatFloat(100*med, 'f', 1, 64)+"%",
+		strconv.FormatFloat(100*errs[len(errs)-1], 'f', 1, 64)+"%")
+}
+
 // validateLayer is validate on a profile that carries a layer calibration:
 // the model of every native run beside its measurement.
 func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
@@ -211,6 +254,7 @@ func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out ou
 	rows := layerRows(cs)
 	sum := mech.Summarize(rows)
 	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
-	h.Extra = append(h.Extra, fmt.Sprintf("%s; %d native layer runs from %s", measuredLine(raw), len(raw.Runs), path), "grid: "+gridSummary(cs))
+	h.Extra = append(h.Extra, fmt.Sprintf("%s; %d native layer runs from %s", measuredLine(raw), len(raw.Runs), path), "grid: "+gridSummary(cs),
+		"normal mode: "+normalSummary(cs))
 	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
 }

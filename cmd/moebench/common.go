@@ -93,8 +93,9 @@ func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error 
 
 // profileFlags select a profile and overrides.
 type profileFlags struct {
-	spec string
-	sets []string
+	spec     string
+	sets     []string
+	topology string // --topology, on the commands that register it
 }
 
 func (p *profileFlags) register(fs *pflag.FlagSet) {
@@ -117,6 +118,9 @@ func (p *profileFlags) load() (*profile.Profile, error) {
 	prof, err := profile.Load(p.spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if err := p.applyTopology(prof); err != nil {
+		return nil, err
 	}
 	if err := prof.ApplySets(p.sets); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)

@@ -95,7 +95,7 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Pres
 // --virtual-ranks and rejects the flags the native engine does not use.
 func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config, error) {
 	n := &f.native
-	for _, fl := range []string{"gpus-per-node", "nvlink", "chunk"} {
+	for _, fl := range []string{"gpus-per-node", "nvlink"} {
 		if fs.Changed(fl) {
 			return nil, fmt.Errorf("%w: --%s: not used by the native engine (ranks run on this host's GPUs; the direct path is --transport direct)", errUsage, fl)
 		}
@@ -129,8 +129,11 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 	}
 	var out []config
 	for _, c := range configs {
-		if c.mode != moe.LL {
-			return nil, fmt.Errorf("%w: --mode %s: the native engine runs low-latency mode (ll)", errUsage, c.mode)
+		if c.mode != moe.LL && c.mode != moe.Normal {
+			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.mode)
+		}
+		if fs.Changed("chunk") && c.mode != moe.Normal {
+			return nil, fmt.Errorf("%w: --chunk: the native engine chunks normal mode only (--mode normal)", errUsage)
 		}
 		for _, g := range gpus {
 			for _, v := range vr {
@@ -188,13 +191,13 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		}
 		o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
 			Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
-			Timeout: f.native.timeout, Pace: f.native.pace}
+			Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.mode, Chunk: f.chunk}
 		if o.Pace {
 			o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
 			o.MsgMps = prof.Get("nic.msg_rate_mps")
 		}
 		for _, tr := range trs {
-			tr.Options = preset.Options{QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
+			tr.Options = preset.OptionsOf(c.knobs)
 			m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
 			var checkErr error
 			switch {
@@ -249,14 +252,18 @@ func nativeKnobs(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items []nativeItem) []string {
 	s := configs[0].shape
 	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, ll mode",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, %s mode",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch, configs[0].mode),
 		fmt.Sprintf("routing %s; background %s", spec, configs[0].bg),
 	}
 	if len(items) > 0 {
 		m := items[0].m
 		l = append(l, fmt.Sprintf("%s; %d warm-up and %d timed repetitions, L2 flushed %v, every token checked %v",
 			placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
+		if c := m.Config; c.Normal {
+			l = append(l, fmt.Sprintf("normal mode as DeepEP's intranode kernels: %d channels (a sender and a receiver SM each), %d-token ring buffers per channel and peer, a tail every %d tokens; the count exchange runs inside the dispatch kernel (DeepEP's separate notify kernel and host wait are not measured)",
+				c.SMsPerRank/2, c.BufTokens, c.Chunk))
+		}
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
@@ -469,9 +476,9 @@ func nativeJSON(h report.Header, items []nativeItem) any {
 	for _, it := range items {
 		s, r := it.model.Shape, it.m.Result
 		jr := nativeJSONResult{
-			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: "ll",
+			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: it.cfg.mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
-				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
+				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
 				Correct: it.err == nil && r.Problems == 0, Events: 0},
 			Dispatch: nativePhaseJSON(&it.m.Dispatch), Combine: nativePhaseJSON(&it.m.Combine),
@@ -495,7 +502,7 @@ func nativeJSON(h report.Header, items []nativeItem) any {
 }
 
 func nativeCSV(items []nativeItem) *report.Table {
-	cols := []string{"engine", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
+	cols := []string{"engine", "mode", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
 		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps",
 		"model_mean_us", "model_issue_done_us", "model_over_measured", "wqes", "doorbells", "torn_reads", "dci_switches", "route_hash", "correct"}
 	t := &report.Table{Columns: cols}
@@ -504,7 +511,7 @@ func nativeCSV(items []nativeItem) *report.Table {
 		s, r, c := it.model.Shape, it.m.Result, it.m.Config
 		for _, ph := range nativePhases(it) {
 			st := ph.st
-			t.Rows = append(t.Rows, []string{"native", it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
+			t.Rows = append(t.Rows, []string{"native", it.cfg.mode.String(), it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
 				strconv.Itoa(c.NICSMs), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden),
 				it.cfg.bgName, strings.Join(it.cfg.sets, ";"), ph.name,
 				f(st.Ready.Mean), f(st.Ready.Min), f(st.Ready.Max), f(st.Ready.P50), f(st.Ready.P99), f(st.IssueDone.Mean), f(st.SendDone.Mean),

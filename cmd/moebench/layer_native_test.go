@@ -156,6 +156,30 @@ func TestNativeRun(t *testing.T) {
 
 // Usage errors name the flag and exit 2; a failed check prints the run
 // and exits 1; a missing library says how to build it.
+// Normal mode reaches the library as DeepEP's intranode kernels with the
+// model's normal mode beside it.
+func TestNativeNormal(t *testing.T) {
+	f := &fakeLib{}
+	withFakeLib(t, f)
+	var out, errb bytes.Buffer
+	err := run([]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal", "--transport", "direct", "--tokens", "256", "--chunk", "8"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	if len(f.calls) != 1 {
+		t.Fatalf("%d native runs, want 1", len(f.calls))
+	}
+	c := f.calls[0]
+	if !c.Normal || c.Path != native.PathDirect || c.SMsPerRank != 16 || c.Chunk != 8 || c.BufTokens != nativelayer.DefaultBufTokens {
+		t.Fatalf("config %+v", c)
+	}
+	for _, want := range []string{"normal mode", "8 channels", "a tail every 8 tokens", "direct"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 func TestNativeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -168,7 +192,10 @@ func TestNativeErrors(t *testing.T) {
 		{[]string{"run", "--transport", "direct"}, 2, "direct"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--ranks", "16"}, 2, "--ranks 16"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--gpus-per-node", "4"}, 2, "--gpus-per-node"},
-		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal"}, 2, "low-latency"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal"}, 2, "--transport direct"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "16", "--mode", "normal", "--transport", "direct"}, 2, "at most 8"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal", "--transport", "direct", "--num-sms", "7"}, 2, "even"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--chunk", "4", "--transport", "direct"}, 2, "--chunk"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--num-sms", "40"}, 2, "--num-sms 40"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "7"}, 2, "--experts"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--reps", "0"}, 2, "--reps"},

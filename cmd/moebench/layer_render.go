@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/transport"
 )
 
 // jsonPhase is a phase as the run JSON promises it.
@@ -79,7 +81,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 			jr := jsonResult{
 				Engine: "model", Transport: it.preset.Mechanism, Preset: it.preset.Name, Workload: workloadOf(h), Mode: r.Mode.String(),
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
-				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.qps, Background: it.cfg.bgName, Sets: it.cfg.sets,
+				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,
 				RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, Events: r.Events,
 			}
@@ -195,7 +197,7 @@ func breakdownTable(items []item) *report.Table {
 	for _, it := range items {
 		for _, ph := range phases(it.res) {
 			row := append(knobVals(it), it.preset.Name, ph.name)
-			for _, v := range ph.p.Breakdown {
+			for _, v := range ph.p.Breakdown.Values() {
 				row = append(row, report.Num(v))
 			}
 			t.Rows = append(t.Rows, row)
@@ -205,8 +207,23 @@ func breakdownTable(items []item) *report.Table {
 }
 
 func resourceTable(items []item) *report.Table {
+	// The mechanisms' own resources, by name, after the common ones.
+	var own []string
+	for _, it := range items {
+		for k := range it.res.Resources.Own {
+			if !slices.Contains(own, k) {
+				own = append(own, k)
+			}
+		}
+	}
+	slices.Sort(own)
 	t := withKnobs(items, []string{"preset", "QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy rings", "proxy workers", "queue MiB/rank", "buffer MiB/rank", "route hash", "correct"},
 		[]bool{false, true, true, true, true, true, true, true, true, false, false})
+	at := len(t.Columns) - 2 // before the route hash
+	t.Columns = slices.Insert(t.Columns, at, own...)
+	for range own {
+		t.Numeric = slices.Insert(t.Numeric, at, true)
+	}
 	for _, it := range items {
 		r := it.res.Resources
 		knee := "—"
@@ -217,9 +234,17 @@ func resourceTable(items []item) *report.Table {
 		if !it.res.Correct {
 			ok = fmt.Sprintf("NO (%d problems)", it.res.ProblemCount)
 		}
-		t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee,
+		row := append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee,
 			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers),
-			report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)), it.res.RouteHash, ok))
+			report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)))
+		for _, k := range own {
+			v := "—"
+			if n, ok := r.Own[k]; ok {
+				v = strconv.Itoa(n)
+			}
+			row = append(row, v)
+		}
+		t.Rows = append(t.Rows, append(row, it.res.RouteHash, ok))
 	}
 	return t
 }
@@ -229,8 +254,16 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // csvTable has one record per (run, phase) with every figure at full
 // precision.
 func csvTable(items []item) *report.Table {
-	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink", "qps_per_peer", "dcis", "workers", "batch", "rings", "background", "sets",
-		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by"}
+	cols := []string{"preset", "transport", "mode", "ranks", "gpus_per_node", "tokens", "experts", "topk", "hidden", "nvlink"}
+	var fields []transport.Knob
+	for _, k := range transport.AllKnobs() {
+		if k.Field != "" {
+			fields = append(fields, k)
+			cols = append(cols, k.Field)
+		}
+	}
+	cols = append(cols, "background", "sets",
+		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "algo_gbps", "deepep_algo_gbps", "scaleout_gbps", "nvlink_gbps", "messages", "bound_by")
 	for _, c := range moe.CauseNames() {
 		cols = append(cols, "breakdown_"+c+"_us")
 	}
@@ -249,12 +282,14 @@ func csvTable(items []item) *report.Table {
 				sets += x
 			}
 			row := []string{it.preset.Name, it.preset.Mechanism, r.Mode.String(), strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode),
-				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink),
-				strconv.Itoa(it.cfg.qps), strconv.Itoa(it.cfg.dcis), strconv.Itoa(it.cfg.workers), strconv.Itoa(it.cfg.batch), strconv.Itoa(it.cfg.rings),
-				it.cfg.bgName, sets, ph.name,
+				strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink)}
+			for _, k := range fields {
+				row = append(row, knobValue(k, it.cfg.knobs))
+			}
+			row = append(row, it.cfg.bgName, sets, ph.name,
 				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps), f(p.DeepEPGBps),
-				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
-			for _, v := range p.Breakdown {
+				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy)
+			for _, v := range p.Breakdown.Values() {
 				row = append(row, f(v))
 			}
 			row = append(row, strconv.Itoa(r.Resources.QPsPerNIC), strconv.Itoa(r.Resources.ActiveConnPerNIC), strconv.Itoa(r.Resources.ConnKnee),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/routing"
-	"moebench/transport/gda"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
 	"moebench/workloads"
@@ -28,6 +29,8 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --mode normal --tokens 4096 --ranks 32 --profile p-roce   # across nodes: one RDMA copy per (token, node)
   moebench run --topk-groups 0                      # deepseek-v3 without its 4-of-8 group-limited gating
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
+  moebench run --engine native --virtual-ranks 8 --transport mini-gda,mini-proxy,dc,direct   # on this host's GPU
+  moebench run --engine native --virtual-ranks 8 --mode normal --tokens 4096 --transport direct
 `
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -51,12 +54,7 @@ type layerFlags struct {
 	limitNote   string // the group limit in force, for the header
 	transports  []string
 	presets     []string
-	qps         []int
-	dcis        []int
-	workers     []int
-	batch       []int
-	rings       []int
-	orderings   []string
+	knobs       knobFlags
 	nvlink      bool
 	numSMs      int
 	chunk       int
@@ -71,12 +69,6 @@ type layerFlags struct {
 	budget      budgetFlags
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
-	// The bar runOne advances with delivered messages, the messages left
-	// of the run's estimate, and the run's name.
-	progressBar  *report.Progress
-	progressMu   sync.Mutex
-	progressLeft int
-	progressWhat string
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -91,22 +83,18 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: mini-gda, mini-proxy, dc, or all (those with a preset)")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
-	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "QPs per peer, overriding the preset's (0 = the preset's)")
-	fs.IntSliceVar(&f.dcis, "dcis", nil, "dc: DCIs per NIC, overriding the preset's")
-	fs.IntSliceVar(&f.workers, "workers", nil, "proxy: CPU workers per rank, overriding the preset's")
-	fs.IntSliceVar(&f.batch, "batch", nil, "proxy: work requests chained per post, overriding the preset's")
-	fs.IntSliceVar(&f.rings, "rings", nil, "proxy: descriptor rings per rank, overriding the preset's")
-	fs.StringSliceVar(&f.orderings, "ordering", nil, "mini-gda and dc: ordering before each doorbell, overriding the preset's: "+strings.Join(orderingNames(), ", "))
+	f.knobs.register(fs, false)
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes); with --engine native, tokens per published tail (0 = 6, DeepEP's intranode config)")
 	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.budget.register(fs)
@@ -124,14 +112,14 @@ type config struct {
 	shape  moe.Shape
 	mode   moe.Mode
 	nvlink bool
-	qps    int
-	// Mechanism knobs over the presets' own values (0 = the preset's).
-	dcis, workers, batch, rings int
-	ordering                    string // "" = the preset's
-	bg                          moe.Background
-	bgName                      string
-	sets                        []string // name=value
-	gpus                        int      // native engine: GPUs the ranks spread over
+	// knobs are the mechanisms' knobs over the presets' own values (a
+	// knob not set keeps the preset's); each preset takes those its
+	// mechanism declares.
+	knobs  transport.Settings
+	bg     moe.Background
+	bgName string
+	sets   []string // name=value
+	gpus   int      // native engine: GPUs the ranks spread over
 }
 
 // item is one simulated run ready to render.
@@ -187,7 +175,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sweep {
-		for _, fl := range sweepOnly {
+		for _, fl := range append(slices.Clone(sweepOnly), f.knobs.names()...) {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -210,7 +198,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
-		for _, fl := range []string{"plot", "shard"} {
+		for _, fl := range []string{"plot", "shard", "topology"} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
@@ -232,6 +220,10 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := f.knobs.checkApplies(presets); err != nil {
+		return err
+	}
+	softMemoryLimit()
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
@@ -239,13 +231,20 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Refuse, before generating anything, a run the machine cannot hold;
 	// the estimated messages are the progress bar's units, so that it
 	// moves within a long run too.
+	// Points run concurrently, one per core: as many may be in memory at
+	// once.
 	msgs := make([]int, len(configs)*len(presets))
-	total := 0
+	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
 	for ci, c := range configs {
 		for pi, p := range presets {
 			layer, _ := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
 			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
-			if err := f.budget.allow(fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name), cost); err != nil {
+			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
+			if conc > 1 {
+				cost.Bytes = clampMul(cost.Bytes, conc)
+				what += fmt.Sprintf(", %d points at once", conc)
+			}
+			if err := f.budget.allow(what, cost); err != nil {
 				return err
 			}
 			i := ci*len(presets) + pi
@@ -256,28 +255,45 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
-	f.progressBar = bar
+	// Points run concurrently over the cores; items keep the serial order.
 	routes := map[moe.Shape]*moe.Routing{}
-	var items []item
+	type job struct {
+		cfg  config
+		rt   *moe.Routing
+		prof *profile.Profile
+		p    preset.Preset
+	}
+	var jobs []job
+	var left []int // per job, the messages its estimate has left for the bar
 	for ci, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
 		if err != nil {
 			return err
 		}
 		for pi, p := range presets {
-			if !f.ext.take(ci*len(presets) + pi) {
-				continue
+			if i := ci*len(presets) + pi; f.ext.take(i) {
+				jobs = append(jobs, job{c, rt, prof, p})
+				left = append(left, msgs[i])
 			}
-			f.progressLeft, f.progressWhat = msgs[ci*len(presets)+pi], p.Name
-			res, err := runOne(&f, c, rt, prof, p)
-			if err != nil {
-				return err
-			}
-			// Vary the knobs shown as columns: the ones given more than
-			// one value.
-			items = append(items, item{cfg: c, preset: p, res: res, knobs: knobsOf(fs, axes, c)})
-			bar.Add(f.progressLeft, p.Name) // what the estimate had left over
 		}
+	}
+	// The bar moves with delivered messages, from every running point
+	// (and, in LL, from dispatch and combine at once).
+	var barMu sync.Mutex
+	advance := func(i, n int) {
+		barMu.Lock()
+		defer barMu.Unlock()
+		n = min(n, left[i]) // the estimate is an upper bound
+		left[i] -= n
+		bar.Add(n, jobs[i].p.Name)
+	}
+	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
+		j := jobs[i]
+		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, func(n int) { advance(i, n) })
+		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
+	}, func(i int) { advance(i, left[i]) })
+	if err != nil {
+		return err
 	}
 	bar.Done()
 	if err := checkSetsRead(name, base, f.prof.sets); err != nil {
@@ -287,6 +303,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
 	h.Extra = describe(&f, configs, spec)
+	if n := topologyNote(base, configs[0].sets); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
 	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 
@@ -299,6 +318,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	}
 	if _, err := profile.SetNames(f.prof.sets); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := f.prof.applyTopology(prof); err != nil {
+		return nil, nil, err
 	}
 	var axes []setAxis
 	for _, s := range f.prof.sets {
@@ -400,14 +422,9 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 						if !fs.Changed("nvlink") {
 							nv = mode == moe.Normal
 						}
-						for _, q := range or(f.qps, 0) {
-							if q < 0 {
-								return nil, fmt.Errorf("%w: --qps-per-peer %d: must be 0 (the preset's) or more", errUsage, q)
-							}
-							for _, b := range bgs {
-								for _, st := range sets {
-									out = append(out, config{shape: s, mode: mode, nvlink: nv, qps: q, bg: b.b, bgName: b.name, sets: st})
-								}
+						for _, b := range bgs {
+							for _, st := range sets {
+								out = append(out, config{shape: s, mode: mode, nvlink: nv, knobs: transport.Settings{}, bg: b.b, bgName: b.name, sets: st})
 							}
 						}
 					}
@@ -415,50 +432,10 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 			}
 		}
 	}
-	// The mechanism knobs multiply the list out further.
-	// The upper bounds are past any deployment (a rank's proxy is a few
-	// CPU threads polling tens of rings) and keep a mistyped value from
-	// running for minutes.
-	for _, k := range []struct {
-		flag string
-		vals []int
-		max  int
-		set  func(*config, int)
-	}{
-		{"dcis", f.dcis, 1 << 20, func(c *config, v int) { c.dcis = v }},
-		{"workers", f.workers, 1 << 10, func(c *config, v int) { c.workers = v }},
-		{"batch", f.batch, 1 << 16, func(c *config, v int) { c.batch = v }},
-		{"rings", f.rings, 1 << 12, func(c *config, v int) { c.rings = v }},
-	} {
-		if len(k.vals) == 0 {
-			continue
-		}
-		var next []config
-		for _, c := range out {
-			for _, v := range k.vals {
-				if v < 1 || v > k.max {
-					return nil, fmt.Errorf("%w: --%s %d: must be 1 to %d", errUsage, k.flag, v, k.max)
-				}
-				c2 := c
-				k.set(&c2, v)
-				next = append(next, c2)
-			}
-		}
-		out = next
-	}
-	if len(f.orderings) > 0 {
-		var next []config
-		for _, c := range out {
-			for _, o := range f.orderings {
-				if ord, ok := gda.ParseOrdering(o); !ok || ord == gda.OrderNone {
-					return nil, fmt.Errorf("%w: --ordering %q: want one of %s", errUsage, o, strings.Join(orderingNames(), ", "))
-				}
-				c2 := c
-				c2.ordering = o
-				next = append(next, c2)
-			}
-		}
-		out = next
+	// The mechanisms' knobs multiply the list out further.
+	out, err = f.knobs.expand(out)
+	if err != nil {
+		return nil, err
 	}
 	if f.numSMs < 0 {
 		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
@@ -466,22 +443,10 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	if f.chunk < 0 {
 		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
 	}
-	if fs.Changed("chunk") && !slices.Contains(modes, moe.Normal) {
+	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
 		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	return out, nil
-}
-
-// orderingNames are the doorbell orderings a layer can use (not "none",
-// which publishes unwritten WQEs).
-func orderingNames() []string {
-	var n []string
-	for _, o := range gda.OrderingModes() {
-		if o != gda.OrderNone {
-			n = append(n, o.String())
-		}
-	}
-	return n
 }
 
 // shapeErr names the flag behind a shape validation error.
@@ -561,32 +526,19 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 	return out, nil
 }
 
-func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
+// runOne runs one point; progress, when not nil, hears of delivered
+// messages as the simulation runs.
+func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, progress func(int)) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	o := preset.Options{LocalExperts: layer, QPsPerPeer: c.qps, DCIs: c.dcis, Workers: c.workers, Batch: c.batch, Rings: c.rings, Ordering: c.ordering}
-	if reserved > 0 {
-		o.QPsPerPeer, o.Reserved = max(c.qps, layer)+reserved, reserved
-	}
-	tr, err := p.Transport(o)
+	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
 	if err != nil {
-		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
+		return nil, err
 	}
-	lc := moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload}
-	if f.progressBar != nil {
-		lc.Progress = func(n int) {
-			// Dispatch and combine may report at once.
-			f.progressMu.Lock()
-			defer f.progressMu.Unlock()
-			n = min(n, f.progressLeft) // the estimate is an upper bound
-			f.progressLeft -= n
-			f.progressBar.Add(n, f.progressWhat)
-		}
-	}
-	res, err := moe.RunLayer(lc)
+	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
-			return nil, fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 		}
 		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
 			return nil, fmt.Errorf("%w: --%v", errUsage, err)
@@ -618,19 +570,10 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 	if multi("mode") {
 		k = append(k, knob{"mode", c.mode.String()})
 	}
-	if multi("qps-per-peer") {
-		k = append(k, knob{"qps/peer", strconv.Itoa(c.qps)})
-	}
-	for _, m := range []struct {
-		flag, name string
-		v          int
-	}{{"dcis", "DCIs", c.dcis}, {"workers", "workers", c.workers}, {"batch", "batch", c.batch}, {"rings", "rings", c.rings}} {
-		if multi(m.flag) {
-			k = append(k, knob{m.name, strconv.Itoa(m.v)})
+	for _, kn := range transport.AllKnobs() {
+		if multi(kn.Name) {
+			k = append(k, knob{kn.Column, knobValue(kn, c.knobs)})
 		}
-	}
-	if multi("ordering") {
-		k = append(k, knob{"ordering", c.ordering})
 	}
 	if multi("background") {
 		k = append(k, knob{"background", c.bgName})
@@ -642,6 +585,15 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 		}
 	}
 	return k
+}
+
+// knobValue is a knob's setting as the reports show it: 0 for an integer
+// knob left at the preset's value.
+func knobValue(k transport.Knob, s transport.Settings) string {
+	if v, ok := s[k.Name]; ok || k.IsChoice() {
+		return v
+	}
+	return "0"
 }
 
 // describe is the header's account of what ran.

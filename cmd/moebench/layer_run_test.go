@@ -147,6 +147,12 @@ func TestRunBadInputFailsClearlyAndWritesNothing(t *testing.T) {
 		{[]string{"--experts", "100", "--ranks", "4", "--gpus-per-node", "4"}, "--expert-groups: 100 logical experts do not split into 8 equal groups"},
 		{[]string{"--mode", "normal", "--nvlink=false"}, "--nvlink: normal mode across nodes"},
 		{[]string{"--mode", "normal", "--chunk", "100"}, "--chunk: 100 tokens per RDMA write exceed half"},
+		// A knob no chosen transport takes fails rather than vanishing.
+		{[]string{"--transport", "mini-proxy", "--qps-per-peer", "4"}, "--qps-per-peer applies to mini-gda; none of the chosen transports (mini-proxy)"},
+		{[]string{"--preset", "gdaki", "--rings", "4"}, "--rings applies to mini-proxy"},
+		{[]string{"--dcis", "0"}, "--dcis 0: must be at least 1"},
+		{[]string{"--qps-per-peer", "-1"}, "--qps-per-peer -1: must be at least 0"},
+		{[]string{"--ordering", "none"}, `--ordering "none": want one of gpu-fence`},
 	} {
 		_, _, err := layerCLI(t, runCmd, append(tc.args, "--out", outFile)...)
 		if err == nil || !strings.Contains(message(err), tc.want) {

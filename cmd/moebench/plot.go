@@ -17,6 +17,7 @@ import (
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/sizing"
+	"moebench/transport"
 	"moebench/transport/mech"
 )
 
@@ -95,14 +96,28 @@ func runFigure(d *layerDoc) plot.Figure {
 	}}}
 }
 
-// knobOrder is the order sweep lists its swept knobs in; --set constants
+// knobOrder is the order sweep lists its swept knobs in: the workload's,
+// the mechanisms' as they declare them, the background; --set constants
 // follow, by name.
-var knobOrder = []string{"ranks", "gpus/node", "tokens", "experts", "mode", "qps/peer", "DCIs", "workers", "batch", "rings", "background"}
+func knobOrder() []string {
+	o := []string{"ranks", "gpus/node", "tokens", "experts", "mode"}
+	for _, k := range transport.AllKnobs() {
+		o = append(o, k.Column)
+	}
+	return append(o, "background")
+}
 
-var knobLabels = map[string]string{
-	"ranks": "expert-parallel ranks (GPUs)", "gpus/node": "GPUs per node", "tokens": "tokens per rank", "experts": "experts",
-	"mode": "DeepEP mode", "qps/peer": "RC QPs per peer", "DCIs": "DC DCIs per NIC", "workers": "proxy workers per GPU",
-	"batch": "work requests chained per post", "rings": "proxy rings per GPU", "background": "background traffic",
+// knobLabel is a swept knob's axis label.
+func knobLabel(column string) string {
+	for _, k := range transport.AllKnobs() {
+		if k.Column == column {
+			return k.Label
+		}
+	}
+	return map[string]string{
+		"ranks": "expert-parallel ranks (GPUs)", "gpus/node": "GPUs per node", "tokens": "tokens per rank", "experts": "experts",
+		"mode": "DeepEP mode", "background": "background traffic",
+	}[column]
 }
 
 // sweepFigure is the layer time against the first swept knob, one series
@@ -115,7 +130,7 @@ func sweepFigure(d *layerDoc) plot.Figure {
 			seen[k] = true
 		}
 	}
-	for _, k := range knobOrder {
+	for _, k := range knobOrder() {
 		if seen[k] {
 			knobs = append(knobs, k)
 			delete(seen, k)
@@ -140,7 +155,7 @@ func sweepFigure(d *layerDoc) plot.Figure {
 		return plot.Figure{Panels: []plot.Panel{pn}}
 	}
 	x := knobs[0]
-	pn.XLabel = knobLabels[x]
+	pn.XLabel = knobLabel(x)
 	if pn.XLabel == "" {
 		pn.XLabel = x + " (profile constant)"
 	}

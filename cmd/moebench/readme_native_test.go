@@ -158,6 +158,7 @@ func TestREADMEQuotesNativeMechanisms(t *testing.T) {
 }
 
 var gridLine = regexp.MustCompile(`grid \(.*\): (\d+) of (\d+) phase means within 15%, worst ([0-9.]+%)`)
+var normalLine = regexp.MustCompile(`normal mode \(.*\): (\d+) phase means, median error ([0-9.]+%), worst ([0-9.]+%)`)
 var medianLine = regexp.MustCompile(`(\d+) rows with a measured value: median error ([0-9.]+%)`)
 
 func TestREADMEQuotesLayerCalibration(t *testing.T) {
@@ -173,6 +174,11 @@ func TestREADMEQuotesLayerCalibration(t *testing.T) {
 	text := readmeFlat(t)
 	wantQuote(t, text, "the layer calibration", "puts %s of %s phase means", g[1], g[2])
 	wantQuote(t, text, "the layer calibration", "worst %s; over all %s rows the median error is %s", g[3], m[1], m[2])
+	nl := normalLine.FindStringSubmatch(string(b))
+	if nl == nil {
+		t.Fatal("h200-layer-calibrate.txt lacks the normal-mode line")
+	}
+	wantQuote(t, text, "the normal-mode calibration", "Normal mode's %s phase means come out at a %s median error, worst %s", nl[1], nl[2], nl[3])
 	// P-IB's kernel-side constants are the fit's, rounded.
 	fb, err := os.ReadFile("../../native/testdata/h200-layer.json")
 	if err != nil {
@@ -196,4 +202,87 @@ func TestREADMEQuotesLayerCalibration(t *testing.T) {
 	if n == 0 {
 		t.Error("the H200 layer fragment fits no kernel.* constant")
 	}
+}
+
+// normalRows reads the measured normal-mode sweep: per (ranks, tokens) the
+// README's row, and the range of model/measured ratios.
+func normalRows(t *testing.T) (rows []string, lo, hi float64) {
+	t.Helper()
+	const path = "../../native/testdata/h200-layer-normal.json"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type phase struct {
+		Mean float64 `json:"mean_us"`
+		Algo float64 `json:"algo_gbps"`
+	}
+	var run struct {
+		Results []struct {
+			Mode     string `json:"mode"`
+			Ranks    int    `json:"ranks"`
+			Tokens   int    `json:"tokens"`
+			Correct  bool   `json:"correct"`
+			Dispatch phase  `json:"dispatch"`
+			Combine  phase  `json:"combine"`
+			Model    struct {
+				Dispatch phase `json:"dispatch"`
+				Combine  phase `json:"combine"`
+			} `json:"model"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	lo, hi = math.Inf(1), 0
+	for _, r := range run.Results {
+		if !r.Correct || r.Mode != "normal" {
+			t.Errorf("%s: %d ranks × %d tokens: mode %q, correct %v", path, r.Ranks, r.Tokens, r.Mode, r.Correct)
+		}
+		rd, rc := r.Model.Dispatch.Mean/r.Dispatch.Mean, r.Model.Combine.Mean/r.Combine.Mean
+		lo, hi = min(lo, rd, rc), max(hi, rd, rc)
+		rows = append(rows, fmt.Sprintf("| %d | %d | %s | %s | %s, %s | %.2f, %.2f |", r.Ranks, r.Tokens,
+			report.Num(r.Dispatch.Mean), report.Num(r.Combine.Mean), report.Num(r.Dispatch.Algo), report.Num(r.Combine.Algo), rd, rc))
+	}
+	return rows, lo, hi
+}
+
+func TestREADMEQuotesNativeNormal(t *testing.T) {
+	t.Parallel()
+	rows, lo, hi := normalRows(t)
+	if len(rows) != 6 {
+		t.Fatalf("%d measured normal-mode rows, want 2, 4, 8 ranks × 1024, 4096 tokens", len(rows))
+	}
+	text := readmeFlat(t)
+	for _, r := range rows {
+		wantQuote(t, text, "a measured normal-mode row", "%s", r)
+	}
+	wantQuote(t, text, "the normal-mode model/measured range", "model over measured %.2f–%.2f", lo, hi)
+}
+
+func TestREADMEQuotesNormalChunk(t *testing.T) {
+	t.Parallel()
+	const path = "../../native/testdata/h200-layer-normal-chunk.txt"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "chunk 6: direct  direct     dispatch      482 ..."
+	line := regexp.MustCompile(`(?m)^chunk (\d+): direct\s+direct\s+dispatch\s+([\d.]+)`)
+	us := map[string]float64{}
+	for _, m := range line.FindAllStringSubmatch(string(data), -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us[m[1]] = v
+	}
+	for _, c := range []string{"1", "6", "16", "64"} {
+		if us[c] == 0 {
+			t.Fatalf("%s: no dispatch row for chunk %s", path, c)
+		}
+	}
+	text := readmeFlat(t)
+	wantQuote(t, text, "the chunk-size runs", "token (`--chunk 1`) makes dispatch %s µs against %s µs at DeepEP's 6 tokens (%.2f×); 16 and 64 tokens give %s and %s µs",
+		report.Num(us["1"]), report.Num(us["6"]), us["1"]/us["6"], report.Num(us["16"]), report.Num(us["64"]))
 }

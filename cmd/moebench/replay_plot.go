@@ -1,32 +1,34 @@
 package main
 
+import "moebench/replay"
+
 // replayPlot passes a replay through to its sink and keeps what the plot
 // draws: each layer's slowest-rank time per preset and, at the end, the
 // aggregate load.
 type replayPlot struct {
-	replaySink
+	replay.Sink
 	doc replayJSONDoc
 }
 
-func (p *replayPlot) group(g *groupResult) error {
-	for _, r := range g.runs {
-		l := jsonLayer{Step: g.step, Layer: g.layer, Preset: r.preset.Name, Transport: r.preset.Mechanism}
-		l.Dispatch.MaxUs, l.Combine.MaxUs = r.res.Dispatch.Time.Max, r.res.Combine.Time.Max
+func (p *replayPlot) Group(g *replay.Group) error {
+	for _, r := range g.Runs {
+		l := jsonLayer{Step: g.Step, Layer: g.Layer, Preset: r.Preset.Name, Transport: r.Preset.Mechanism}
+		l.Dispatch.MaxUs, l.Combine.MaxUs = r.Result.Dispatch.Time.Max, r.Result.Combine.Time.Max
 		p.doc.Layers = append(p.doc.Layers, l)
 	}
-	return p.replaySink.group(g)
+	return p.Sink.Group(g)
 }
 
-func (p *replayPlot) end(a *replayAgg) error {
+func (p *replayPlot) End(a *replay.Aggregate) error {
 	p.doc.Aggregate = aggregateJSON(a)
-	return p.replaySink.end(a)
+	return p.Sink.End(a)
 }
 
 // teeReplayPlot wraps sink when a plot is asked for.
-func teeReplayPlot(sink replaySink, path string, keep **replayPlot) replaySink {
+func teeReplayPlot(sink replay.Sink, path string, keep **replayPlot) replay.Sink {
 	if path == "" {
 		return sink
 	}
-	*keep = &replayPlot{replaySink: sink}
+	*keep = &replayPlot{Sink: sink}
 	return *keep
 }

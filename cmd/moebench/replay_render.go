@@ -11,19 +11,16 @@ import (
 	"unicode/utf8"
 
 	"moebench/internal/report"
+	"moebench/internal/summary"
 	"moebench/moe"
+	"moebench/replay"
 )
 
-// replaySink renders a replay as it runs: begin before the first group,
-// group for each replayed (step, layer), end with the aggregate. Only the
+// The sinks render a replay as it runs: Begin before the first group,
+// Group for each replayed (step, layer), End with the aggregate. Only the
 // aggregate is held until the end, so output streams like the input.
-type replaySink interface {
-	begin() error
-	group(g *groupResult) error
-	end(a *replayAgg) error
-}
 
-func newReplaySink(w io.Writer, format string, rp *replayer) replaySink {
+func newReplaySink(w io.Writer, format string, rp *replayer) replay.Sink {
 	h := rp.header()
 	switch format {
 	case "json":
@@ -34,18 +31,18 @@ func newReplaySink(w io.Writer, format string, rp *replayer) replaySink {
 	return newTableSink(w, h, rp)
 }
 
-// phaseNames index presetAgg.phase and phases().
+// phaseNames index replay.PresetAggregate.Phase and phases().
 var phaseNames = [2]string{"dispatch", "combine"}
 
 // largestCauses lists up to n causes of b, largest first, with their µs.
 func largestCauses(b moe.Breakdown, n int) string {
-	idx := make([]int, 0, len(b))
-	for i, v := range b {
-		if v > 0 {
-			idx = append(idx, i)
+	var idx []moe.Cause
+	for _, c := range moe.Causes() {
+		if b[c] > 0 {
+			idx = append(idx, c)
 		}
 	}
-	slices.SortStableFunc(idx, func(x, y int) int {
+	slices.SortStableFunc(idx, func(x, y moe.Cause) int {
 		switch {
 		case b[x] > b[y]:
 			return -1
@@ -117,7 +114,7 @@ func (t *tableSink) line(cells []string) error {
 	return err
 }
 
-func (t *tableSink) begin() error {
+func (t *tableSink) Begin() error {
 	var b strings.Builder
 	for _, l := range t.h.Lines() {
 		b.WriteString("# " + l + "\n")
@@ -144,17 +141,17 @@ func remoteShare(loc [3]int64) float64 {
 	return float64(loc[moe.Remote]) / float64(tot)
 }
 
-func (t *tableSink) group(g *groupResult) error {
-	for _, run := range g.runs {
-		for _, ph := range phases(run.res) {
+func (t *tableSink) Group(g *replay.Group) error {
+	for _, run := range g.Runs {
+		for _, ph := range phases(run.Result) {
 			p := ph.p
 			slow, path := "", ""
-			if r := slowestRank(p); r >= 0 {
+			if r := replay.SlowestRank(p); r >= 0 {
 				slow, path = strconv.Itoa(r), largestCauses(p.Ranks[r].Breakdown, 3)
 			}
-			if err := t.line([]string{strconv.Itoa(g.step), strconv.Itoa(g.layer), strconv.Itoa(g.shape.Tokens), run.preset.Name, ph.name,
+			if err := t.line([]string{strconv.Itoa(g.Step), strconv.Itoa(g.Layer), strconv.Itoa(g.Shape.Tokens), run.Preset.Name, ph.name,
 				report.Num(p.Time.Mean), report.Num(p.Time.P50), report.Num(p.Time.P99), report.Num(p.Time.Max), report.Num(p.IssueDone.Max), slow,
-				report.Num(g.rankLoad.Imbalance), report.Num(g.expertLoad.Imbalance), report.Pct(remoteShare(g.traffic.ByLocality)),
+				report.Num(g.RankLoad.Imbalance), report.Num(g.ExpertLoad.Imbalance), report.Pct(remoteShare(g.Traffic.ByLocality)),
 				p.BoundBy, path}); err != nil {
 				return err
 			}
@@ -163,9 +160,9 @@ func (t *tableSink) group(g *groupResult) error {
 	return nil
 }
 
-func (t *tableSink) end(a *replayAgg) error {
+func (t *tableSink) End(a *replay.Aggregate) error {
 	w := t.w
-	fmt.Fprintf(w, "\nOver %d (step, layer) groups; layer time = the slowest rank's (µs):\n\n", a.groups)
+	fmt.Fprintf(w, "\nOver %d (step, layer) groups; layer time = the slowest rank's (µs):\n\n", a.Groups)
 	if err := aggTimeTable(a).WriteText(w, nil); err != nil {
 		return err
 	}
@@ -177,24 +174,24 @@ func (t *tableSink) end(a *replayAgg) error {
 	if err := aggLoadTable(a).WriteText(w, nil); err != nil {
 		return err
 	}
-	loc := a.locality
+	loc := a.Locality
 	tot := max(loc[0]+loc[1]+loc[2], 1)
 	_, err := fmt.Fprintf(w, "\nSelections by locality: same rank %d (%s), same node %d (%s), remote %d (%s); %d tokens, %d selections\n",
 		loc[moe.SameRank], report.Pct(float64(loc[moe.SameRank])/float64(tot)), loc[moe.SameNode], report.Pct(float64(loc[moe.SameNode])/float64(tot)),
-		loc[moe.Remote], report.Pct(float64(loc[moe.Remote])/float64(tot)), a.tokens, a.selections)
+		loc[moe.Remote], report.Pct(float64(loc[moe.Remote])/float64(tot)), a.Tokens, a.Selections)
 	if err != nil {
 		return err
 	}
-	if gc := a.glimit; gc.Limit.On() {
+	if gc := a.GroupLimit; gc.Limit.On() {
 		_, err := fmt.Fprintf(w, "Group limit %s: %d of %d tokens (%s) span more groups, up to %d (replayed as recorded)\n",
 			gc.Limit, gc.Violations, gc.Tokens, report.Pct(float64(gc.Violations)/float64(max(gc.Tokens, 1))), gc.MaxGroups)
 		if err != nil {
 			return err
 		}
 	}
-	for _, pa := range a.presets {
-		if !pa.correct {
-			if _, err := fmt.Fprintf(w, "! %s: some layers failed the checks (see the json output's problems)\n", pa.preset.Name); err != nil {
+	for _, pa := range a.Presets {
+		if !pa.Correct {
+			if _, err := fmt.Fprintf(w, "! %s: some layers failed the checks (see the json output's problems)\n", pa.Preset.Name); err != nil {
 				return err
 			}
 		}
@@ -202,7 +199,7 @@ func (t *tableSink) end(a *replayAgg) error {
 	return nil
 }
 
-func slowestText(rc []rankCount, n int) string {
+func slowestText(rc []replay.RankCount, n int) string {
 	var parts []string
 	for _, c := range rc[:min(n, len(rc))] {
 		parts = append(parts, fmt.Sprintf("%d (%d)", c.Rank, c.Layers))
@@ -213,42 +210,42 @@ func slowestText(rc []rankCount, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-func aggTimeTable(a *replayAgg) *report.Table {
+func aggTimeTable(a *replay.Aggregate) *report.Table {
 	t := &report.Table{
 		Columns: []string{"preset", "transport", "phase", "layers", "mean µs", "p50 µs", "p99 µs", "max µs", "rank mean µs", "issue done µs", "slowest ranks (layers)", "slowest rank bound by", "correct"},
 		Numeric: []bool{false, false, false, true, true, true, true, true, true, true, false, false, false},
 	}
-	n := float64(max(a.groups, 1))
-	for _, pa := range a.presets {
-		for i := range pa.phase {
-			p := &pa.phase[i]
-			s := p.layer.summary()
+	n := float64(max(a.Groups, 1))
+	for _, pa := range a.Presets {
+		for i := range pa.Phase {
+			p := &pa.Phase[i]
+			s := p.Layer.Summary()
 			ok := "yes"
-			if !pa.correct {
+			if !pa.Correct {
 				ok = "NO"
 			}
-			t.Rows = append(t.Rows, []string{pa.preset.Name, pa.preset.Mechanism, phaseNames[i], strconv.Itoa(p.layer.n),
-				report.Num(s.Mean), report.Num(s.P50), report.Num(s.P99), report.Num(s.Max), report.Num(p.rankMean / n), report.Num(p.issue / n),
-				slowestText(p.slowestRanks(), 3), p.slowestBreakdown(a.groups).Largest().String(), ok})
+			t.Rows = append(t.Rows, []string{pa.Preset.Name, pa.Preset.Mechanism, phaseNames[i], strconv.Itoa(p.Layer.N()),
+				report.Num(s.Mean), report.Num(s.P50), report.Num(s.P99), report.Num(s.Max), report.Num(p.RankMean / n), report.Num(p.IssueDone / n),
+				slowestText(p.SlowestRanks(), 3), p.SlowestBreakdown(a.Groups).Largest().String(), ok})
 		}
 	}
 	return t
 }
 
-func aggBreakdownTable(a *replayAgg) *report.Table {
+func aggBreakdownTable(a *replay.Aggregate) *report.Table {
 	t := &report.Table{Columns: append([]string{"preset", "phase", "of"}, moe.CauseNames()...), Numeric: []bool{false, false, false}}
 	for range moe.CauseNames() {
 		t.Numeric = append(t.Numeric, true)
 	}
-	for _, pa := range a.presets {
-		for i := range pa.phase {
-			p := &pa.phase[i]
+	for _, pa := range a.Presets {
+		for i := range pa.Phase {
+			p := &pa.Phase[i]
 			for _, b := range []struct {
 				of string
 				b  moe.Breakdown
-			}{{"all ranks", p.meanBreakdown(a.groups)}, {"slowest rank", p.slowestBreakdown(a.groups)}} {
-				row := []string{pa.preset.Name, phaseNames[i], b.of}
-				for _, v := range b.b {
+			}{{"all ranks", p.MeanBreakdown(a.Groups)}, {"slowest rank", p.SlowestBreakdown(a.Groups)}} {
+				row := []string{pa.Preset.Name, phaseNames[i], b.of}
+				for _, v := range b.b.Values() {
 					row = append(row, report.Num(v))
 				}
 				t.Rows = append(t.Rows, row)
@@ -258,7 +255,7 @@ func aggBreakdownTable(a *replayAgg) *report.Table {
 	return t
 }
 
-func aggLoadTable(a *replayAgg) *report.Table {
+func aggLoadTable(a *replay.Aggregate) *report.Table {
 	t := &report.Table{
 		Columns: []string{"received by", "total max", "total mean", "imbalance", "hottest", "its share", "layer imbalance mean", "worst", "worst at (step, layer)"},
 		Numeric: []bool{false, true, true, true, true, true, true, true, false},
@@ -266,16 +263,16 @@ func aggLoadTable(a *replayAgg) *report.Table {
 	for _, r := range []struct {
 		name  string
 		v     []int64
-		imb   *layerStats
+		imb   *summary.Stream
 		worst [2]int
-	}{{"rank", a.perRank, &a.rankImb, a.worstRank}, {"expert", a.perExpert, &a.expertImb, a.worstExp}} {
+	}{{"rank", a.PerRank, &a.RankImbalance, a.WorstRank}, {"expert", a.PerExpert, &a.ExpertImbalance, a.WorstExpert}} {
 		l := moe.LoadOf(r.v)
 		share := 0.0
-		if a.selections > 0 {
-			share = float64(l.Max) / float64(a.selections)
+		if a.Selections > 0 {
+			share = float64(l.Max) / float64(a.Selections)
 		}
 		t.Rows = append(t.Rows, []string{r.name, strconv.FormatInt(l.Max, 10), report.Num(l.Mean), report.Num(l.Imbalance), strconv.Itoa(l.ArgMax),
-			report.Pct(share), report.Num(r.imb.mean()), report.Num(r.imb.max), fmt.Sprintf("(%d, %d)", r.worst[0], r.worst[1])})
+			report.Pct(share), report.Num(r.imb.Mean()), report.Num(r.imb.Max()), fmt.Sprintf("(%d, %d)", r.worst[0], r.worst[1])})
 	}
 	return t
 }
@@ -364,7 +361,7 @@ type jsonAggPhase struct {
 	IssueDoneUs  float64            `json:"issue_done_us"`
 	Breakdown    map[string]float64 `json:"breakdown"`
 	BoundBy      string             `json:"bound_by"`
-	SlowestRanks []rankCount        `json:"slowest_ranks"`
+	SlowestRanks []replay.RankCount `json:"slowest_ranks"`
 	// SlowestBreakdown is the critical path of each layer's slowest rank,
 	// averaged over layers: what sets the layer time.
 	SlowestBreakdown map[string]float64 `json:"slowest_rank_breakdown"`
@@ -403,7 +400,7 @@ type jsonAggregate struct {
 }
 
 func toJSONSlowest(p *moe.Phase) jsonSlowest {
-	r := slowestRank(p)
+	r := replay.SlowestRank(p)
 	if r < 0 {
 		return jsonSlowest{Rank: -1}
 	}
@@ -418,7 +415,7 @@ type jsonSink struct {
 	count int
 }
 
-func (j *jsonSink) begin() error {
+func (j *jsonSink) Begin() error {
 	hb, err := json.MarshalIndent(j.h, "  ", "  ")
 	if err != nil {
 		return err
@@ -427,16 +424,16 @@ func (j *jsonSink) begin() error {
 	return err
 }
 
-func (j *jsonSink) group(g *groupResult) error {
-	for _, run := range g.runs {
-		r, s := run.res, g.shape
-		l := jsonLayer{Step: g.step, Layer: g.layer, Transport: run.preset.Mechanism, Preset: run.preset.Name, Mode: r.Mode.String(),
-			Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, TotalTokens: g.tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
+func (j *jsonSink) Group(g *replay.Group) error {
+	for _, run := range g.Runs {
+		r, s := run.Result, g.Shape
+		l := jsonLayer{Step: g.Step, Layer: g.Layer, Transport: run.Preset.Mechanism, Preset: run.Preset.Name, Mode: r.Mode.String(),
+			Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, TotalTokens: g.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
 			NVLink: r.NVLink, Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine),
-			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, GroupLimit: toJSONGroups(g.groups)}
+			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, GroupLimit: toJSONGroups(g.Groups)}
 		l.Slowest.Dispatch, l.Slowest.Combine = toJSONSlowest(&r.Dispatch), toJSONSlowest(&r.Combine)
-		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.rankLoad), toJSONLoad(g.expertLoad)
-		l.Load.Locality = toJSONLocality(g.traffic.ByLocality)
+		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.RankLoad), toJSONLoad(g.ExpertLoad)
+		l.Load.Locality = toJSONLocality(g.Traffic.ByLocality)
 		b, err := json.MarshalIndent(l, "    ", "  ")
 		if err != nil {
 			return err
@@ -453,31 +450,31 @@ func (j *jsonSink) group(g *groupResult) error {
 	return nil
 }
 
-func aggregateJSON(a *replayAgg) jsonAggregate {
-	out := jsonAggregate{Layers: a.groups, Tokens: a.tokens, Selections: a.selections, GroupLimit: toJSONGroups(a.glimit), Transports: []jsonAggTransport{}}
-	n := float64(max(a.groups, 1))
-	for _, pa := range a.presets {
-		t := jsonAggTransport{Transport: pa.preset.Mechanism, Preset: pa.preset.Name, Layers: a.groups, Correct: pa.correct}
+func aggregateJSON(a *replay.Aggregate) jsonAggregate {
+	out := jsonAggregate{Layers: a.Groups, Tokens: a.Tokens, Selections: a.Selections, GroupLimit: toJSONGroups(a.GroupLimit), Transports: []jsonAggTransport{}}
+	n := float64(max(a.Groups, 1))
+	for _, pa := range a.Presets {
+		t := jsonAggTransport{Transport: pa.Preset.Mechanism, Preset: pa.Preset.Name, Layers: a.Groups, Correct: pa.Correct}
 		for i, dst := range []*jsonAggPhase{&t.Dispatch, &t.Combine} {
-			p := &pa.phase[i]
-			b := p.meanBreakdown(a.groups)
-			*dst = jsonAggPhase{LayerUs: p.layer.summary(), RankMeanUs: p.rankMean / n, IssueDoneUs: p.issue / n,
-				Breakdown: b.Map(), BoundBy: b.Largest().String(), SlowestRanks: p.slowestRanks(), SlowestBreakdown: p.slowestBreakdown(a.groups).Map()}
+			p := &pa.Phase[i]
+			b := p.MeanBreakdown(a.Groups)
+			*dst = jsonAggPhase{LayerUs: p.Layer.Summary(), RankMeanUs: p.RankMean / n, IssueDoneUs: p.IssueDone / n,
+				Breakdown: b.Map(), BoundBy: b.Largest().String(), SlowestRanks: p.SlowestRanks(), SlowestBreakdown: p.SlowestBreakdown(a.Groups).Map()}
 			if dst.SlowestRanks == nil {
-				dst.SlowestRanks = []rankCount{}
+				dst.SlowestRanks = []replay.RankCount{}
 			}
 		}
 		out.Transports = append(out.Transports, t)
 	}
-	out.Load.PerRank = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perRank)), ImbalanceMean: a.rankImb.mean(), ImbalanceWorst: a.rankImb.max, WorstAt: a.worstRank,
-		Selections: append([]int64{}, a.perRank...)}
-	out.Load.PerExpert = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.perExpert)), ImbalanceMean: a.expertImb.mean(), ImbalanceWorst: a.expertImb.max, WorstAt: a.worstExp,
-		Selections: append([]int64{}, a.perExpert...)}
-	out.Load.Locality = toJSONLocality(a.locality)
+	out.Load.PerRank = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.PerRank)), ImbalanceMean: a.RankImbalance.Mean(), ImbalanceWorst: a.RankImbalance.Max(), WorstAt: a.WorstRank,
+		Selections: append([]int64{}, a.PerRank...)}
+	out.Load.PerExpert = jsonAggLoad{Total: toJSONLoad(moe.LoadOf(a.PerExpert)), ImbalanceMean: a.ExpertImbalance.Mean(), ImbalanceWorst: a.ExpertImbalance.Max(), WorstAt: a.WorstExpert,
+		Selections: append([]int64{}, a.PerExpert...)}
+	out.Load.Locality = toJSONLocality(a.Locality)
 	return out
 }
 
-func (j *jsonSink) end(a *replayAgg) error {
+func (j *jsonSink) End(a *replay.Aggregate) error {
 	b, err := json.MarshalIndent(aggregateJSON(a), "  ", "  ")
 	if err != nil {
 		return err
@@ -508,7 +505,7 @@ func csvColumns() []string {
 		"tokens_over_group_limit", "max_groups_per_token")
 }
 
-func (c *csvSink) begin() error {
+func (c *csvSink) Begin() error {
 	for _, l := range c.h.Lines() {
 		if _, err := io.WriteString(c.raw, "# "+l+"\n"); err != nil {
 			return err
@@ -525,25 +522,25 @@ func loadCells(rank, expert moe.Load, loc [3]int64) []string {
 		strconv.FormatInt(loc[moe.SameRank], 10), strconv.FormatInt(loc[moe.SameNode], 10), strconv.FormatInt(loc[moe.Remote], 10)}
 }
 
-func (c *csvSink) group(g *groupResult) error {
-	s := g.shape
-	for _, run := range g.runs {
-		r := run.res
+func (c *csvSink) Group(g *replay.Group) error {
+	s := g.Shape
+	for _, run := range g.Runs {
+		r := run.Result
 		for _, ph := range phases(r) {
 			p := ph.p
-			row := []string{"layer", strconv.Itoa(g.step), strconv.Itoa(g.layer), "1", run.preset.Name, run.preset.Mechanism, r.Mode.String(),
+			row := []string{"layer", strconv.Itoa(g.Step), strconv.Itoa(g.Layer), "1", run.Preset.Name, run.Preset.Mechanism, r.Mode.String(),
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
 				strconv.Itoa(s.Hidden), strconv.FormatBool(r.NVLink), ph.name, "ranks",
 				csvNum(p.Time.Mean), csvNum(p.Time.Min), csvNum(p.Time.Max), csvNum(p.Time.P50), csvNum(p.Time.P99), csvNum(p.IssueDone.Max),
 				csvNum(p.AlgoGBps), csvNum(p.DeepEPGBps), csvNum(p.ScaleOutGBps), csvNum(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy}
-			for _, v := range p.Breakdown {
+			for _, v := range p.Breakdown.Values() {
 				row = append(row, csvNum(v))
 			}
 			sl := toJSONSlowest(p)
 			row = append(row, strconv.Itoa(sl.Rank), csvNum(sl.TimeUs), "")
-			row = append(row, loadCells(g.rankLoad, g.expertLoad, g.traffic.ByLocality)...)
+			row = append(row, loadCells(g.RankLoad, g.ExpertLoad, g.Traffic.ByLocality)...)
 			row = append(row, r.RouteHash, strconv.FormatBool(r.Correct))
-			row = append(row, groupCells(g.groups)...)
+			row = append(row, groupCells(g.Groups)...)
 			c.w.Write(row)
 		}
 	}
@@ -551,31 +548,31 @@ func (c *csvSink) group(g *groupResult) error {
 	return c.w.Error()
 }
 
-func (c *csvSink) end(a *replayAgg) error {
-	s := a.shape
-	n := float64(max(a.groups, 1))
-	for _, pa := range a.presets {
-		for i := range pa.phase {
-			p := &pa.phase[i]
-			sum := p.layer.summary()
-			b := p.meanBreakdown(a.groups)
-			row := []string{"aggregate", "", "", strconv.Itoa(a.groups), pa.preset.Name, pa.preset.Mechanism, a.mode.String(),
+func (c *csvSink) End(a *replay.Aggregate) error {
+	s := a.Shape
+	n := float64(max(a.Groups, 1))
+	for _, pa := range a.Presets {
+		for i := range pa.Phase {
+			p := &pa.Phase[i]
+			sum := p.Layer.Summary()
+			b := p.MeanBreakdown(a.Groups)
+			row := []string{"aggregate", "", "", strconv.Itoa(a.Groups), pa.Preset.Name, pa.Preset.Mechanism, a.Mode.String(),
 				strconv.Itoa(s.Ranks), strconv.Itoa(s.GPUsPerNode), "", strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK),
-				strconv.Itoa(s.Hidden), strconv.FormatBool(a.nvlink), phaseNames[i], "layers",
-				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.issue / n),
+				strconv.Itoa(s.Hidden), strconv.FormatBool(a.NVLink), phaseNames[i], "layers",
+				csvNum(sum.Mean), csvNum(sum.Min), csvNum(sum.Max), csvNum(sum.P50), csvNum(sum.P99), csvNum(p.IssueDone / n),
 				"", "", "", "", "", b.Largest().String()}
-			for _, v := range b {
+			for _, v := range b.Values() {
 				row = append(row, csvNum(v))
 			}
-			rc := p.slowestRanks()
+			rc := p.SlowestRanks()
 			if len(rc) > 0 {
 				row = append(row, strconv.Itoa(rc[0].Rank), "", strconv.Itoa(rc[0].Layers))
 			} else {
 				row = append(row, "", "", "")
 			}
-			row = append(row, loadCells(moe.LoadOf(a.perRank), moe.LoadOf(a.perExpert), a.locality)...)
-			row = append(row, "", strconv.FormatBool(pa.correct))
-			row = append(row, groupCells(a.glimit)...)
+			row = append(row, loadCells(moe.LoadOf(a.PerRank), moe.LoadOf(a.PerExpert), a.Locality)...)
+			row = append(row, "", strconv.FormatBool(pa.Correct))
+			row = append(row, groupCells(a.GroupLimit)...)
 			c.w.Write(row)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"moebench/replay"
 )
 
 // replayShape is the skew test's shape: 16 ranks over two nodes, 64
@@ -32,7 +34,7 @@ func genTrace(t *testing.T, dir, name string, args ...string) string {
 	return path
 }
 
-func replay(t *testing.T, args ...string) (string, error) {
+func replayCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	err := runReplay(args, &out, &errb)
@@ -69,7 +71,7 @@ type replayDoc struct {
 			Preset   string `json:"preset"`
 			Dispatch struct {
 				LayerUs      map[string]float64 `json:"layer_time_us"`
-				SlowestRanks []rankCount        `json:"slowest_ranks"`
+				SlowestRanks []replay.RankCount `json:"slowest_ranks"`
 			} `json:"dispatch"`
 		} `json:"transports"`
 		Load struct {
@@ -101,11 +103,11 @@ func TestReplayRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"--hidden", "1024", "--format", "json"}
-	a, err := replay(t, append([]string{"--trace", bin}, args...)...)
+	a, err := replayCLI(t, append([]string{"--trace", bin}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := replay(t, append([]string{"--trace", bin}, args...)...)
+	b, err := replayCLI(t, append([]string{"--trace", bin}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestReplayRoundTrip(t *testing.T) {
 		}
 	}
 	// JSON lines carry the same records: the same routing, the same times.
-	c, err := replay(t, append([]string{"--trace", jsonl}, args...)...)
+	c, err := replayCLI(t, append([]string{"--trace", jsonl}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestReplaySkewSlowsTheHotRank(t *testing.T) {
 	dir := t.TempDir()
 	run := func(routing string) replayDoc {
 		tr := genTrace(t, dir, strings.ReplaceAll(routing, ":", "")+".bin", append([]string{"--routing", routing, "--layers", "2"}, replayShape...)...)
-		out, err := replay(t, "--trace", tr, "--transport", "mini-gda", "--format", "json")
+		out, err := replayCLI(t, "--trace", tr, "--transport", "mini-gda", "--format", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +267,7 @@ func TestReplayNPZToTable(t *testing.T) {
 	ids := routedIDs(48, 2, 2, 16)
 	path := filepath.Join(dir, "routing.npz")
 	os.WriteFile(path, npzBytes(t, map[string][]byte{"topk_ids": npyBytes("<i4", []int{48, 2, 2}, i32bytes(ids))}), 0o644)
-	out, err := replay(t, "--trace", path, "--layout", "tokens-first", "--ranks", "4", "--gpus-per-node", "2", "--hidden", "1024")
+	out, err := replayCLI(t, "--trace", path, "--layout", "tokens-first", "--ranks", "4", "--gpus-per-node", "2", "--hidden", "1024")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +314,7 @@ func TestReplaySegmentsAndCSV(t *testing.T) {
 		"segment_steps":   npyBytes("<i8", []int{4}, i64bytes([]int64{0, 0, 1, 1})),
 		"segment_ranks":   npyBytes("<i8", []int{4}, i64bytes([]int64{0, 1, 1, 0})),
 	}), 0o644)
-	out, err := replay(t, "--trace", path, "--ranks", "2", "--transport", "mini-gda", "--hidden", "512", "--format", "csv")
+	out, err := replayCLI(t, "--trace", path, "--ranks", "2", "--transport", "mini-gda", "--hidden", "512", "--format", "csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +362,7 @@ func TestReplayUnrankedSteps(t *testing.T) {
 	args := []string{"--layout", "tokens-first", "--ranks", "4", "--gpus-per-node", "2", "--transport", "mini-gda", "--hidden", "512", "--format", "json"}
 	// Step 0 comes in two segments: each of its layers gathers both
 	// (8 tokens, 2 per rank) before step 1 (4 tokens, 1 per rank).
-	out, err := replay(t, append([]string{"--trace", write("steps.npz", []int64{0, 0, 1})}, args...)...)
+	out, err := replayCLI(t, append([]string{"--trace", write("steps.npz", []int64{0, 0, 1})}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +375,7 @@ func TestReplayUnrankedSteps(t *testing.T) {
 		t.Errorf("(step, layer, tokens/rank) %v, want %v", got, want)
 	}
 	back := write("back.npz", []int64{1, 0, 0})
-	if _, err := replay(t, append([]string{"--trace", back}, args...)...); err == nil || !strings.Contains(err.Error(), "records without a rank must come step by step; step 0 follows step 1") {
+	if _, err := replayCLI(t, append([]string{"--trace", back}, args...)...); err == nil || !strings.Contains(err.Error(), "records without a rank must come step by step; step 0 follows step 1") {
 		t.Errorf("steps going back: got %v", err)
 	}
 }
@@ -390,7 +392,7 @@ func TestReplayPhysicalIDs(t *testing.T) {
 		"topk_ids":                npyBytes("<i4", []int{8, 2}, i32bytes(ids)),
 		"physical_to_logical_map": npyBytes("<i4", []int{1, 8}, i32bytes(p2l)),
 	}), 0o644)
-	out, err := replay(t, "--trace", path, "--ranks", "4", "--gpus-per-node", "2", "--transport", "mini-gda", "--hidden", "512", "--format", "json")
+	out, err := replayCLI(t, "--trace", path, "--ranks", "4", "--gpus-per-node", "2", "--transport", "mini-gda", "--hidden", "512", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +413,7 @@ func TestReplayCountsSaySynthesized(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "rank0.csv")
 	os.WriteFile(csvPath, []byte("layer_id,expert_id,count\n0,0,6\n0,1,2\n0,2,4\n0,3,4\n"), 0o644)
-	out, err := replay(t, "--trace", csvPath, "--topk", "2", "--transport", "mini-gda", "--hidden", "512")
+	out, err := replayCLI(t, "--trace", csvPath, "--topk", "2", "--transport", "mini-gda", "--hidden", "512")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,11 +425,11 @@ func TestReplayCountsSaySynthesized(t *testing.T) {
 func TestReplayRankMajorTraceMatchesLayerMajor(t *testing.T) {
 	t.Parallel()
 	args := []string{"--transport", "mini-gda", "--workload", "mixtral-8x7b", "--format", "json"}
-	a, err := replay(t, append([]string{"--trace", "testdata/replay/rank-major.jsonl"}, args...)...)
+	a, err := replayCLI(t, append([]string{"--trace", "testdata/replay/rank-major.jsonl"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := replay(t, append([]string{"--trace", "testdata/replay/layer-major.jsonl"}, args...)...)
+	b, err := replayCLI(t, append([]string{"--trace", "testdata/replay/layer-major.jsonl"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +447,7 @@ func TestReplayLimits(t *testing.T) {
 		args []string
 		want int
 	}{{nil, 9}, {[]string{"--max-layers", "4"}, 4}, {[]string{"--steps", "2"}, 6}, {[]string{"--steps", "2", "--max-layers", "5"}, 5}} {
-		out, err := replay(t, append([]string{"--trace", tr, "--transport", "mini-gda", "--hidden", "512", "--format", "json"}, tc.args...)...)
+		out, err := replayCLI(t, append([]string{"--trace", tr, "--transport", "mini-gda", "--hidden", "512", "--format", "json"}, tc.args...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,6 +470,7 @@ func TestReplayErrors(t *testing.T) {
 	os.WriteFile(oob, npzBytes(t, map[string][]byte{"topk_ids": npyBytes("<i4", []int{2, 2}, i32bytes([]int32{0, 1, 2, 9}))}), 0o644)
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, []byte(`{"format":"moebench-trace","version":1,"id_space":"logical","experts":8,"top_k":2,"layers":1}`+"\n"), 0o644)
+	big := genTrace(t, dir, "big.bin", "--ranks", "2", "--gpus-per-node", "2", "--experts", "8", "--topk", "2", "--tokens", "600", "--layers", "1")
 	notrace := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notrace, []byte("hello\n"), 0o644)
 	outDir := t.TempDir()
@@ -495,6 +498,8 @@ func TestReplayErrors(t *testing.T) {
 		{"nodes", []string{"--trace", good, "--gpus-per-node", "3"}, true, "4 ranks (the trace's ep_size) do not fill whole nodes of 3 GPUs (--gpus-per-node)"},
 		{"empty trace", []string{"--trace", empty, "--ranks", "2"}, false, empty + ": nothing to replay: the trace holds no records"},
 		{"bad mode", []string{"--trace", good, "--mode", "fast"}, true, "--mode"},
+		{"queues too shallow", []string{"--trace", big, "--transport", "mini-gda"}, true,
+			big + ": step 0, layer 0: 600 tokens on the busiest rank: preset mini-gda: QP depth too small: the transport's queues hold 1024 WQEs"},
 		{"bad format", []string{"--trace", good, "--format", "xml"}, true, "--format"},
 		{"bad layout", []string{"--trace", good, "--layout", "diagonal"}, true, "--layout"},
 	} {
@@ -549,40 +554,13 @@ func TestReplayMemoryBounded(t *testing.T) {
 	t.Logf("live heap after 50 groups %d B, after %d groups %d B", early, layers*steps, late)
 }
 
-func TestLayerStatsBoundedPercentiles(t *testing.T) {
-	t.Parallel()
-	var s layerStats
-	for i := 1; i <= 5000; i++ {
-		s.add(float64(i))
-	}
-	if s.exact != nil || len(s.buckets) > 5000 {
-		t.Fatalf("past %d values the stats still hold %d exact values", exactSamples, len(s.exact))
-	}
-	sum := s.summary()
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"mean", sum.Mean, 2500.5}, {"min", sum.Min, 1}, {"max", sum.Max, 5000}, {"p50", sum.P50, 2500}, {"p99", sum.P99, 4950}} {
-		if d := c.got/c.want - 1; d > 1e-3 || d < -1e-3 {
-			t.Errorf("%s = %v, want %v within 0.1%%", c.name, c.got, c.want)
-		}
-	}
-	var few layerStats
-	for _, v := range []float64{3, 1, 2} {
-		few.add(v)
-	}
-	if got := few.summary(); got.P50 != 2 || got.Mean != 2 || got.Max != 3 {
-		t.Errorf("exact summary of 1, 2, 3: %+v", got)
-	}
-}
-
 // Replay checks a trace's tokens against a group limit and reports the
 // ones beyond it without changing the routing.
 func TestReplayReportsGroupLimitViolations(t *testing.T) {
 	t.Parallel()
 	trace := "testdata/replay/layer-major.jsonl"
 	base := []string{"--trace", trace, "--transport", "mini-gda", "--workload", "mixtral-8x7b"}
-	out, err := replay(t, append(base, "--topk-groups", "1", "--expert-groups", "2", "--format", "json")...)
+	out, err := replayCLI(t, append(base, "--topk-groups", "1", "--expert-groups", "2", "--format", "json")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,14 +595,14 @@ func TestReplayReportsGroupLimitViolations(t *testing.T) {
 		t.Errorf("header does not state the limit:\n%s", notes)
 	}
 	// The routing is replayed as recorded: the same hashes without a limit.
-	plain, err := replay(t, append(base, "--format", "json")...)
+	plain, err := replayCLI(t, append(base, "--format", "json")...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(plain, d.Layers[0].RouteHash) || strings.Contains(plain, `"group_limit"`) {
 		t.Error("checking the limit changed the routing, or an unchecked run reports one")
 	}
-	table, err := replay(t, append(base, "--topk-groups", "1", "--expert-groups", "2")...)
+	table, err := replayCLI(t, append(base, "--topk-groups", "1", "--expert-groups", "2")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +616,7 @@ func TestReplayReportsGroupLimitViolations(t *testing.T) {
 		{[]string{"--workload", "deepseek-v3"}, "not checked: the trace has 8 experts, workload deepseek-v3's limit is for 256"},
 		{nil, "not checked (the workload has none; set --topk-groups)"},
 	} {
-		out, err := replay(t, append(append(base, tc.args...), "--format", "json")...)
+		out, err := replayCLI(t, append(append(base, tc.args...), "--format", "json")...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -646,7 +624,7 @@ func TestReplayReportsGroupLimitViolations(t *testing.T) {
 			t.Errorf("%v: header lacks %q", tc.args, tc.note)
 		}
 	}
-	_, err = replay(t, append(base, "--topk-groups", "1", "--expert-groups", "3")...)
+	_, err = replayCLI(t, append(base, "--topk-groups", "1", "--expert-groups", "3")...)
 	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--expert-groups: 8 logical experts do not split into 3 equal groups") {
 		t.Errorf("uneven groups: %v, want a usage error naming --expert-groups", err)
 	}

@@ -157,7 +157,7 @@ func layerTimeTable(d *layerDoc) *report.Table {
 		Numeric: []bool{false, false, false, false, true, true, true, true, true, false}}
 	for _, r := range d.Results {
 		var sw []string
-		for _, k := range knobOrder {
+		for _, k := range knobOrder() {
 			if v, ok := r.Knobs[k]; ok {
 				sw = append(sw, k+"="+v)
 			}

@@ -14,6 +14,7 @@ import (
 	"moebench/moe"
 	"moebench/routing"
 	"moebench/sizing"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/workloads"
 )
@@ -33,7 +34,7 @@ type sizeFlags struct {
 	nvlink                                     bool
 	seed                                       uint64
 	transports, presets                        []string
-	qps, dcis, workers, rings, batch           []int
+	knobs                                      knobFlags
 	maxQPs                                     int
 	maxBufGiB                                  float64
 	proxyCores                                 int
@@ -66,13 +67,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
 	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: mini-gda, mini-proxy, dc, or all")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: "+mechanismsHelp()+", or all")
 	fs.StringSliceVar(&f.presets, "preset", nil, "presets to consider instead of --transport: "+strings.Join(preset.Names(), ", "))
-	fs.IntSliceVar(&f.qps, "qps-per-peer", nil, "RC QPs per peer to try (default: powers of two up to the layer's channels, and twice them)")
-	fs.IntSliceVar(&f.dcis, "dcis", nil, "DC DCIs per NIC to try (default: powers of two up to max(2 × channels, 16))")
-	fs.IntSliceVar(&f.workers, "workers", nil, "proxy CPU workers per GPU to try (default 1,2,4,8,16)")
-	fs.IntSliceVar(&f.rings, "rings", nil, "proxy rings per GPU to try (default one and eight per worker)")
-	fs.IntSliceVar(&f.batch, "batch", nil, "proxy work requests chained per post to try (default 1,4,16)")
+	f.knobs.register(fs, true)
 	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
 	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
 	fs.IntVar(&f.proxyCores, "proxy-cores", -1, "reject proxies with more CPU workers per GPU (-1 = no limit)")
@@ -84,6 +81,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
+	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.budget.register(fs)
@@ -129,6 +127,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	study.Log = log
+	softMemoryLimit()
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
 		if bar == nil {
@@ -238,8 +237,12 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if jobs == 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	big := config{shape: s, qps: slices.Max(append([]int{0}, f.qps...)), dcis: slices.Max(append([]int{0}, f.dcis...)),
-		rings: slices.Max(append([]int{0}, f.rings...))}
+	big := config{shape: s, knobs: transport.Settings{}}
+	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
+		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
+			big.knobs[n] = strconv.Itoa(slices.Max(*v))
+		}
+	}
 	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
 		c := moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts()))
 		c.Bytes *= int64(jobs)
@@ -255,15 +258,12 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if err != nil {
 		return nil, h, err
 	}
-	for _, l := range []struct {
-		flag string
-		v    []int
-	}{{"qps-per-peer", f.qps}, {"dcis", f.dcis}, {"workers", f.workers}, {"rings", f.rings}, {"batch", f.batch}} {
-		for _, x := range l.v {
-			if x < 1 {
-				return nil, h, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, l.flag, x)
-			}
-		}
+	lists, err := f.knobs.sizeLists()
+	if err != nil {
+		return nil, h, err
+	}
+	if err := f.knobs.checkApplies(presets); err != nil {
+		return nil, h, err
 	}
 	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)), ProxyCores: f.proxyCores,
 		TargetUs: f.targetUs, Tolerance: f.tolerance}
@@ -282,7 +282,7 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	st := &sizing.Study{
 		Deployment: sizing.Deployment{Routing: rt, Mode: mode, NVLink: nv, NumSMs: f.numSMs, Chunk: f.chunk,
 			Background: bg, BothQueues: both, NoPayload: f.noPayload},
-		Space:  sizing.Space{Presets: presets, QPsPerPeer: f.qps, DCIs: f.dcis, Workers: f.workers, Rings: f.rings, Batch: f.batch},
+		Space:  sizing.Space{Presets: presets, Knobs: lists},
 		Limits: lim,
 		Jobs:   f.jobs,
 	}
@@ -421,10 +421,18 @@ func sizeTable(res *sizing.Result) *report.Table {
 
 // sizeCSV has one record per candidate, in study order, at full precision.
 func sizeCSV(res *sizing.Result) *report.Table {
-	t := &report.Table{Columns: []string{"index", "candidate", "preset", "transport", "qps_per_peer", "dcis", "workers", "rings", "batch", "queues",
+	cols := []string{"index", "candidate", "preset", "transport"}
+	var fields []transport.Knob
+	for _, k := range transport.AllKnobs() {
+		if k.Field != "" && k.Sizes != "" {
+			fields = append(fields, k)
+			cols = append(cols, k.Field)
+		}
+	}
+	t := &report.Table{Columns: append(cols, "queues",
 		"verdict", "stage", "by", "reason", "layer_us", "dispatch_mean_us", "dispatch_p99_us", "dispatch_max_us", "combine_mean_us", "combine_p99_us",
 		"combine_max_us", "bound_by", "correct", "floor_us", "floor_by", "qps_per_nic", "active_connections_per_nic", "connection_knee", "dcis_per_nic",
-		"proxy_rings", "proxy_workers", "proxy_cores_per_host", "gpu_queue_bytes", "rdma_buffer_bytes", "host_queue_bytes", "conn_miss_rate", "estimated"}}
+		"proxy_rings", "proxy_workers", "proxy_cores_per_host", "gpu_queue_bytes", "rdma_buffer_bytes", "host_queue_bytes", "conn_miss_rate", "estimated")}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, c := range res.Candidates {
 		r := c.Resources
@@ -433,8 +441,11 @@ func sizeCSV(res *sizing.Result) *report.Table {
 			figs = []string{g(f.LayerUs), g(f.Dispatch.MeanUs), g(f.Dispatch.P99Us), g(f.Dispatch.MaxUs), g(f.Combine.MeanUs), g(f.Combine.P99Us),
 				g(f.Combine.MaxUs), f.BoundBy, strconv.FormatBool(f.Correct)}
 		}
-		row := []string{strconv.Itoa(c.Index), c.Name, c.Preset, c.Transport, strconv.Itoa(c.QPsPerPeer), strconv.Itoa(c.DCIs),
-			strconv.Itoa(c.Workers), strconv.Itoa(c.Rings), strconv.Itoa(c.Batch), c.Queues, c.Verdict, c.Stage, strconv.Itoa(c.By), c.Reason}
+		row := []string{strconv.Itoa(c.Index), c.Name, c.Preset, c.Transport}
+		for _, k := range fields {
+			row = append(row, knobValue(k, c.Knobs))
+		}
+		row = append(row, c.Queues, c.Verdict, c.Stage, strconv.Itoa(c.By), c.Reason)
 		row = append(row, figs...)
 		row = append(row, g(c.FloorUs), c.FloorBy, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), strconv.Itoa(r.ConnKnee),
 			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers), strconv.Itoa(r.ProxyCoresPerHost),

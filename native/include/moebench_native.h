@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 3
+#define MBN_ABI_VERSION 4
 
 /* Return codes. */
 #define MBN_OK 0
@@ -234,6 +234,15 @@ typedef struct {
 #define MBN_LPATH_PROXY 2  /* descriptors to CPU workers, which build WQEs in host memory */
 #define MBN_LPATH_DC 3     /* GPU-built WQEs on DCIs, an address vector in every WQE */
 
+/* Modes. Low-latency: one message per (token, expert), every rank's S
+ * SMs send and receive. Normal (direct path only): DeepEP's intranode
+ * kernels; sms_per_rank / 2 channels, each a sender SM and a receiver SM;
+ * a token goes once to every rank holding one of its experts, through a
+ * ring buffer per (channel, source) at the receiver, published by a tail
+ * counter every `chunk` tokens and freed by a head counter. */
+#define MBN_LMODE_LL 0
+#define MBN_LMODE_NORMAL 1
+
 /* Proxy handoffs (as the model's mini-proxy). TUNED needs one producer
  * per ring; layer rings are shared by warps, so it runs as BASELINE. */
 #define MBN_HANDOFF_BASELINE 0
@@ -274,6 +283,9 @@ typedef struct {
   int32_t verify;        /* 1: check every token of every repetition */
   int32_t timeout_ms;    /* any GPU or CPU wait longer than this fails the run */
   int32_t reserved_ring0;/* proxy: rings at or above it (when > 0) get worker queues of their own */
+  int32_t mode;          /* MBN_LMODE_* */
+  int32_t chunk;         /* normal: tokens written before the tail is published */
+  int32_t buf_tokens;    /* normal: tokens per (channel, peer) ring buffer */
   int32_t pad;
   double line_gbs;       /* pacing: per-rank NIC line rate */
   double msg_mps;        /* pacing: per-rank NIC message rate */
@@ -304,8 +316,8 @@ typedef struct {
 } mbn_rank_phase;
 
 typedef struct {
-  int32_t warp_groups;     /* G: warp groups per SM */
-  int32_t warps_per_group; /* 32 / G */
+  int32_t warp_groups;     /* G: warp groups per SM (normal: channels) */
+  int32_t warps_per_group; /* 32 / G (normal: warps per peer in a channel SM) */
   int32_t workers;         /* proxy workers per rank actually run */
   int32_t nic_queues;      /* queues the emulated NIC serves */
   int64_t wqes;            /* WQEs the emulated NIC executed */

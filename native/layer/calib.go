@@ -27,6 +27,22 @@ type GridPoint struct {
 	TopK       int    `json:"topk"`
 	Experts    int    `json:"experts"`
 	SMsPerRank int    `json:"sms_per_rank,omitempty"` // 0: the engine's choice
+	// Normal runs DeepEP's intranode normal mode (direct path), Chunk
+	// tokens per tail (0: the default).
+	Normal bool `json:"normal,omitempty"`
+	Chunk  int  `json:"chunk,omitempty"`
+}
+
+// Name says what the point runs, for progress and tables.
+func (g GridPoint) Name() string {
+	s := fmt.Sprintf("%s %d ranks × %d tokens", g.Transport, g.Ranks, g.Tokens)
+	if g.Normal {
+		s = "normal " + s
+		if g.Chunk != 0 {
+			s += fmt.Sprintf(", chunk %d", g.Chunk)
+		}
+	}
+	return s
 }
 
 // Shape is the point's layer shape (FP8 dispatch, BF16 combine).
@@ -53,6 +69,29 @@ func (g GridPoint) transport() (Transport, error) {
 // hidden 2,048, top-4 and half the SMs at 4 ranks × 128 tokens, so that
 // per-byte, per-selection and per-SM costs separate.
 func DefaultGrid() []GridPoint {
+	return append(LowLatencyGrid(), NormalGrid()...)
+}
+
+// NormalGrid is normal mode's share of the grid: DeepEP's intranode
+// kernels on DeepSeek-V3 (256 experts, top-8, hidden 7,168) at 2, 4 and 8
+// virtual ranks × 1,024 and 4,096 tokens, and a tail every 2 and every 16
+// tokens at 4 ranks × 4,096, so that the per-chunk costs separate from the
+// copies.
+func NormalGrid() []GridPoint {
+	var g []GridPoint
+	for _, r := range []int{2, 4, 8} {
+		for _, t := range []int{1024, 4096} {
+			g = append(g, GridPoint{Transport: "direct", Ranks: r, Tokens: t, Hidden: 7168, TopK: 8, Experts: 256, Normal: true})
+		}
+	}
+	for _, c := range []int{2, 16} {
+		g = append(g, GridPoint{Transport: "direct", Ranks: 4, Tokens: 4096, Hidden: 7168, TopK: 8, Experts: 256, Normal: true, Chunk: c})
+	}
+	return g
+}
+
+// LowLatencyGrid is the low-latency share of DefaultGrid.
+func LowLatencyGrid() []GridPoint {
 	var g []GridPoint
 	for _, tr := range []string{"direct", "mini-gda", "mini-proxy", "dc"} {
 		for _, r := range []int{2, 4, 8} {
@@ -121,17 +160,20 @@ func Measure(lib Runner, grid []GridPoint, o Options, progress func(string)) (*R
 		opt := o
 		opt.GPUs = 1
 		opt.SMsPerRank = g.SMsPerRank
+		if g.Normal {
+			opt.Mode, opt.Chunk = moe.Normal, g.Chunk
+		}
 		m, err := Run(lib, rt, tr, opt, moe.Background{})
 		if err != nil {
-			return nil, fmt.Errorf("calibration run %s, %d ranks, %d tokens: %w", g.Transport, g.Ranks, g.Tokens, err)
+			return nil, fmt.Errorf("calibration run %s: %w", g.Name(), err)
 		}
 		raw.ClockMHz = m.Result.ClockMHz
 		run := RawRun{Point: g, Config: m.Config, Workers: m.Result.Workers, Checked: m.Result.Checked,
 			Dispatch: rawPhase(&m.Dispatch), Combine: rawPhase(&m.Combine)}
 		raw.Runs = append(raw.Runs, run)
 		if progress != nil {
-			progress(fmt.Sprintf("%-10s %d ranks × %3d tokens (hidden %d, top-%d, %d SMs): dispatch %.1f µs, combine %.1f µs",
-				g.Transport, g.Ranks, g.Tokens, g.Hidden, g.TopK, m.Config.SMsPerRank, run.Dispatch.ReadyUs, run.Combine.ReadyUs))
+			progress(fmt.Sprintf("%s (hidden %d, top-%d, %d SMs): dispatch %.1f µs, combine %.1f µs",
+				g.Name(), g.Hidden, g.TopK, m.Config.SMsPerRank, run.Dispatch.ReadyUs, run.Combine.ReadyUs))
 		}
 	}
 	return raw, nil
@@ -148,6 +190,24 @@ func (r *Raw) routing(g GridPoint) (*moe.Routing, error) {
 		return nil, err
 	}
 	return moe.Generate(g.Shape(), spec, r.Seed)
+}
+
+// Merge is r with o's runs added: measurements of one GPU, routing and
+// seed, taken in separate calls (one grid, then another).
+func (r *Raw) Merge(o *Raw) (*Raw, error) {
+	a, b := r.Device, o.Device
+	switch {
+	case a.Name != b.Name || a.Driver != b.Driver || a.CUDARuntime != b.CUDARuntime || a.SMs != b.SMs:
+		return nil, fmt.Errorf("layer measurement: measured on %s (driver %s), not %s (driver %s) as the others", b.Name, b.Driver, a.Name, a.Driver)
+	case r.Routing != o.Routing || r.Seed != o.Seed:
+		return nil, fmt.Errorf("layer measurement: routing %s seed %d, not %s seed %d as the others", o.Routing, o.Seed, r.Routing, r.Seed)
+	}
+	m := *r
+	m.Runs = append(append([]RawRun(nil), r.Runs...), o.Runs...)
+	if m.Host == "" {
+		m.Host = o.Host
+	}
+	return &m, nil
 }
 
 // Check reports a raw measurement that cannot be refitted.
@@ -167,7 +227,10 @@ func (r *Raw) Check() error {
 				return fmt.Errorf("layer measurement: run %d (%s, %d ranks, %d tokens): ready time %v", i, run.Point.Transport, run.Point.Ranks, run.Point.Tokens, v)
 			}
 		}
-		if run.Config.Ranks != run.Point.Ranks || run.Config.SMsPerRank < 1 {
+		if run.Point.Normal && run.Point.Transport != "direct" {
+			return fmt.Errorf("layer measurement: run %d: normal mode runs on the direct path, not %s", i, run.Point.Transport)
+		}
+		if run.Config.Ranks != run.Point.Ranks || run.Config.SMsPerRank < 1 || run.Config.Normal != run.Point.Normal {
 			return fmt.Errorf("layer measurement: run %d: its configuration (%d ranks, %d SMs) does not match its point", i, run.Config.Ranks, run.Config.SMsPerRank)
 		}
 	}
@@ -221,7 +284,7 @@ func compareOne(raw *Raw, run RawRun, prof *profile.Profile) (Comparison, error)
 	}
 	res, err := Predict(rt, run.Config, run.Workers, tr, prof, moe.Background{}, zap.NewNop())
 	if err != nil {
-		return Comparison{}, fmt.Errorf("%s, %d ranks, %d tokens: %w", run.Point.Transport, run.Point.Ranks, run.Point.Tokens, err)
+		return Comparison{}, fmt.Errorf("%s: %w", run.Point.Name(), err)
 	}
 	return Comparison{Run: run, Dispatch: res.Dispatch.Time.Mean, Combine: res.Combine.Time.Mean,
 		DispatchIssue: res.Dispatch.IssueDone.Mean, CombineIssue: res.Combine.IssueDone.Mean,
@@ -235,10 +298,11 @@ type param struct {
 	start  float64 // used when the profile's value is 0
 }
 
-// stage fits params on the runs whose transport is in paths.
+// stage fits params on the runs of its mode whose transport is in paths.
 type stage struct {
 	what   string
 	paths  []string
+	normal bool
 	params []param
 }
 
@@ -246,7 +310,7 @@ type stage struct {
 // emulated NIC on the GPU-posted paths, then its host-memory reads and the
 // CPU workers on mini-proxy.
 var stages = []stage{
-	{"kernel side (direct path)", []string{"direct"}, []param{
+	{"kernel side (direct path)", []string{"direct"}, false, []param{
 		{"kernel.start_ns", 0, 2e4, 1000}, {"kernel.cast_ns", 0, 2e4, 1500}, {"kernel.grid_sync_ns", 0, 2e4, 1500},
 		{"kernel.recv_task_ns", 0, 2e4, 1000}, {"kernel.recv_token_ns", 0, 2e4, 300}, {"kernel.reduce_token_ns", 0, 2e4, 1500},
 		{"gpu.warp_copy_ns", 0, 2e4, 1500}, {"gpu.warp_copy_gbs", 0.5, 50, 5}, {"gpu.copy_gbs", 100, 8000, 2400},
@@ -254,15 +318,22 @@ var stages = []stage{
 		{"gpu.peer_copy_ns", 0, 2e4, 1000}, {"gpu.peer_warp_gbs", 0.5, 200, 20}, {"gpu.peer_gbs", 100, 8000, 2000},
 		{"gpu.peer_latency_ns", 0, 2e4, 700},
 	}},
-	{"emulated NIC (mini-gda, dc)", []string{"mini-gda", "dc"}, []param{
+	{"emulated NIC (mini-gda, dc)", []string{"mini-gda", "dc"}, false, []param{
 		{"emunic.poll_ns", 0, 2e4, 1000}, {"emunic.wqe_ns", 0, 2e4, 1000}, {"emunic.drain_ns", 0, 2e4, 1000},
 		{"emunic.copy_ns", 0, 2e4, 1000}, {"emunic.latency_ns", 0, 2e4, 700},
 		{"emunic.warp_gbs", 0.05, 1000, 3}, {"emunic.sm_gbs", 1, 1e4, 30}, {"emunic.atomic_ns", 0, 2e4, 1500},
 		{"gpu.handoff.ns", 0, 2e4, 500},
 	}},
-	{"host queues and CPU workers (mini-proxy)", []string{"mini-proxy"}, []param{
+	{"host queues and CPU workers (mini-proxy)", []string{"mini-proxy"}, false, []param{
 		{"emunic.host_wqe_ns", 0, 1e5, 1000}, {"emunic.host_drain_ns", 0, 1e5, 3000}, {"pcie.host_read_mps", 1, 1e6, 100},
 		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
+	}},
+	// Normal mode last, on the LL fit's GPU constants: only what its
+	// kernels add (the chunk's barrier and tail, the receiver's turns and
+	// copy rate).
+	{"normal mode's chunks (direct path)", []string{"direct"}, true, []param{
+		{"kernel.nvl_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_recv_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_warp_gbs", 0.5, 1000, 20},
+		{"gpu.peer_gbs", 100, 8000, 2000},
 	}},
 }
 
@@ -294,7 +365,7 @@ func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) 
 		var runs []RawRun
 		for _, r := range raw.Runs {
 			for _, p := range st.paths {
-				if r.Point.Transport == p {
+				if r.Point.Transport == p && r.Point.Normal == st.normal {
 					runs = append(runs, r)
 				}
 			}
@@ -329,7 +400,10 @@ func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) 
 	prof.Origins = append(prof.Origins, "calibrate --layer fit")
 	res.Profile = prof
 	sort.Slice(fitted, func(i, j int) bool { return fitted[i].name < fitted[j].name })
-	for _, p := range fitted {
+	for i, p := range fitted {
+		if i > 0 && fitted[i-1].name == p.name {
+			continue // refitted by a later stage: its last value is in prof
+		}
 		c, _ := prof.Constant(p.name)
 		d, _ := profile.Lookup(p.name)
 		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: round4(c.Value), Unit: d.Unit, Source: source})

@@ -9,7 +9,9 @@
 //	    buffers), SMs per rank as DeepEP would choose them within what the
 //	    GPU leaves after the emulated NIC, and the preset's mechanism knobs
 //	    (QPs per peer, ordering, doorbell batching, DCIs, proxy workers,
-//	    rings and batching) translated to the library's.
+//	    rings and batching) translated to the library's. Normal mode
+//	    (Options.Mode) plans DeepEP's intranode kernels on the direct path:
+//	    its SMs (two per channel), chunk and ring-buffer size.
 //	Run(Runner, routing, Transport, Options, background) -> *Measurement
 //	    runs it, checks every token, and summarizes per-rank timings over
 //	    the repetitions: avg/min/max per rank, mean/p50/p99/max over ranks.

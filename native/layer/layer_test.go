@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +136,65 @@ func TestPlanErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrPlan", err)
 			}
 		})
+	}
+}
+
+// Normal mode: the direct path, DeepEP's SMs where the GPU has room (8
+// virtual ranks leave 16 each), its intranode chunk and buffer; and every
+// way to ask for what it cannot run.
+func TestPlanNormal(t *testing.T) {
+	t.Parallel()
+	direct := Transport{Direct: true}
+	c, err := Plan(route(t, 8, 512, 7168, 8, 288), direct, Options{Mode: moe.Normal}, h200, moe.Background{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Normal || c.Path != native.PathDirect || c.SMsPerRank != 16 || c.Chunk != DefaultNormalChunk || c.BufTokens != DefaultBufTokens || c.NICSMs != 0 {
+		t.Fatalf("8 ranks: %+v", c)
+	}
+	c, err = Plan(route(t, 2, 512, 7168, 8, 288), direct, Options{Mode: moe.Normal, Chunk: 12}, h200, moe.Background{})
+	if err != nil || c.SMsPerRank != moe.DefaultNormalSMs || c.Chunk != 12 {
+		t.Fatalf("2 ranks, chunk 12: %+v, %v", c, err)
+	}
+	for _, tc := range []struct {
+		name string
+		rt   *moe.Routing
+		tr   Transport
+		o    Options
+		bg   moe.Background
+	}{
+		{"through a NIC", route(t, 2, 16, 7168, 8, 288), byName(t, "mini-gda"), Options{Mode: moe.Normal}, moe.Background{}},
+		{"background", route(t, 2, 16, 7168, 8, 288), direct, Options{Mode: moe.Normal}, moe.Background{CTAs: 4, Bytes: 64}},
+		{"odd SMs", route(t, 2, 16, 7168, 8, 288), direct, Options{Mode: moe.Normal, SMsPerRank: 7}, moe.Background{}},
+		{"too many SMs", route(t, 8, 16, 7168, 8, 288), direct, Options{Mode: moe.Normal, SMsPerRank: 18}, moe.Background{}},
+		{"more ranks than NVLink peers", route(t, 16, 16, 7168, 8, 288), direct, Options{Mode: moe.Normal}, moe.Background{}},
+		{"chunk over half the buffer", route(t, 2, 16, 7168, 8, 288), direct, Options{Mode: moe.Normal, Chunk: 200}, moe.Background{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Plan(tc.rt, tc.tr, tc.o, h200, tc.bg); !errors.Is(err, ErrPlan) {
+				t.Fatalf("err = %v, want ErrPlan", err)
+			}
+		})
+	}
+}
+
+// DeepEP's normal-mode byte count: what each rank receives in dispatch,
+// what it gets back in combine.
+func TestNormalBytes(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 4, 64, 7168, 8, 32)
+	d, c := NormalBytes(rt)
+	n := rt.Normal()
+	var sumD, sumC, pairs int64
+	for i := range d {
+		sumD += d[i]
+		sumC += c[i]
+	}
+	for _, k := range n.TokensPerRank {
+		pairs += int64(k)
+	}
+	if pairs == 0 || sumD != pairs*(7168+56*4) || sumC != pairs*7168*2 {
+		t.Fatalf("dispatch %d B, combine %d B over %d (token, rank) pairs", sumD, sumC, pairs)
 	}
 }
 
@@ -289,4 +349,42 @@ func (l *modelLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.L
 		}
 	}
 	return out, nil
+}
+
+// Raw measurements of one GPU merge; of another GPU or routing, they do not.
+func TestRawMerge(t *testing.T) {
+	t.Parallel()
+	a := &Raw{Device: h200, Routing: "uniform", Seed: 1, Runs: []RawRun{{Point: GridPoint{Transport: "direct", Ranks: 2}}}}
+	b := &Raw{Device: h200, Routing: "uniform", Seed: 1, Host: "host", Runs: []RawRun{{Point: GridPoint{Transport: "direct", Ranks: 4, Normal: true}}}}
+	m, err := a.Merge(b)
+	if err != nil || len(m.Runs) != 2 || len(a.Runs) != 1 || m.Host != "host" || !m.Runs[1].Point.Normal {
+		t.Fatalf("merge: %+v, %v", m, err)
+	}
+	other := *b
+	other.Device.Name = "NVIDIA B200"
+	if _, err := a.Merge(&other); err == nil {
+		t.Error("merged runs of two GPUs")
+	}
+	other = *b
+	other.Seed = 2
+	if _, err := a.Merge(&other); err == nil {
+		t.Error("merged runs of two routings")
+	}
+}
+
+// Normal mode's grid runs the direct path only and names its points so.
+func TestNormalGrid(t *testing.T) {
+	t.Parallel()
+	g := NormalGrid()
+	if len(g) != 8 {
+		t.Fatalf("%d normal points", len(g))
+	}
+	for _, p := range g {
+		if !p.Normal || p.Transport != "direct" || !strings.HasPrefix(p.Name(), "normal direct") {
+			t.Errorf("%+v: %s", p, p.Name())
+		}
+	}
+	if n := len(DefaultGrid()); n != len(LowLatencyGrid())+len(g) {
+		t.Errorf("the default grid has %d points", n)
+	}
 }

@@ -92,6 +92,14 @@ func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 	if cfg.BgWarps > 0 {
 		mbg = moe.Background{CTAs: cfg.BgWarps, Threads: 1, Bytes: cfg.BgBytes, Reserved: bg.Reserved, Queues: bg.Queues}
 	}
+	if cfg.Normal {
+		t, err := p.Transport(o)
+		if err != nil {
+			return nil, err
+		}
+		return moe.RunLayer(moe.LayerConfig{Routing: model, Mode: moe.Normal, Transport: t, Profile: prof,
+			NVLink: true, NumSMs: cfg.SMsPerRank, Chunk: cfg.Chunk, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)})
+	}
 	layer, reserved := moe.Channels(s, moe.LL, cfg.SMsPerRank, mbg)
 	o.LocalExperts = layer
 	if reserved > 0 {

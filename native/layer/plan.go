@@ -49,6 +49,10 @@ type Options struct {
 	LineGBs      float64 // pacing rates (the profile's NIC, normally)
 	MsgMps       float64
 	Timeout      time.Duration
+	// Mode is ll or normal (DeepEP's intranode kernels, direct path only).
+	Mode moe.Mode
+	// Normal mode: tokens per published tail and per ring buffer; 0: the defaults.
+	Chunk, BufTokens int
 }
 
 // Defaults of the native engine.
@@ -60,6 +64,11 @@ const (
 	// DefaultTimeout bounds every wait of a run: far above any phase, so
 	// only a broken run reaches it.
 	DefaultTimeout = 5 * time.Second
+	// DefaultNormalChunk and DefaultBufTokens are DeepEP's intranode
+	// Config for 8 ranks: num_max_nvl_chunked_send_tokens 6,
+	// num_max_nvl_chunked_recv_tokens 256.
+	DefaultNormalChunk = 6
+	DefaultBufTokens   = 256
 )
 
 // ErrPlan marks a request the native engine cannot run; the message says
@@ -94,6 +103,9 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 	}
 	if s.Dispatch != moe.FP8 && s.Dispatch != moe.BF16 {
 		return c, planErr("dispatch dtype %s: the native kernels dispatch fp8 or bf16", s.Dispatch)
+	}
+	if o.Mode == moe.Normal {
+		return planNormal(c, tr, o, dev, bg)
 	}
 	if msg := s.LLDispatchBytes(); msg%16 != 0 {
 		return c, planErr("hidden %d: a %d B dispatch message is not a whole number of 16 B vectors (DeepEP asserts the same)", s.Hidden, msg)
@@ -155,6 +167,47 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 	} else {
 		deepep, _, _ := moe.LLLaunch(s, 0, dev.SMs)
 		c.SMsPerRank = min(deepep, avail)
+	}
+	return c, nil
+}
+
+// planNormal is Plan for normal mode: the direct path, a sender and a
+// receiver SM per channel, DeepEP's SM count where the GPU has room.
+func planNormal(c native.LayerConfig, tr Transport, o Options, dev native.DeviceInfo, bg moe.Background) (native.LayerConfig, error) {
+	s := c.Ranks
+	switch {
+	case !tr.Direct:
+		return c, planErr("--mode normal: the native engine runs normal mode on the direct path (--transport direct), not %s", tr.Name())
+	case bg.CTAs > 0:
+		return c, planErr("--mode normal: the native engine runs normal mode without --background")
+	case s > native.MaxNormalRanks:
+		return c, planErr("--mode normal: %d ranks; DeepEP's intranode kernels serve at most %d", s, native.MaxNormalRanks)
+	}
+	c.Path, c.Normal = native.PathDirect, true
+	c.Chunk, c.BufTokens = o.Chunk, o.BufTokens
+	if c.Chunk == 0 {
+		c.Chunk = DefaultNormalChunk
+	}
+	if c.BufTokens == 0 {
+		c.BufTokens = DefaultBufTokens
+	}
+	if c.Chunk < 1 || c.Chunk > c.BufTokens/2 {
+		return c, planErr("--chunk %d: normal mode needs 1 to half the %d-token buffer", c.Chunk, c.BufTokens)
+	}
+	rd := c.Ranks / c.GPUs
+	avail := dev.SMs / rd / 2 * 2
+	if avail < 2 {
+		return c, planErr("%d ranks per GPU: a GPU of %d SMs leaves fewer than 2 each (a sender and a receiver)", rd, dev.SMs)
+	}
+	switch {
+	case o.SMsPerRank > 0 && o.SMsPerRank%2 != 0:
+		return c, planErr("--num-sms %d: normal mode takes an even number (a sender and a receiver SM per channel)", o.SMsPerRank)
+	case o.SMsPerRank > avail:
+		return c, planErr("--num-sms %d: %d ranks on a GPU of %d SMs leave at most %d SMs each", o.SMsPerRank, rd, dev.SMs, avail)
+	case o.SMsPerRank > 0:
+		c.SMsPerRank = o.SMsPerRank
+	default:
+		c.SMsPerRank = min(moe.DefaultNormalSMs, avail)
 	}
 	return c, nil
 }

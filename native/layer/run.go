@@ -98,14 +98,40 @@ func Run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background
 		return nil, fmt.Errorf("native layer over %s: %w", tr.Name(), err)
 	}
 	m := &Measurement{Config: cfg, Device: dev, Result: res}
-	l := rt.LL()
 	s := rt.Shape
-	m.Dispatch = summarize(res, 0, llBytes(l, s.LLDispatchBytes()))
-	m.Combine = summarize(res, 1, llBytes(l, s.LLCombineBytes()))
+	if cfg.Normal {
+		d, c := NormalBytes(rt)
+		m.Dispatch = summarize(res, 0, d)
+		m.Combine = summarize(res, 1, c)
+	} else {
+		l := rt.LL()
+		m.Dispatch = summarize(res, 0, llBytes(l, s.LLDispatchBytes()))
+		m.Combine = summarize(res, 1, llBytes(l, s.LLCombineBytes()))
+	}
 	if err != nil {
 		return m, fmt.Errorf("native layer over %s: %w", tr.Name(), err)
 	}
 	return m, nil
+}
+
+// NormalBytes is what DeepEP's normal-mode benchmark counts per rank: the
+// tokens a rank receives in dispatch (hidden in the dispatch dtype plus
+// scales) and, in combine, the tokens it sent, coming back in BF16.
+func NormalBytes(rt *moe.Routing) (dispatch, combine []int64) {
+	s := rt.Shape
+	n := rt.Normal()
+	R := s.Ranks
+	dispatch, combine = make([]int64, R), make([]int64, R)
+	in := int64(s.Hidden*s.Dispatch.Bytes() + s.Scales()*4)
+	back := int64(s.Hidden * s.Combine.Bytes())
+	for src := range R {
+		for dst := range R {
+			k := int64(n.TokensPerRank[src*R+dst])
+			dispatch[dst] += k * in
+			combine[src] += k * back
+		}
+	}
+	return dispatch, combine
 }
 
 func llBytes(l *moe.LLLayout, msg int) []int64 {

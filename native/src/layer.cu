@@ -42,6 +42,17 @@ __global__ void layer_reset(LayerArgs a, int phase) {
   for (int i = i0; i < d.R; i += n) a.pace_next[i] = 0;
   for (int rl = 0; rl < d.Rd; ++rl) {
     uint8_t *me = a.bases[d.rank0 + rl];
+    if (d.mode == MBN_LMODE_NORMAL) {
+      const int words = d.C * d.R * kNormalWordStride;
+      if (phase == 0) {
+        long long *cnt = reinterpret_cast<long long *>(me + d.off_ncnt);
+        for (int i = i0; i < d.R * d.C; i += n) cnt[i] = 0;
+      }
+      unsigned int *tl = reinterpret_cast<unsigned int *>(me + (phase == 0 ? d.off_ntail : d.off_ctail));
+      unsigned int *hd = reinterpret_cast<unsigned int *>(me + (phase == 0 ? d.off_nhead : d.off_chead));
+      for (int i = i0; i < words; i += n) tl[i] = hd[i] = 0;
+      continue;
+    }
     if (phase == 0) {
       long long *cnt = reinterpret_cast<long long *>(me + d.off_count);
       for (int i = i0; i < d.nl * d.R; i += n) cnt[i] = 0;
@@ -256,6 +267,167 @@ __global__ void verify_combine(LayerArgs a, VerifyOut *v) {
   if (tid == 0) atomicAdd(&v->checked, 1ull);
 }
 
+// Normal mode's input: every token's message, cast once before the timed
+// launches (a warp per token).
+__global__ void layer_cast_normal(LayerArgs a) {
+  const LDims &d = a.d;
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+  const int nw = (gridDim.x * blockDim.x) >> 5;
+  for (int i = warp; i < d.Rd * d.T; i += nw) {
+    const int rl = i / d.T, t = i % d.T, rank = d.rank0 + rl;
+    if (t >= a.ntok[rank]) continue;
+    normal_message(a, rank, t, a.bases[rank] + d.off_nsend + (uint64_t)t * d.nmsg, lane);
+  }
+}
+
+// Normal mode's experts: each received row's output is the rank's partial
+// (its experts' outputs, weighted). A warp per row.
+__global__ void layer_experts_normal(LayerArgs a) {
+  const LDims &d = a.d;
+  const int per = gridDim.x / d.Rd;
+  const int rl = blockIdx.x / per, part = blockIdx.x % per;
+  const int rank = d.rank0 + rl;
+  uint8_t *me = a.bases[rank];
+  const int total = *reinterpret_cast<const int *>(me + d.off_ntotal);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+  const int chunks = d.H / 8;
+  for (int p = part * nw + warp; p < total; p += per * nw) {
+    const uint8_t *row = me + d.off_nrecv + (uint64_t)p * d.nmsg;
+    for (int c = lane; c < chunks; c += 32) {
+      const uint4 y = normal_partial(d, row, rank, c);
+      *reinterpret_cast<uint4 *>(me + d.off_ny + (uint64_t)p * d.cmsg + (uint64_t)c * 16) = y;
+    }
+  }
+}
+
+// Normal dispatch, one block per (receiving rank, source): per channel the
+// count, then every row: the token in the channel's range and in order,
+// selecting an expert here, with its payload, scales, ids and weights.
+// hits[(src * T + t) * R + rank] counts deliveries.
+__global__ void verify_normal_dispatch(LayerArgs a, int *hits, VerifyOut *v) {
+  const LDims &d = a.d;
+  const int rl = blockIdx.x / d.R, src = blockIdx.x % d.R;
+  const int rank = d.rank0 + rl, chunks = d.H / 8;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, nw = blockDim.x >> 5;
+  const uint8_t *me = a.bases[rank];
+  const long long *range = reinterpret_cast<const long long *>(me + d.off_nrange);
+  const int32_t *idx = a.topk + (size_t)src * d.T * d.K;
+  const float *wts = a.weights + (size_t)src * d.T * d.K;
+  __shared__ int s_want;
+  for (int c = 0; c < d.C; ++c) {
+    int t0, t1;
+    normal_range(a.ntok[src], d.C, c, t0, t1);
+    if (tid == 0) s_want = 0;
+    __syncthreads();
+    for (int t = t0 + tid; t < t1; t += blockDim.x) {
+      if (normal_goes(idx + (size_t)t * d.K, d.K, d.nl, rank)) atomicAdd(&s_want, 1);
+    }
+    __syncthreads();
+    const long long rg = range[src * d.C + c];
+    const int begin = (int)(rg >> 32), n = (int)(rg & 0xffffffffll);
+    if (tid == 0 && n != s_want) add_problem(v, kPCount, rank, src, c, n, s_want);
+    if (begin < 0 || n < 0 || (long long)begin + n > (long long)d.R * d.T) {
+      if (tid == 0) add_problem(v, kPRange, rank, src, c, begin, n);
+      __syncthreads();
+      continue;
+    }
+    for (int j = warp; j < n; j += nw) {
+      const uint8_t *row = me + d.off_nrecv + (uint64_t)(begin + j) * d.nmsg;
+      const int t = (int)ld_cg_b32(row);
+      const int prev = j > 0 ? (int)ld_cg_b32(row - d.nmsg) : t0 - 1;
+      if (t < t0 || t >= t1 || t <= prev || !normal_goes(idx + (size_t)t * d.K, d.K, d.nl, rank)) {
+        if (lane == 0) add_problem(v, kPNormalRow, rank, src, c, j, t);
+        continue;
+      }
+      if (lane == 0) atomicAdd(&hits[((size_t)src * d.T + t) * d.R + rank], 1);
+      int wrong = 0, wrong_scale = 0, wrong_topk = 0;
+      for (int base = 0; base < chunks; base += 32) {
+        const int cc = base + lane;
+        const bool ok = cc < chunks;
+        const uint4 x = ok ? x_chunk(src, t, cc) : make_uint4(0, 0, 0, 0);
+        if (d.fp8) {
+          float f[8];
+          unpack_bf16x8(x, f);
+          float scale;
+          const uint2 q = cast_chunk_fp8(f, scale);
+          if (ok) {
+            const uint64_t got = *reinterpret_cast<const uint64_t *>(row + 16 + (uint64_t)cc * 8);
+            if (got != ((uint64_t)q.y << 32 | q.x)) wrong = cc + 1;
+            if ((cc & 15) == 0 &&
+                *reinterpret_cast<const uint32_t *>(row + nmsg_scales(d) + (cc >> 4) * 4) != __float_as_uint(scale)) {
+              wrong_scale = cc + 1;
+            }
+          }
+        } else if (ok) {
+          const uint4 got = *reinterpret_cast<const uint4 *>(row + 16 + (uint64_t)cc * 16);
+          if (got.x != x.x || got.y != x.y || got.z != x.z || got.w != x.w) wrong = cc + 1;
+        }
+      }
+      for (int k = lane; k < d.K; k += 32) {
+        const uint32_t id = *reinterpret_cast<const uint32_t *>(row + nmsg_topk(d) + k * 4);
+        const uint32_t w = *reinterpret_cast<const uint32_t *>(row + nmsg_topk(d) + (d.K + k) * 4);
+        if (id != (uint32_t)idx[(size_t)t * d.K + k] || w != __float_as_uint(wts[(size_t)t * d.K + k])) {
+          wrong_topk = k + 1;
+        }
+      }
+      wrong = __reduce_max_sync(0xffffffffu, (unsigned)wrong);
+      wrong_scale = __reduce_max_sync(0xffffffffu, (unsigned)wrong_scale);
+      wrong_topk = __reduce_max_sync(0xffffffffu, (unsigned)wrong_topk);
+      if (lane == 0) {
+        if (wrong) add_problem(v, kPPayload, rank, src, c, t, wrong - 1);
+        if (wrong_scale) add_problem(v, kPScale, rank, src, c, t, wrong_scale - 1);
+        if (wrong_topk) add_problem(v, kPNormalTopk, rank, src, c, t, wrong_topk - 1);
+        atomicAdd(&v->checked, 1ull);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Normal combine, one block per (rank, token): the sum over ranks, in rank
+// order, of each rank's partial recomputed from the token.
+__global__ void verify_normal_combine(LayerArgs a, VerifyOut *v) {
+  const LDims &d = a.d;
+  const int rl = blockIdx.x / d.T, t = blockIdx.x % d.T;
+  const int rank = d.rank0 + rl;
+  if (t >= a.ntok[rank]) return;
+  const uint8_t *me = a.bases[rank];
+  const int chunks = d.H / 8, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, nw = blockDim.x >> 5;
+  const int32_t *idx = a.topk + ((size_t)rank * d.T + t) * d.K;
+  const float *w = a.weights + ((size_t)rank * d.T + t) * d.K;
+  int wrong = 0;
+  for (int base = warp * 32; base < chunks; base += nw * 32) {
+    const int c = base + lane;
+    const bool ok = c < chunks;
+    const uint4 x = ok ? x_chunk(rank, t, c) : make_uint4(0, 0, 0, 0);
+    float f[8];
+    unpack_bf16x8(x, f);
+    float scale = 1.f;
+    uint2 q = make_uint2(0, 0);
+    if (d.fp8) q = cast_chunk_fp8(f, scale);
+    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int r = 0; r < d.R; ++r) {
+      if (!normal_goes(idx, d.K, d.nl, r)) continue;
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int k = 0; k < d.K; ++k) {
+        const int e = idx[k];
+        if (e < 0 || e / d.nl != r) continue;
+        const float factor = expert_factor(e);
+        reduce_step(acc, d.fp8 ? expert_chunk_fp8(q, scale, factor) : expert_chunk_bf16(x, factor), w[k]);
+      }
+      sum_step(sum, pack_bf16x8(acc));
+    }
+    if (ok) {
+      const uint4 o = pack_bf16x8(sum);
+      const uint4 got = *reinterpret_cast<const uint4 *>(me + d.off_out + ((uint64_t)t * d.H + (uint64_t)c * 8) * 2);
+      if (got.x != o.x || got.y != o.y || got.z != o.z || got.w != o.w) wrong = c + 1;
+    }
+  }
+  wrong = __reduce_max_sync(0xffffffffu, (unsigned)wrong);
+  if (lane == 0 && wrong) add_problem(v, kPCombined, rank, t, wrong - 1, 0, 0);
+  if (tid == 0) atomicAdd(&v->checked, 1ull);
+}
+
 __global__ void layer_clock(uint32_t spin_ns, unsigned long long *out) {
   const uint64_t g0 = gtime(), c0 = clk();
   while (gtime() - g0 < spin_ns) {
@@ -341,6 +513,7 @@ class LayerRun {
   int32_t launch(int phase, int rep);
   int32_t collect(int phase, int rep);
   int32_t check_dispatch();
+  int32_t check_normal_dispatch();
   int32_t check_combine();
   void note(const Problem &p, int phase);
 
@@ -416,6 +589,18 @@ int32_t LayerRun::validate() {
     MBN_ARG(c.bg_head_us >= 0 && c.bg_head_us <= 1000000, "bg_head_us %d out of range", c.bg_head_us);
   }
   if (c.pace) MBN_ARG(c.line_gbs > 0 && c.msg_mps > 0, "pacing needs line_gbs and msg_mps above 0");
+  MBN_ARG(c.mode == MBN_LMODE_LL || c.mode == MBN_LMODE_NORMAL, "mode %d out of range", c.mode);
+  if (c.mode == MBN_LMODE_NORMAL) {
+    MBN_ARG(c.path == MBN_LPATH_DIRECT, "normal mode runs on the direct path, not %s", path_name(c.path));
+    MBN_ARG(c.ranks <= kNormalMaxRanks, "normal mode: %d ranks exceed the %d NVLink peers of DeepEP's intranode kernels",
+            c.ranks, kNormalMaxRanks);
+    MBN_ARG(c.sms_per_rank >= 2 && c.sms_per_rank % 2 == 0,
+            "normal mode: sms_per_rank %d must be even (a sender and a receiver SM per channel)", c.sms_per_rank);
+    MBN_ARG(c.bg_warps == 0, "normal mode runs without background traffic");
+    MBN_ARG(c.buf_tokens >= 2 && c.buf_tokens <= 65536, "buf_tokens %d out of range (2..65536)", c.buf_tokens);
+    MBN_ARG(c.chunk >= 1 && c.chunk <= c.buf_tokens / 2, "chunk %d out of range (1..buf_tokens/2 = %d)", c.chunk,
+            c.buf_tokens / 2);
+  }
   MBN_ARG(rt_.tokens_per_rank && rt_.topk_idx && rt_.topk_weights && rt_.expected_counts, "routing arrays missing");
   for (int r = 0; r < c.ranks; ++r) {
     MBN_ARG(rt_.tokens_per_rank[r] >= 0 && rt_.tokens_per_rank[r] <= c.tokens, "rank %d holds %d tokens (max %d)", r,
@@ -460,6 +645,8 @@ int32_t LayerRun::plan() {
   d.bg_blocks = c.bg_warps > 0 ? c.bg_sms : 0;
   d.rank_blocks = Rd_ * d.S;
   d.sys_scope = c.gpus > 1 ? 1 : 0;
+  d.mode = c.mode;
+  const bool normal = c.mode == MBN_LMODE_NORMAL;
   const uint64_t RT = (uint64_t)d.R * d.T, A = 256;
   uint64_t o = 0;
   auto take = [&](uint64_t bytes) {
@@ -467,6 +654,35 @@ int32_t LayerRun::plan() {
     o = align_up(o + bytes, A);
     return at;
   };
+  if (normal) {
+    d.C = d.S / 2;
+    d.chunk = c.chunk;
+    d.buf = c.buf_tokens;
+    d.nmsg = (int32_t)align_up(16 + (uint64_t)d.dbytes + (uint64_t)d.nscales * 4 + (uint64_t)d.K * 8, 16);
+    const uint64_t words = (uint64_t)d.C * d.R * kNormalWordStride * 4;
+    const uint64_t ring = (uint64_t)d.C * d.R * d.buf;
+    d.off_x = take((uint64_t)d.T * d.H * 2);
+    d.off_out = take((uint64_t)d.T * d.H * 2);
+    d.off_ncnt = take((uint64_t)d.R * d.C * 8);
+    d.off_nrange = take((uint64_t)d.R * d.C * 8);
+    d.off_ntotal = take(8);
+    d.off_ntail = take(words);
+    d.off_nhead = take(words);
+    d.off_ctail = take(words);
+    d.off_chead = take(words);
+    d.off_nslot = take((uint64_t)d.T * d.R * 4);
+    d.off_nring = take(ring * d.nmsg);
+    d.off_cring = take(ring * d.cmsg);
+    d.off_nrecv = take(RT * d.nmsg);
+    d.off_ny = take(RT * d.cmsg);
+    d.off_nsend = take((uint64_t)d.T * d.nmsg);
+    d.off_fetch = take(1024 * 8);
+    d.region = align_up(o, 1 << 21);
+    out_->warp_groups = d.C;
+    out_->warps_per_group = kNormalWarps / d.R;
+    out_->buffer_bytes = (int64_t)d.region;
+    return MBN_OK;
+  }
   d.off_x = take((uint64_t)d.T * d.H * 2);
   d.off_send = take((uint64_t)d.T * d.msg);
   d.off_recv = take((uint64_t)d.nl * RT * d.msg);
@@ -739,7 +955,7 @@ int32_t LayerRun::run() {
                         sizeof(mbn_region) * c.ranks, cudaMemcpyHostToDevice));
     a.bases = dv.tables.as<uint8_t *const>();
     a.regions = reinterpret_cast<const mbn_region *>(dv.tables.as<uint8_t>() + sizeof(uint8_t *) * c.ranks);
-    dv.hits_bytes = sizeof(int) * tk;
+    dv.hits_bytes = sizeof(int) * std::max(tk, (size_t)RT * c.ranks);
     dv.pmark_bytes = sizeof(int) * (size_t)Rd_ * d_.nl * RT;
     MBN_CUDA(dv.verify.alloc(dv.id, dv.hits_bytes + dv.pmark_bytes + sizeof(VerifyOut)));
     dv.hits = dv.verify.as<int>();
@@ -767,6 +983,10 @@ int32_t LayerRun::run() {
     }
     MBN_LAUNCH(layer_init_x, 264, 256, a);
     MBN_CUDA(cudaGetLastError());
+    if (d_.mode == MBN_LMODE_NORMAL) {
+      MBN_LAUNCH(layer_cast_normal, 264, 256, a);
+      MBN_CUDA(cudaGetLastError());
+    }
   }
   for (auto &dv : devs_) {
     MBN_CUDA(cudaSetDevice(dv->id));
@@ -796,7 +1016,11 @@ int32_t LayerRun::run() {
       if (phase == 0) {
         for (auto &dv : devs_) {
           MBN_CUDA(cudaSetDevice(dv->id));
-          MBN_LAUNCH(layer_experts, Rd_ * d_.nl, 256, dv->args);
+          if (d_.mode == MBN_LMODE_NORMAL) {
+            MBN_LAUNCH(layer_experts_normal, Rd_ * 64, 256, dv->args);
+          } else {
+            MBN_LAUNCH(layer_experts, Rd_ * d_.nl, 256, dv->args);
+          }
           MBN_CUDA(cudaGetLastError());
         }
         if (c.verify) rc = check_dispatch();
@@ -909,6 +1133,18 @@ int32_t LayerRun::collect(int phase, int rep) {
           snprintf(what, sizeof what, "the emulated NIC refused WQE %d of queue %d (rank %d): %s", dc.err_b,
                    dc.err_a, dc.err_rank, wqe_err_name(dc.err_c));
           break;
+        case kLErrRoom:
+          snprintf(what, sizeof what, "rank %d waited %.1f s for room in channel %d's ring at rank %d (slot %d)",
+                   dc.err_rank, s, dc.err_a, dc.err_b, dc.err_c);
+          break;
+        case kLErrTail:
+          snprintf(what, sizeof what, "rank %d waited %.1f s for channel %d's tail from rank %d past %d", dc.err_rank,
+                   s, dc.err_a, dc.err_b, dc.err_c);
+          break;
+        case kLErrCounts:
+          snprintf(what, sizeof what, "rank %d waited %.1f s for rank %d's count of channel %d", dc.err_rank, s,
+                   dc.err_a, dc.err_b);
+          break;
         case kLErrGroup:
           snprintf(what, sizeof what, "rank %d's warp group %d stalled in round %d", dc.err_rank, dc.err_a, dc.err_b);
           break;
@@ -986,6 +1222,17 @@ void LayerRun::note(const Problem &p, int phase) {
     case kPFlag:
       snprintf(b, sizeof b, "rank %d: expert %d's flag is %d, want 1", p.rank, p.a, p.b);
       break;
+    case kPNormalRow:
+      snprintf(b, sizeof b, "rank %d: row %d from rank %d channel %d names token %d, outside the channel or out of order",
+               p.rank, p.c, p.a, p.b, p.d);
+      break;
+    case kPNormalTopk:
+      snprintf(b, sizeof b, "rank %d: token %d of rank %d (channel %d) carries a wrong top-k id or weight at %d",
+               p.rank, p.c, p.a, p.b, p.d);
+      break;
+    case kPNormalMiss:
+      snprintf(b, sizeof b, "token %d of rank %d reached rank %d %d times, want %d", p.b, p.a, p.rank, p.c, p.d);
+      break;
     case kPRange:
       snprintf(b, sizeof b, "rank %d local expert %d: range from rank %d is [%d, +%d), outside the buffer", p.rank,
                p.b, p.a, p.c, p.d);
@@ -1003,6 +1250,7 @@ void LayerRun::note(const Problem &p, int phase) {
 
 int32_t LayerRun::check_dispatch() {
   const mbn_layer_config &c = c_;
+  if (d_.mode == MBN_LMODE_NORMAL) return check_normal_dispatch();
   const size_t tk = (size_t)c.ranks * c.tokens * c.topk;
   std::vector<int> sum(tk, 0), part(tk);
   for (auto &dvp : devs_) {
@@ -1043,12 +1291,54 @@ int32_t LayerRun::check_dispatch() {
   return MBN_OK;
 }
 
+int32_t LayerRun::check_normal_dispatch() {
+  const mbn_layer_config &c = c_;
+  const size_t n = (size_t)c.ranks * c.tokens * c.ranks;
+  std::vector<int> sum(n, 0), part(n);
+  for (auto &dvp : devs_) {
+    LayerDev &dv = *dvp;
+    MBN_CUDA(cudaSetDevice(dv.id));
+    MBN_CUDA(cudaMemset(dv.verify.p, 0, dv.verify.n));
+    MBN_LAUNCH(verify_normal_dispatch, Rd_ * c.ranks, 256, dv.args, dv.hits, dv.vout);
+    MBN_CUDA(cudaGetLastError());
+    MBN_CUDA(cudaDeviceSynchronize());
+    VerifyOut v;
+    MBN_CUDA(cudaMemcpy(&v, dv.vout, sizeof v, cudaMemcpyDeviceToHost));
+    MBN_CUDA(cudaMemcpy(part.data(), dv.hits, sizeof(int) * n, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) sum[i] += part[i];
+    problems_ += (long long)v.count;
+    out_->checked += (int64_t)v.checked;
+    for (unsigned long long i = 0; i < v.count && i < (unsigned long long)kMaxProblems; ++i) note(v.first[i], 0);
+  }
+  // Every token reached each rank holding one of its experts exactly once.
+  for (int src = 0; src < c.ranks; ++src) {
+    for (int t = 0; t < rt_.tokens_per_rank[src]; ++t) {
+      const int32_t *row = rt_.topk_idx + ((size_t)src * c.tokens + t) * c.topk;
+      for (int r = 0; r < c.ranks; ++r) {
+        int want = 0;
+        for (int k = 0; k < c.topk; ++k) want |= row[k] >= 0 && row[k] / d_.nl == r;
+        const int got = sum[((size_t)src * c.tokens + t) * c.ranks + r];
+        if (got != want) {
+          Problem p = {kPNormalMiss, r, src, t, got, want};
+          problems_++;
+          note(p, 0);
+        }
+      }
+    }
+  }
+  return MBN_OK;
+}
+
 int32_t LayerRun::check_combine() {
   for (auto &dvp : devs_) {
     LayerDev &dv = *dvp;
     MBN_CUDA(cudaSetDevice(dv.id));
     MBN_CUDA(cudaMemset(dv.vout, 0, sizeof(VerifyOut)));
-    MBN_LAUNCH(verify_combine, Rd_ * d_.T, 256, dv.args, dv.vout);
+    if (d_.mode == MBN_LMODE_NORMAL) {
+      MBN_LAUNCH(verify_normal_combine, Rd_ * d_.T, 256, dv.args, dv.vout);
+    } else {
+      MBN_LAUNCH(verify_combine, Rd_ * d_.T, 256, dv.args, dv.vout);
+    }
     MBN_CUDA(cudaGetLastError());
     MBN_CUDA(cudaDeviceSynchronize());
     VerifyOut v;

@@ -41,6 +41,9 @@ enum LayerErr : int {
   kLErrBadWQE = 9,       // the NIC refused a WQE (detail: MBN_WQE_*)
   kLErrGroup = 10,       // a warp group's internal handoff
   kLErrHead = 11,        // background head start
+  kLErrRoom = 12,        // normal: a ring buffer's head never advanced
+  kLErrTail = 13,        // normal: a ring buffer's tail never advanced
+  kLErrCounts = 14,      // normal: a source's per-channel count never arrived
 };
 
 // Dispatch message: 16 B header (source token index, 3 reserved ints),
@@ -56,10 +59,19 @@ struct LDims {
   int32_t path;               // MBN_LPATH_*
   int32_t nic_blocks, bg_blocks, rank_blocks;
   int32_t sys_scope;          // 1: peers on other devices (system-scope ordering)
-  int32_t pad;
+  int32_t mode;               // MBN_LMODE_*
+  // normal mode: channels, tokens per published tail, ring tokens, message bytes
+  int32_t C, chunk, buf, nmsg;
   // symmetric region offsets (bytes)
   uint64_t off_x, off_send, off_recv, off_count, off_packed, off_pscales, off_srcinfo, off_range, off_pcount,
       off_y, off_csend, off_crecv, off_flag, off_out, off_bg, off_fetch, region;
+  // normal mode (zero-sized otherwise): counts [src][C] and ranges [src][C]
+  // at the receiver; dispatch and combine rings [C][src][buf] with their
+  // tail and head words [C][src]; ring slot of each (token, peer) at the
+  // sender [T][R]; received rows; the experts' per-row output; the
+  // rank's messages, cast before the launch [T]
+  uint64_t off_ncnt, off_nrange, off_ntotal, off_ntail, off_nhead, off_nring, off_nslot, off_nrecv, off_ny,
+      off_ctail, off_chead, off_cring, off_nsend;
   uint64_t bg_area;
 };
 
@@ -167,6 +179,9 @@ enum ProblemKind : int {
   kPCombined = 8,    // a combined token differs from the reference
   kPFlag = 9,        // a combine flag is not exactly 1
   kPRange = 10,      // a layout range disagrees with its count
+  kPNormalRow = 11,  // normal: received row c from (source a, channel b) names token d, out of order or range
+  kPNormalTopk = 12, // normal: a received row's top-k ids or weights differ
+  kPNormalMiss = 13, // normal: (source a, token b) reached the rank c times
 };
 
 struct LayerArgs {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "layer_dev.cuh"
+#include "layer_normal.cuh"
 
 namespace mbn {
 
@@ -606,6 +607,12 @@ __global__ void __launch_bounds__(kLayerThreads, 1) layer_kernel(LayerArgs a) {
         }
       }
       __syncthreads();
+    }
+    if constexpr (PATH == MBN_LPATH_DIRECT) {
+      if (d.mode == MBN_LMODE_NORMAL) {
+        normal_rank<PHASE>(a, b / d.S, b % d.S);
+        return;
+      }
     }
     if (PHASE == 0) {
       dispatch_rank<PATH>(a, b / d.S, b % d.S);

@@ -28,6 +28,9 @@ type Config struct {
 	// (queue management, QP lookup, ready-head updates), as SM cycles plus
 	// fixed time.
 	LibCycles, LibNs float64
+	// PerChannelQPs: QPs per peer follow the workload's channels (DeepEP
+	// LL maps QP index = destination local expert).
+	PerChannelQPs bool
 }
 
 // libCost is the library's extra issue time at the profile's SM clock.
@@ -79,6 +82,9 @@ func (t gdaTransport) Name() string {
 	return "mini-gda"
 }
 
+// CarriesNVLink: same-node peers go over NVLink when the layer allows it.
+func (t gdaTransport) CarriesNVLink() bool { return true }
+
 // Open builds one NIC per rank with QPsPerPeer RC QPs to every peer.
 func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	if err := t.cfg.Validate(); err != nil {
@@ -96,6 +102,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c.perNIC = qps
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
+	c.fab.Place(env.GPUsPerNode)
 	if t.cfg.DCIs > 0 {
 		for _, n := range c.fab.NICs {
 			for q := range qps {
@@ -108,17 +115,14 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	return c, nil
 }
 
-// Handle delivers an NVLink copy when it becomes visible.
-func (c *conn) Handle(e *sim.Engine, _ int32, arg int64) { c.deliver(e, int32(arg)) }
-
-// sendQueue is the GPU-side state of one RC send queue.
+// sendQueue is the GPU-side state of one RC send queue: counters only.
+// Warps waiting on a queue are rare (handoff out of order, a full queue)
+// and wait in the conn's maps, so a queue is 24 bytes.
 type sendQueue struct {
-	reserved, published int
-	outstanding         int
-	retired             int // WQEs retired by signaled completions
-	sinceDB             int
-	pubWait             map[int]*poster
-	spaceWait           []*poster
+	reserved, published int32
+	outstanding         int32
+	retired             int32 // WQEs retired by signaled completions
+	sinceDB             int32
 	used                bool
 }
 
@@ -129,62 +133,98 @@ type conn struct {
 	fab    *hw.Fabric
 	sqs    []sendQueue
 	nv     *nvlink
-	ops    sim.Slab[pending]
+	ops    sim.Slab[pending] // NVLink copies in flight
+	sent   sim.Slab[inFlight]
+	post   sim.Slab[poster]
 	selfID sim.HandlerID
 	perNIC int // send queues (RC QPs or DCIs) per NIC
 	dcts   int
+	// pubWait holds the poster waiting to publish slot (sq<<32 | slot);
+	// spaceWait the posters waiting for room in a full queue, in order.
+	pubWait   map[int64]int32
+	spaceWait map[int][]int32
 }
 
-// pending is an Op between Post and delivery.
+// pending is an NVLink copy between Post and delivery.
 type pending struct {
 	op    transport.Op
 	times transport.Times
 }
 
-// poster carries one warp's post through the protocol's phases.
-type poster struct {
-	c    *conn
-	id   sim.HandlerID
-	w    *transport.Warp
-	op   int32 // index into conn.ops
-	sq   int
-	slot int
-	lay  Layout
+// inFlight is what the conn keeps of a message on the NIC beyond the NIC's
+// own record: what the workload tagged it with and when the warp issued it.
+type inFlight struct {
+	tag             int64
+	issue, issueEnd sim.Time
+	channel         int32
+	flush           bool
 }
 
+// poster carries one warp's post through the protocol's phases. Posters
+// live in the conn's slab for the length of one post, so a layer of a
+// million warps keeps only as many as are posting at once.
+type poster struct {
+	w                   *transport.Warp
+	tag                 int64
+	start               sim.Time // IssueStart
+	src, dst, ch, bytes int32
+	sq, slot            int32
+	segs, bbs, loads    int32 // the WQE's Layout
+	atomic, flush       bool
+}
+
+// op is the Op being posted.
+func (p *poster) op() transport.Op {
+	return transport.Op{Src: int(p.src), Dst: int(p.dst), Channel: int(p.ch), Bytes: int(p.bytes), Atomic: p.atomic, Flush: p.flush, Tag: p.tag}
+}
+
+// Event ops of the conn's handler: a poster's phases (arg: the poster) and
+// an NVLink delivery (arg: the pending copy).
 const (
 	pReserve int32 = iota
 	pPublish
 	pDoPublish
+	pResume
+	opNVDeliver
 )
+
+// Handle runs the conn's events.
+func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
+	if op == opNVDeliver {
+		c.deliver(e, int32(arg))
+		return
+	}
+	c.step(e, op, int32(arg))
+}
 
 // Post runs op through mini-gda from warp w.
 func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	w.T.T = max(w.T.T, e.Now())
-	idx := c.track(op, w.T.T)
+	pi := c.post.Alloc()
+	p := c.post.At(pi)
+	p.w = w
 	if c.nv.local(op.Src, op.Dst) {
-		c.nv.copy(&w.T, &c.ops.At(idx).times, op.Bytes, op.Src, op.Dst)
-		e.At(c.ops.At(idx).times.Visible, c.selfID, 0, int64(idx))
-		e.At(w.T.T, c.resumeID(w), pResume, 0)
+		idx := c.ops.Alloc()
+		pd := c.ops.At(idx)
+		*pd = pending{op: op, times: transport.Times{IssueStart: w.T.T}}
+		c.nv.copy(&w.T, &pd.times, op.Bytes, op.Src, op.Dst)
+		e.At(pd.times.Visible, c.selfID, opNVDeliver, int64(idx))
+		e.At(w.T.T, c.selfID, pResume, int64(pi))
 		return
 	}
-	p := c.poster(w)
-	p.op = idx
+	p.start, p.tag = w.T.T, op.Tag
+	p.src, p.dst, p.ch, p.bytes = int32(op.Src), int32(op.Dst), int32(op.Channel), int32(op.Bytes)
+	p.atomic, p.flush = op.Atomic, op.Flush
 	av := 0
 	if c.cfg.DCIs > 0 {
-		p.sq = op.Src*c.perNIC + op.Channel%c.cfg.DCIs
+		p.sq = int32(op.Src*c.perNIC + op.Channel%c.cfg.DCIs)
 		av = avBytes
 	} else {
-		p.sq = op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer
+		p.sq = int32(op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
-	p.lay = WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
-	p.Handle(e, pReserve, 0)
-}
-
-func (c *conn) track(op transport.Op, at sim.Time) int32 {
-	idx := c.ops.Alloc()
-	*c.ops.At(idx) = pending{op: op, times: transport.Times{IssueStart: at}}
-	return idx
+	lay := WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
+	p.segs, p.bbs, p.loads = int32(lay.Segments), int32(lay.BBs), int32(lay.Loads)
+	c.step(e, pReserve, pi)
 }
 
 func (c *conn) deliver(e *sim.Engine, idx int32) {
@@ -194,36 +234,30 @@ func (c *conn) deliver(e *sim.Engine, idx int32) {
 	c.env.Delivered(e, d)
 }
 
-// poster returns w's poster, registering it on the warp's first post.
-func (c *conn) poster(w *transport.Warp) *poster {
-	if p, ok := w.Local.(*poster); ok && p.c == c {
-		return p
-	}
-	p := &poster{c: c, w: w}
-	p.id = c.env.E.Register(p)
-	w.Local = p
-	return p
+// resume frees poster pi and hands control back to its warp.
+func (c *conn) resume(e *sim.Engine, pi int32) {
+	w := c.post.At(pi).w
+	c.post.Free(pi)
+	w.Resume(e, w)
 }
 
-// resumeID is the handler that hands control back to w.
-func (c *conn) resumeID(w *transport.Warp) sim.HandlerID { return c.poster(w).id }
-
-const pResume int32 = 100
-
-// Handle advances one warp's post. Each phase that touches a send queue
+// step advances one warp's post. Each phase that touches a send queue
 // runs at the warp's local time, so warps interleave in time order.
-func (p *poster) Handle(e *sim.Engine, op int32, _ int64) {
-	c := p.c
+func (c *conn) step(e *sim.Engine, op int32, pi int32) {
+	p := c.post.At(pi)
 	th := &p.w.T
 	th.T = max(th.T, e.Now())
 	q := &c.sqs[p.sq]
 	g := &c.gpu
 	switch op {
 	case pResume:
-		p.w.Resume(e, p.w)
+		c.resume(e, pi)
 	case pReserve:
-		if q.outstanding >= c.cfg.Depth {
-			q.spaceWait = append(q.spaceWait, p)
+		if int(q.outstanding) >= c.cfg.Depth {
+			if c.spaceWait == nil {
+				c.spaceWait = map[int][]int32{}
+			}
+			c.spaceWait[int(p.sq)] = append(c.spaceWait[int(p.sq)], pi)
 			return
 		}
 		q.used = true
@@ -236,36 +270,36 @@ func (p *poster) Handle(e *sim.Engine, op int32, _ int64) {
 		p.slot = q.reserved
 		q.reserved++
 		q.outstanding++
-		th.Compute(sim.Time(p.lay.Loads) * g.L2Load)
-		th.Store(p.lay.Segments, 1)
-		e.At(th.T, p.id, pPublish, 0)
+		th.Compute(sim.Time(p.loads) * g.L2Load)
+		th.Store(int(p.segs), 1)
+		e.At(th.T, c.selfID, pPublish, int64(pi))
 	case pPublish:
 		if c.cfg.Publication != PubThread && q.published != p.slot {
-			if q.pubWait == nil {
-				q.pubWait = map[int]*poster{}
+			if c.pubWait == nil {
+				c.pubWait = map[int64]int32{}
 			}
-			q.pubWait[p.slot] = p
+			c.pubWait[int64(p.sq)<<32|int64(p.slot)] = pi
 			return
 		}
-		p.publish(e, q)
+		c.publish(e, pi, q)
 	case pDoPublish:
-		p.publish(e, q)
+		c.publish(e, pi, q)
 	}
 }
 
-func (p *poster) publish(e *sim.Engine, q *sendQueue) {
-	c := p.c
+func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
+	p := c.post.At(pi)
 	th := &p.w.T
-	pd := c.ops.At(p.op)
-	op := pd.op
+	op := p.op()
 	src := c.fab.NICs[op.Src]
-	qp := p.sq - op.Src*c.perNIC
+	qp := int(p.sq) - op.Src*c.perNIC
 	// Like the libraries, request a CQE only every few WQEs (and on a
 	// flush): one CQE retires the unsignaled WQEs before it.
 	every := max(1, min(64, c.cfg.Depth/4))
-	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(p.lay.BBs),
-		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(p.op),
-		WQE: int32(q.published), Unsignaled: (q.published+1)%every != 0 && !op.Flush}
+	fi := c.sent.Alloc()
+	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: p.bbs,
+		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(fi),
+		WQE: q.published, Unsignaled: (int(q.published)+1)%every != 0 && !op.Flush}
 	if c.cfg.DCIs > 0 {
 		// Contexts: the DCI at the requester, one of the destination's
 		// DCTs at the responder (keyed apart from RC QP numbers).
@@ -276,42 +310,62 @@ func (p *poster) publish(e *sim.Engine, q *sendQueue) {
 	src.Post(qp, m)
 	q.published++
 	q.sinceDB++
-	if w, ok := q.pubWait[q.published]; ok {
-		delete(q.pubWait, q.published)
-		w.w.T.T = max(w.w.T.T, th.T) + c.gpu.Handoff
-		e.At(w.w.T.T, w.id, pDoPublish, 0)
+	if len(c.pubWait) > 0 {
+		k := int64(p.sq)<<32 | int64(q.published)
+		if wi, ok := c.pubWait[k]; ok {
+			delete(c.pubWait, k)
+			w := c.post.At(wi).w
+			w.T.T = max(w.T.T, th.T) + c.gpu.Handoff
+			e.At(w.T.T, c.selfID, pDoPublish, int64(wi))
+		}
 	}
-	if q.sinceDB >= c.cfg.PerDoorbell || op.Flush {
+	if int(q.sinceDB) >= c.cfg.PerDoorbell || op.Flush {
 		q.sinceDB = 0
 		at := ring(th, c.cfg.Ordering)
 		src.Doorbell(e, at, qp)
 	}
-	pd.times.IssueEnd = th.T
-	p.w.Resume(e, p.w)
+	*c.sent.At(fi) = inFlight{tag: op.Tag, issue: p.start, issueEnd: th.T, channel: int32(op.Channel), flush: op.Flush}
+	c.resume(e, pi)
 }
 
 // Delivered reports an Op whose payload is visible.
 func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
-	idx := int32(m.Tag)
-	t := &c.ops.At(idx).times
-	t.Posted, t.Served, t.Sent, t.Arrived, t.Visible = m.Rung, m.Served, m.Sent, m.Arrived, m.Visible
-	t.ConnMiss, t.DCISwitch = m.ConnMiss, m.DCISwitch
-	c.deliver(e, idx)
+	fi := int32(m.Tag)
+	f := c.sent.At(fi)
+	d := transport.Delivery{
+		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(f.channel), Bytes: int(m.Bytes),
+			Atomic: m.Atomic, Flush: f.flush, Tag: f.tag},
+		Times: transport.Times{IssueStart: f.issue, IssueEnd: f.issueEnd, Posted: m.Rung, Served: m.Served, Sent: m.Sent,
+			Arrived: m.Arrived, Visible: m.Visible, Own: [transport.MaxOwnCauses]sim.Time{m.ConnMiss, m.DCISwitch}},
+	}
+	c.sent.Free(fi)
+	c.env.Delivered(e, d)
 }
 
 // Completed retires a WQE and frees its slot for a waiting warp.
 func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
-	q := &c.sqs[nic.Index*c.perNIC+int(m.QP)]
-	n := int(m.WQE) + 1 - q.retired
+	sq := nic.Index*c.perNIC + int(m.QP)
+	q := &c.sqs[sq]
+	n := m.WQE + 1 - q.retired
 	q.retired += n
 	q.outstanding -= n
-	for len(q.spaceWait) > 0 && n > 0 {
-		p := q.spaceWait[0]
-		q.spaceWait = q.spaceWait[1:]
+	if len(c.spaceWait) == 0 {
+		return
+	}
+	ws := c.spaceWait[sq]
+	for len(ws) > 0 && n > 0 {
+		pi := ws[0]
+		ws = ws[1:]
 		n--
 		// The warp reclaims at its next CQ poll, then retries.
-		p.w.T.T = max(p.w.T.T, pollDetect(&c.gpu, e.Now())+c.gpu.CQPoll)
-		e.At(p.w.T.T, p.id, pReserve, 0)
+		w := c.post.At(pi).w
+		w.T.T = max(w.T.T, pollDetect(&c.gpu, e.Now())+c.gpu.CQPoll)
+		e.At(w.T.T, c.selfID, pReserve, int64(pi))
+	}
+	if len(ws) == 0 {
+		delete(c.spaceWait, sq)
+	} else {
+		c.spaceWait[sq] = ws
 	}
 }
 

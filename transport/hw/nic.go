@@ -49,6 +49,28 @@ type NICParams struct {
 	// The engines' copies share their SM's bandwidth (EmuSMBpp); engines
 	// alternate over the NIC's SMs, 32 to an SM.
 	EmuSMBpp float64
+	Topo     Topology
+}
+
+// Topology is the fabric beyond one switch (topo.* in the profile). The
+// zero value, like Tiers 1 with one GPU per NIC, is one non-blocking
+// switch.
+type Topology struct {
+	Tiers      int
+	GPUsPerNIC int
+	LeafRadix  int
+	Oversub    float64
+	Hop        sim.Time // each switch traversal beyond the first
+	HopBuffer  sim.Time // buffering of one uplink or spine downlink, as time at line rate
+	Adaptive   bool     // adaptive routing instead of static ECMP
+}
+
+// Ports splits a leaf's radix into NIC downlinks and spine uplinks.
+func (t Topology) Ports() (down, up int) {
+	o := max(1, t.Oversub)
+	down = max(1, int(float64(t.LeafRadix)*o/(o+1)))
+	up = max(1, int(float64(down)/o))
+	return down, up
 }
 
 // NewNICParams resolves the NIC constants of p.
@@ -87,6 +109,15 @@ func NewNICParams(p *profile.Profile) NICParams {
 		EmuDrain:       ns("emunic.drain_ns"),
 		EmuHostDrain:   ns("emunic.host_drain_ns"),
 		EmuSMBpp:       p.Get("emunic.sm_gbs") / 1000,
+		Topo: Topology{
+			Tiers:      int(p.Get("topo.tiers")),
+			GPUsPerNIC: int(p.Get("topo.gpus_per_nic")),
+			LeafRadix:  int(p.Get("topo.leaf_radix")),
+			Oversub:    p.Get("topo.oversubscription"),
+			Hop:        ns("topo.hop_latency_ns"),
+			HopBuffer:  sim.Time(p.Get("topo.hop_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+			Adaptive:   p.Get("topo.adaptive") >= 0.5,
+		},
 	}
 }
 
@@ -101,33 +132,35 @@ func (p *NICParams) PCIeTime(bytes int) sim.Time {
 	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
 }
 
-// Msg is one work request as the NIC sees it.
+// Msg is one work request as the NIC sees it. Fields are ordered widest
+// first so that a million in-flight messages waste no padding.
 type Msg struct {
-	QP      int32
-	Dst     int32 // destination NIC index in the fabric
-	Bytes   int32 // payload bytes on the wire
-	BBs     int32 // 64 B basic blocks of the WQE
-	Pointer bool  // payload named by pointer: the NIC reads it by DMA
-	Atomic  bool  // an 8 B fetch-add, executed by the responder NIC
-	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
-	// the same QP retires them (§3.3).
-	Unsignaled bool
-	WQE        int32 // the transport's index of this WQE in its queue
-	DC         bool  // sent on a DCI to a DCT
-	Src        int32 // requester NIC index
+	ConnMiss  sim.Time // context fetches this message waited for
+	DCISwitch sim.Time // re-targeting of its DCI this message waited for
+	Tag       int64    // the transport's own
+	Rung      sim.Time // the doorbell announcing it reached the NIC
+	Served    sim.Time // the NIC began that doorbell's processing
+	Sent      sim.Time // first byte on the wire
+	Arrived   sim.Time // last byte at the responder's port
+	Visible   sim.Time // payload observable in the responder's memory
+	CQE       sim.Time // completion observable by the requester
+	QP        int32
+	Dst       int32 // destination NIC index in the fabric
+	Bytes     int32 // payload bytes on the wire
+	BBs       int32 // 64 B basic blocks of the WQE
+	WQE       int32 // the transport's index of this WQE in its queue
+	Src       int32 // requester NIC index
 	// Connection contexts the requester (TxCtx: its QP or DCI) and the
 	// responder (RxCtx: its QP or DCT) need in their caches.
 	TxCtx, RxCtx int32
-	ConnMiss     sim.Time // context fetches this message waited for
-	DCISwitch    sim.Time // re-targeting of its DCI this message waited for
-	Tag          int64    // the transport's own
-	refs         int8
-	Rung         sim.Time // the doorbell announcing it reached the NIC
-	Served       sim.Time // the NIC began that doorbell's processing
-	Sent         sim.Time // first byte on the wire
-	Arrived      sim.Time // last byte at the responder's port
-	Visible      sim.Time // payload observable in the responder's memory
-	CQE          sim.Time // completion observable by the requester
+	next         int32 // the next message in its QP's ring, or -1
+	Pointer      bool  // payload named by pointer: the NIC reads it by DMA
+	Atomic       bool  // an 8 B fetch-add, executed by the responder NIC
+	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
+	// the same QP retires them (§3.3).
+	Unsignaled bool
+	DC         bool // sent on a DCI to a DCT
+	refs       int8
 }
 
 // Sink receives the NIC's reports. Both calls run at the reported time.
@@ -136,30 +169,35 @@ type Sink interface {
 	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
 }
 
+// qpState is one send queue at the NIC. It exists only once the queue is
+// first used (see NIC.qp), and its rings are lists threaded through the
+// fabric's slabs, so an idle queue costs a few words and a busy one
+// allocates nothing per message.
 type qpState struct {
-	// fetch is the WQE fetch latency: a DMA read of GPU memory, or of
-	// host memory for queues a CPU owns.
-	fetch   sim.Time
-	ring    []int32   // posted WQE message ids, FIFO
-	fetched int       // ring entries consumed by the NIC
-	dbq     []ringing // doorbells not yet handled
-	busy    bool
-	// A DC initiator (DCI) serves one destination at a time: re-targeting
-	// it waits out the previous destination and connects to the new DCT.
 	// lastReady keeps a QP's WQEs in order: a WQE may not leave before
 	// the one ahead of it, whose payload read may take longer than its own.
 	lastReady sim.Time
-	dc        bool
-	target    int32
-	hasTgt    bool
-	host      bool // the queue lives in host memory (a CPU proxy's)
+	posted    int32 // WQEs written into the ring so far
+	fetched   int32 // ring entries consumed by the NIC
+	// The ring of posted, unfetched WQEs (message ids linked through
+	// Msg.next) and the doorbells not yet handled (linked through
+	// ringing.next); -1 when empty.
+	head, tail     int32
+	dbHead, dbTail int32
+	// A DC initiator (DCI) serves one destination at a time: re-targeting
+	// it waits out the previous destination and connects to the new DCT.
+	target int32
+	busy   bool
+	dc     bool
+	hasTgt bool
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
 // and when it arrived.
 type ringing struct {
-	idx int
-	at  sim.Time
+	at   sim.Time
+	idx  int32
+	next int32
 }
 
 const (
@@ -177,14 +215,18 @@ const (
 // connection contexts, an egress link and an ingress port. NICs of a fabric
 // share one message slab so that a message can be delivered to its peer.
 type NIC struct {
-	Index  int
-	P      *NICParams
-	fab    *Fabric
-	id     sim.HandlerID
-	qps    []qpState
-	pipeAt sim.Time // processing pipeline, shared by sent and received messages
-	linkAt sim.Time // egress link
-	portAt sim.Time // ingress port
+	Index int
+	P     *NICParams
+	fab   *Fabric
+	id    sim.HandlerID
+	// qpIx maps a QP number to its state in the fabric's slab, plus one;
+	// 0 is a QP not used yet.
+	qpIx   []int32
+	fetch  sim.Time // WQE fetch latency of GPU-memory queues
+	hostF  sim.Time // and of host-memory ones
+	host   bool     // every queue is in host memory
+	ph     *port    // the physical NIC's pipeline, link and port
+	leaf   int32    // its leaf switch (two tiers)
 	ctx    *CtxCache
 	lastRx int32
 	haveRx bool
@@ -195,24 +237,73 @@ type NIC struct {
 // Ctx is the NIC's connection-context cache.
 func (n *NIC) Ctx() *CtxCache { return n.ctx }
 
-// HostQueues places qp's send queue in host memory, as a CPU proxy's
-// queues are: WQE fetches then read host memory.
-func (n *NIC) HostQueues(qp int, fetch sim.Time) { n.qps[qp].fetch, n.qps[qp].host = fetch, true }
+// HostQueues places every send queue of the NIC in host memory, as a CPU
+// proxy's queues are: WQE fetches then read host memory, taking fetch.
+func (n *NIC) HostQueues(fetch sim.Time) { n.hostF, n.host = fetch, true }
 
 // DCI makes qp a DC initiator.
-func (n *NIC) DCI(qp int) { n.qps[qp].dc = true }
+func (n *NIC) DCI(qp int) { n.qp(qp).dc = true }
 
-// Fabric joins NICs through one switch layer of fixed latency.
+// qp returns qp's state, creating it on first use.
+func (n *NIC) qp(qp int) *qpState {
+	f := n.fab
+	if i := n.qpIx[qp]; i > 0 {
+		return f.qstate.At(i - 1)
+	}
+	i := f.qstate.Alloc()
+	n.qpIx[qp] = i + 1
+	q := f.qstate.At(i)
+	q.head, q.tail, q.dbHead, q.dbTail = -1, -1, -1, -1
+	return q
+}
+
+// fetchTime is the WQE fetch latency of q: a DMA read of GPU memory, or of
+// host memory for queues a CPU owns.
+func (n *NIC) fetchTime(*qpState) sim.Time {
+	if n.host {
+		return n.hostF
+	}
+	return n.fetch
+}
+
+// QPsUsed counts the queues the NIC has created, those used at least once.
+func (n *NIC) QPsUsed() int {
+	c := 0
+	for _, i := range n.qpIx {
+		if i > 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// port is what ranks sharing a physical NIC share: its processing pipeline
+// (sent and received messages), egress link and ingress port, each as the
+// time it is next free.
+type port struct {
+	pipeAt, linkAt, portAt sim.Time
+}
+
+// Fabric joins NICs through one switch layer of fixed latency, or (after
+// Place, with two tiers) through rail-optimized leaves and spines.
 type Fabric struct {
-	P    NICParams
-	NICs []*NIC
-	msgs sim.Slab[Msg]
-	sink Sink
+	P      NICParams
+	NICs   []*NIC
+	msgs   sim.Slab[Msg]
+	qstate sim.Slab[qpState]
+	dbs    sim.Slab[ringing]
+	sink   Sink
 	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
 	// queue count per NIC.
 	engines []emuEngine
 	smAt    []sim.Time // per NIC SM: when its copy bandwidth is next free
 	qps     int
+	ports   []port
+	// Two tiers: when each leaf's uplink to each spine (up[leaf·spines +
+	// s]) and each spine's downlink to each leaf (down[s·leaves + leaf])
+	// is next free.
+	up, down       []sim.Time
+	spines, leaves int
 }
 
 // emuEngine is one warp of the emulated NIC: the doorbells it has noticed,
@@ -238,15 +329,66 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
 		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
 	}
+	f.ports = make([]port, n)
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qps: make([]qpState, qps), ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
-		for q := range nic.qps {
-			nic.qps[q].fetch = p.DMARead
-		}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i], ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
 	return f
+}
+
+// Place lays the NICs out as the profile's topology says, ranks in order
+// gpusPerNode to a node: ranks sharing a NIC (topo.gpus_per_nic) share its
+// pipeline, link and port; with two tiers, NIC k of each node sits on rail
+// k's leaves, as many nodes to a leaf as it has downlinks, and every leaf
+// has one uplink to each spine. Without Place (or with the reference
+// topology) every NIC is its own and one switch joins them all.
+func (f *Fabric) Place(gpusPerNode int) {
+	t := &f.P.Topo
+	g, gpn := max(1, t.GPUsPerNIC), max(1, gpusPerNode)
+	if t.Tiers < 2 && g == 1 {
+		return
+	}
+	perNode := (gpn + g - 1) / g
+	nodes := (len(f.NICs) + gpn - 1) / gpn
+	f.ports = make([]port, nodes*perNode)
+	down, up := t.Ports()
+	perRail := (nodes + down - 1) / down
+	for i, n := range f.NICs {
+		node, rail := i/gpn, i%gpn/g
+		n.ph = &f.ports[node*perNode+rail]
+		n.leaf = int32(rail*perRail + node/down)
+	}
+	if t.Tiers < 2 {
+		return
+	}
+	f.spines, f.leaves = up, perNode*perRail
+	f.up = make([]sim.Time, f.leaves*f.spines)
+	f.down = make([]sim.Time, f.spines*f.leaves)
+}
+
+// spine picks the spine a message from n to dst crosses: a hash of its
+// flow (static ECMP), or the one whose uplink and downlink free first
+// (adaptive).
+func (f *Fabric) spine(n, dst *NIC, m *Msg) int {
+	if !f.P.Topo.Adaptive {
+		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.QP))
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		h *= 0xc4ceb9fe1a85ec53
+		h ^= h >> 33
+		return int(h % uint64(f.spines))
+	}
+	best, at := 0, sim.Never
+	for s := range f.spines {
+		t := max(f.up[int(n.leaf)*f.spines+s], f.down[s*f.leaves+int(dst.leaf)])
+		if t < at {
+			best, at = s, t
+		}
+	}
+	return best
 }
 
 // Msg returns the message with id.
@@ -269,9 +411,16 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 	if m.Unsignaled {
 		m.refs = 1
 	}
+	m.next = -1
 	*f.msgs.At(id) = m
-	q := &n.qps[qp]
-	q.ring = append(q.ring, id)
+	q := n.qp(qp)
+	if q.tail >= 0 {
+		f.msgs.At(q.tail).next = id
+	} else {
+		q.head = id
+	}
+	q.tail = id
+	q.posted++
 	return id
 }
 
@@ -282,8 +431,7 @@ func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n
 // Ring is Doorbell with the writer's own MMIO latency (a host thread's
 // doorbell store takes a different path than an SM's).
 func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
-	q := &n.qps[qp]
-	idx := q.fetched + len(q.ring)
+	idx := n.qp(qp).posted
 	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
 }
 
@@ -296,15 +444,23 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 			n.emuDoorbell(e, qp, int(arg>>24))
 			return
 		}
-		q := &n.qps[qp]
-		q.dbq = append(q.dbq, ringing{int(arg >> 24), e.Now()})
+		q := n.qp(qp)
+		f := n.fab
+		d := f.dbs.Alloc()
+		*f.dbs.At(d) = ringing{at: e.Now(), idx: int32(arg >> 24), next: -1}
+		if q.dbTail >= 0 {
+			f.dbs.At(q.dbTail).next = d
+		} else {
+			q.dbHead = d
+		}
+		q.dbTail = d
 		if !q.busy {
 			n.serve(e, qp)
 		}
 	case opQPFree:
-		q := &n.qps[arg]
+		q := n.fab.qstate.At(n.qpIx[arg] - 1)
 		q.busy = false
-		if len(q.dbq) > 0 {
+		if q.dbHead >= 0 {
 			n.serve(e, int(arg))
 		}
 	case opTxReady:
@@ -339,19 +495,22 @@ func (f *Fabric) release(id int32) {
 // themselves proceed once fetched, through the NIC-wide message slot and
 // the link.
 func (n *NIC) serve(e *sim.Engine, qp int) {
-	q := &n.qps[qp]
-	db := q.dbq[0]
-	idx := db.idx
-	q.dbq = q.dbq[1:]
-	if len(q.dbq) == 0 {
-		q.dbq = q.dbq[:0:0]
-	}
-	cnt := idx - q.fetched
+	f := n.fab
+	q := f.qstate.At(n.qpIx[qp] - 1)
+	dbi := q.dbHead
+	db := *f.dbs.At(dbi)
+	cnt := int(db.idx - q.fetched)
 	if cnt > n.P.MaxFetch {
 		// A fetch reads at most MaxFetch WQEs; the rest wait for the next
-		// round, as if announced by a doorbell right behind this one.
+		// round, as if announced by a doorbell right behind this one: the
+		// doorbell stays at the head.
 		cnt = n.P.MaxFetch
-		q.dbq = append([]ringing{db}, q.dbq...)
+	} else {
+		q.dbHead = db.next
+		if q.dbHead < 0 {
+			q.dbTail = -1
+		}
+		f.dbs.Free(dbi)
 	}
 	now := e.Now()
 	p := n.P
@@ -360,23 +519,26 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		e.At(now+p.Doorbell, n.id, opQPFree, int64(qp))
 		return
 	}
-	ids := q.ring[:cnt]
 	bbs := 0
-	for _, id := range ids {
-		bbs += int(n.fab.msgs.At(id).BBs)
+	id := q.head
+	for range cnt {
+		m := f.msgs.At(id)
+		bbs += int(m.BBs)
+		id = m.next
 	}
 	// The QP's context must be in the NIC's cache before its WQEs run; a
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := n.fab.msgs.At(ids[0]).TxCtx; !n.ctx.Touch(ctx) {
+	if ctx := f.msgs.At(q.head).TxCtx; !n.ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
-	fetched := now + p.Doorbell + miss + q.fetch + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	fetched := now + p.Doorbell + miss + n.fetchTime(q) + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
 	t := now + p.Doorbell
-	for _, id := range ids {
-		m := n.fab.msgs.At(id)
+	id = q.head
+	for range cnt {
+		m := f.msgs.At(id)
 		m.Rung, m.Served = db.at, now
 		m.ConnMiss = miss
 		t += p.WQE
@@ -397,11 +559,12 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		ready = max(ready, q.lastReady)
 		q.lastReady = ready
 		e.At(ready, n.id, opTxReady, int64(id))
+		id = m.next
 	}
-	q.fetched += cnt
-	q.ring = q.ring[cnt:]
-	if len(q.ring) == 0 {
-		q.ring = q.ring[:0:0]
+	q.fetched += int32(cnt)
+	q.head = id
+	if id < 0 {
+		q.tail = -1
 	}
 	e.At(t, n.id, opQPFree, int64(qp))
 }
@@ -410,21 +573,55 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 // processing pipeline (shared with received messages), then the link.
 func (n *NIC) transmit(e *sim.Engine, id int32) {
 	p := n.P
-	m := n.fab.msgs.At(id)
-	slot := max(e.Now(), n.pipeAt)
-	n.pipeAt = slot + p.MsgSlot
+	f := n.fab
+	m := f.msgs.At(id)
+	ph := n.ph
+	slot := max(e.Now(), ph.pipeAt)
+	ph.pipeAt = slot + p.MsgSlot
 	wire := p.WireTime(int(m.Bytes))
-	dst := n.fab.NICs[m.Dst]
+	dst := f.NICs[m.Dst]
+	dp := dst.ph
+	if f.up != nil && n.leaf != dst.leaf {
+		n.crossLeaf(e, id, m, dst, slot, wire)
+		return
+	}
 	// Credit flow control: the switch holds only PortBuffer of traffic
 	// waiting for an egress port, so a message whose destination is backed
 	// up beyond that waits at the head of its sender's link, blocking the
 	// messages behind it to other destinations too (head-of-line).
-	start := max(slot+p.Tx, n.linkAt, dst.portAt-p.PortBuffer-p.Fabric)
-	n.linkAt = start + wire
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
+	ph.linkAt = start + wire
 	m.Sent = start
 	// The responder's port serializes arrivals from every sender.
-	arrive := max(start+p.Fabric, dst.portAt) + wire
-	dst.portAt = arrive
+	arrive := max(start+p.Fabric, dp.portAt) + wire
+	dp.portAt = arrive
+	m.Arrived = arrive
+	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// crossLeaf sends a message between leaves: up to a spine, down to the
+// responder's leaf, each link serializing what crosses it, two switch hops
+// more than within a leaf. A backed-up link beyond its buffer stalls the
+// sender's link, as the responder's port does.
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *Msg, dst *NIC, slot, wire sim.Time) {
+	p := n.P
+	f := n.fab
+	t := &p.Topo
+	s := f.spine(n, dst, m)
+	up := &f.up[int(n.leaf)*f.spines+s]
+	down := &f.down[s*f.leaves+int(dst.leaf)]
+	half := p.Fabric / 2
+	ph, dp := n.ph, dst.ph
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
+		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
+	ph.linkAt = start + wire
+	m.Sent = start
+	s1 := max(start+half, *up)
+	*up = s1 + wire
+	s2 := max(s1+t.Hop, *down)
+	*down = s2 + wire
+	arrive := max(s2+t.Hop+p.Fabric-half, dp.portAt) + wire
+	dp.portAt = arrive
 	m.Arrived = arrive
 	e.At(arrive, dst.id, opRx, int64(id))
 }
@@ -435,7 +632,7 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 func (n *NIC) receive(e *sim.Engine, id int32) {
 	p := n.P
 	m := n.fab.msgs.At(id)
-	start := max(e.Now(), n.pipeAt)
+	start := max(e.Now(), n.ph.pipeAt)
 	if m.RxCtx != n.lastRx || !n.haveRx {
 		n.lastRx, n.haveRx = m.RxCtx, true
 		if !n.ctx.Touch(m.RxCtx) {
@@ -444,7 +641,7 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 			m.ConnMiss += p.ConnMiss
 		}
 	}
-	n.pipeAt = start + p.RxSlot
+	n.ph.pipeAt = start + p.RxSlot
 	done := start + p.RxSlot + p.Rx
 	if m.DC {
 		// The DCT checks the address vector's key and state per message.
@@ -500,8 +697,8 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 	for len(g.work) > 0 {
 		w := &g.work[0]
 		n := f.NICs[w.nic]
-		q := &n.qps[w.qp]
-		if q.fetched >= w.idx || len(q.ring) == 0 {
+		q := n.qp(w.qp)
+		if int(q.fetched) >= w.idx || q.head < 0 {
 			g.work = g.work[1:]
 			continue
 		}
@@ -509,26 +706,26 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 			e.At(w.ready, n.id, opEmuStep, int64(i))
 			return
 		}
-		id := q.ring[0]
-		q.ring = q.ring[1:]
-		if len(q.ring) == 0 {
-			q.ring = q.ring[:0:0]
+		id := q.head
+		m := f.msgs.At(id)
+		q.head = m.next
+		if q.head < 0 {
+			q.tail = -1
 		}
 		q.fetched++
-		m := f.msgs.At(id)
 		now := e.Now()
 		m.Rung, m.Served = w.ready-p.EmuPoll, now
-		t := now + q.fetch
+		t := now + n.fetchTime(q)
 		if !w.begun {
 			w.begun = true
-			if q.host {
+			if n.host {
 				t += p.EmuHostDrain
 			} else {
 				t += p.EmuDrain
 			}
 		}
-		t = max(t, n.linkAt)
-		n.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
+		t = max(t, n.ph.linkAt)
+		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
 		m.Sent = t
 		if m.Atomic {
 			t += p.EmuAtomic

@@ -67,30 +67,14 @@ func singleOp(p *profile.Profile) (rows []Row, err error) {
 }
 
 func ordering(p *profile.Profile) (rows []Row, err error) {
-	paper := map[gda.Ordering][2]float64{
-		gda.OrderNone:        {0.19, 3.46},
-		gda.OrderGPUFence:    {0.70, 4.03},
-		gda.OrderFencedDBRec: {0.93, 4.26},
-		gda.OrderReleaseGPU:  {0.70, 4.00},
-		gda.OrderThreadFence: {1.22, 4.48},
-		gda.OrderReleaseSys:  {2.37, 5.66},
-		gda.OrderFenceSys:    {2.62, 5.92},
-	}
+	paper := Table4(false)
 	src := "Table 4"
 	if !gb200(p) && p.Name != "p-ib" {
 		defer func() { rows = pibOnly(p, rows) }()
 	}
 	if gb200(p) {
 		src = "Table 4, P-GB200"
-		paper = map[gda.Ordering][2]float64{
-			gda.OrderNone:        {0.16, 5.09},
-			gda.OrderGPUFence:    {0.77, 5.70},
-			gda.OrderFencedDBRec: {0.99, 5.89},
-			gda.OrderReleaseGPU:  {0.77, 5.66},
-			gda.OrderThreadFence: {1.22, 6.14},
-			gda.OrderReleaseSys:  {2.08, 7.01},
-			gda.OrderFenceSys:    {2.34, 7.26},
-		}
+		paper = Table4(true)
 	}
 	for _, m := range gda.OrderingModes() {
 		r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: m, Payload: 8, Inline: true})
@@ -98,8 +82,8 @@ func ordering(p *profile.Profile) (rows []Row, err error) {
 			return nil, fmt.Errorf("ordering %s: %w", m, err)
 		}
 		rows = append(rows,
-			Row{"ordering", m.String(), "issue", "µs", paper[m][0], us(r.Issue), src},
-			Row{"ordering", m.String(), "put+completion", "µs", paper[m][1], us(r.PutC), src},
+			Row{"ordering", m.String(), "issue", "µs", paper[m].Issue, us(r.Issue), src},
+			Row{"ordering", m.String(), "put+completion", "µs", paper[m].PutC, us(r.PutC), src},
 		)
 	}
 	return rows, nil
@@ -139,36 +123,17 @@ func inline(p *profile.Profile) ([]Row, error) {
 }
 
 func rate(p *profile.Profile) ([]Row, error) {
-	type rc struct {
-		name  string
-		cfg   gda.RateConfig
-		paper float64
-	}
-	c := func(th, qps, sms, db int, st gda.Publication) gda.RateConfig {
-		return gda.RateConfig{Threads: th, QPs: qps, SMs: sms, PerDoorbell: db, Style: st,
-			Ordering: gda.OrderGPUFence, Payload: 8, Inline: true, Depth: 1024}
-	}
-	cases := []rc{
-		{"1 thread, 1 QP, 1 SM, 1/doorbell", c(1, 1, 1, 1, gda.PubThread), 1.79},
-		{"32 threads share 1 QP (handoff), 1/doorbell", c(32, 1, 1, 1, gda.PubHandoff), 1.85},
-		{"1 thread, 1 QP, 16/doorbell", c(1, 1, 1, 16, gda.PubThread), 4.70},
-		{"32 threads, doorbell lock per WQE", c(32, 1, 1, 1, gda.PubLock), 1.27},
-		{"256 threads, per-thread handoff, 32/doorbell", c(256, 1, 1, 32, gda.PubHandoff), 2.60},
-		{"32 threads cooperative, 32/doorbell", c(32, 1, 1, 32, gda.PubCoop), 21.6},
-		{"256 threads cooperative, 32/doorbell", c(256, 1, 1, 32, gda.PubCoop), 30.7},
-		{"16 threads, 16 QPs, 16 SMs, 1/doorbell", c(16, 16, 16, 1, gda.PubThread), 27.9},
-		{"16 threads, 16 QPs, 16 SMs, 16/doorbell", c(16, 16, 16, 16, gda.PubThread), 74.4},
-		{"32 threads, 32 QPs, 1 SM, 16/doorbell", c(32, 32, 1, 16, gda.PubThread), 133},
-		{"64 threads, 64 QPs, 1 SM, 16/doorbell", c(64, 64, 1, 16, gda.PubThread), 206},
-		{"64 threads, 64 QPs, 64 SMs, 16/doorbell", c(64, 64, 64, 16, gda.PubThread), 260},
-	}
 	var rows []Row
-	for _, k := range cases {
-		v, err := gda.Rate(p, k.cfg)
-		if err != nil {
-			return nil, fmt.Errorf("rate %s: %w", k.name, err)
+	for _, k := range Table5() {
+		if k.CalibrateOnly {
+			continue
 		}
-		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
+		v, err := gda.Rate(p, gda.RateConfig{Threads: k.Threads, QPs: k.QPs, SMs: k.SMs, PerDoorbell: k.PerDoorbell, Style: k.Style,
+			Ordering: gda.OrderGPUFence, Payload: 8, Inline: true, Depth: 1024})
+		if err != nil {
+			return nil, fmt.Errorf("rate %s: %w", k.Name, err)
+		}
+		rows = append(rows, Row{"rate", k.Name, "message rate", "M msg/s", k.Mps, v, "Table 5"})
 	}
 	nv, err := nvshmemRate(p)
 	if err != nil {
@@ -190,21 +155,13 @@ func nvshmemRate(p *profile.Profile) ([]Row, error) {
 	}
 	c := ps.GDA
 	var rows []Row
-	for _, k := range []struct {
-		name       string
-		threads    int
-		qps, paper float64
-	}{
-		{"NVSHMEM IBGDA, 256 threads, 1 QP, 32/doorbell", 256, 1, 25.2},
-		{"NVSHMEM IBGDA, 4,096 threads, 16 QPs, 16 SMs, 32/doorbell", 4096, 16, 250},
-	} {
-		q := int(k.qps)
-		v, err := gda.Rate(p, gda.RateConfig{Threads: k.threads, QPs: q, SMs: q, PerDoorbell: c.PerDoorbell, Style: gda.PubCoop,
+	for _, k := range Table5NVSHMEM() {
+		v, err := gda.Rate(p, gda.RateConfig{Threads: k.Threads, QPs: k.QPs, SMs: k.SMs, PerDoorbell: c.PerDoorbell, Style: k.Style,
 			Ordering: c.Ordering, Payload: 8, Inline: true, Depth: c.Depth, LibCycles: c.LibCycles, LibNs: c.LibNs})
 		if err != nil {
-			return nil, fmt.Errorf("rate %s: %w", k.name, err)
+			return nil, fmt.Errorf("rate %s: %w", k.Name, err)
 		}
-		rows = append(rows, Row{"rate", k.name, "message rate", "M msg/s", k.paper, v, "Table 5"})
+		rows = append(rows, Row{"rate", k.Name, "message rate", "M msg/s", k.Mps, v, "Table 5"})
 	}
 	return rows, nil
 }

@@ -51,6 +51,8 @@ func presets(p *profile.Profile) ([]Row, error) {
 			}
 			issue, putc, rtt = r.Issue.Us(), r.PutC.Us(), r.RTT.Us()
 			rows = append(rows, Row{"presets", name, "issue (enqueue)", "µs", paper[name].issue, issue, src})
+		default:
+			return nil, fmt.Errorf("preset %s: mechanism %s has no single-operation model", name, ps.Mechanism)
 		}
 		rows = append(rows,
 			Row{"presets", name, "put+completion", "µs", paper[name].putc, putc, src},

@@ -13,33 +13,25 @@ import (
 // proxySingleOp is Table 3's mini-proxy rows and Table 9's cold/warm pairs.
 func proxySingleOp(p *profile.Profile) ([]Row, error) {
 	var rows []Row
-	for _, c := range []struct {
-		name             string
-		h                proxy.Handoff
-		comp             proxy.Completion
-		issue, putc, rtt [2]float64 // cold, warm
-	}{
-		{"mini-proxy, baseline", proxy.Baseline, proxy.CompletionHost, [2]float64{2.27, nan}, [2]float64{7.07, 6.91}, [2]float64{14.59, 13.44}},
-		{"mini-proxy, tuned", proxy.Tuned, proxy.CompletionGPU, [2]float64{0.13, nan}, [2]float64{4.10, 3.62}, [2]float64{5.89, 5.22}},
-	} {
+	for _, c := range Table3Proxy() {
 		for i, st := range []proxy.CPUState{proxy.Cold, proxy.Warm} {
-			r, err := proxy.SingleOp(p, proxy.Single(c.h, c.comp, st), 6)
+			r, err := proxy.SingleOp(p, proxy.Single(c.Handoff, c.Completion, st), 6)
 			if err != nil {
-				return nil, fmt.Errorf("proxy-single-op %s, %s: %w", c.name, st, err)
+				return nil, fmt.Errorf("proxy-single-op %s, %s: %w", c.Name, st, err)
 			}
 			src := "Table 3"
 			if st == proxy.Warm {
 				src = "Table 9"
 			}
-			name := c.name + ", " + st.String()
+			name := c.Name + ", " + st.String()
 			issueSrc := src
 			if i == 1 {
 				issueSrc = ""
 			}
 			rows = append(rows,
-				Row{"proxy-single-op", name, "issue (enqueue)", "µs", c.issue[i], r.Issue.Us(), issueSrc},
-				Row{"proxy-single-op", name, "put+completion", "µs", c.putc[i], r.PutC.Us(), src},
-				Row{"proxy-single-op", name, "RTT", "µs", c.rtt[i], r.RTT.Us(), src},
+				Row{"proxy-single-op", name, "issue (enqueue)", "µs", c.Issue[i], r.Issue.Us(), issueSrc},
+				Row{"proxy-single-op", name, "put+completion", "µs", c.PutC[i], r.PutC.Us(), src},
+				Row{"proxy-single-op", name, "RTT", "µs", c.RTT[i], r.RTT.Us(), src},
 				Row{"proxy-single-op", name, "descriptor to worker pick-up", "µs", nan, r.Handoff.Us(), ""},
 			)
 		}

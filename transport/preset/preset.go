@@ -3,28 +3,71 @@ package preset
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"moebench/transport"
 	"moebench/transport/gda"
 	"moebench/transport/proxy"
 )
 
-// Preset is a named transport configuration: data over one mechanism.
+// Preset is a named transport configuration: data over one registered
+// mechanism.
 type Preset struct {
 	Name        string
-	Mechanism   string // mini-gda, mini-proxy or dc
+	Mechanism   string // a registered transport.Mechanism's name
 	Description string
 	Source      string
-	// Exactly one of GDA (mini-gda and dc) and Proxy is set.
+	// Config is the mechanism's own configuration type (gda.Config for
+	// mini-gda and dc, proxy.Config for mini-proxy), which its Mechanism
+	// builds a transport from.
+	Config any
+	// GDA and Proxy are Config typed for the native engine, which drives
+	// these two mechanisms' GPU paths itself; Get and All fill them, and a
+	// change to one is what Transport builds. Nil for other mechanisms.
 	GDA   *gda.Config
 	Proxy *proxy.Config
-	// PerExpertQPs: the workload's QPs per peer follow its local experts
-	// (DeepEP LL maps QP index = destination local expert).
-	PerExpertQPs bool
 }
 
-// Options are the workload-dependent knobs a preset may take.
+// config is what the preset's mechanism builds from.
+func (p Preset) config() any {
+	switch {
+	case p.GDA != nil:
+		return *p.GDA
+	case p.Proxy != nil:
+		return *p.Proxy
+	}
+	return p.Config
+}
+
+// typed fills the native engine's typed views of the configuration.
+func typed(p Preset) Preset {
+	switch c := p.Config.(type) {
+	case gda.Config:
+		p.GDA = &c
+	case proxy.Config:
+		p.Proxy = &c
+	}
+	return p
+}
+
+// Build is the preset's transport for a workload of needs n, with the
+// knob settings s over the preset's own values.
+func (p Preset) Build(s transport.Settings, n transport.Needs) (transport.Transport, error) {
+	m, err := transport.Lookup(p.Mechanism)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	t, err := m.Build(p.config(), p.Name, s, n)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return t, nil
+}
+
+// Options are the knobs of the built-in mechanisms as the native engine
+// sets them; other callers use Build with knob settings.
 type Options struct {
 	LocalExperts int // the layer's channels (LL: experts per rank), for presets that map QPs to them
 	QPsPerPeer   int // 0 = the preset's own choice
@@ -43,6 +86,40 @@ type Options struct {
 	Ordering string
 }
 
+// OptionsOf is Options with the built-in mechanisms' knobs of s.
+func OptionsOf(s transport.Settings) Options {
+	return Options{QPsPerPeer: s.Int("qps-per-peer"), DCIs: s.Int("dcis"), Workers: s.Int("workers"), Batch: s.Int("batch"),
+		Rings: s.Int("rings"), Ordering: s["ordering"]}
+}
+
+// Settings are o's knobs by name, those the mechanism m takes.
+func (o Options) Settings(m string) transport.Settings {
+	s := transport.Settings{}
+	mech, err := transport.Lookup(m)
+	if err != nil {
+		return s
+	}
+	for name, v := range map[string]int{"qps-per-peer": o.QPsPerPeer, "dcis": o.DCIs, "workers": o.Workers, "batch": o.Batch, "rings": o.Rings} {
+		if v > 0 && transport.Takes(mech, name) {
+			s[name] = strconv.Itoa(v)
+		}
+	}
+	if o.Ordering != "" && transport.Takes(mech, "ordering") {
+		s["ordering"] = o.Ordering
+	}
+	return s
+}
+
+// needs are o's workload needs for the preset: a GDA caller has raised
+// QPsPerPeer for reserved queues already.
+func (o Options) needs(p Preset) transport.Needs {
+	n := transport.Needs{Channels: o.LocalExperts, Reserved: o.Reserved}
+	if p.GDA != nil {
+		n.Reserved = 0
+	}
+	return n
+}
+
 // QPsPerPeer is the preset's own RC QPs per peer (0 for other mechanisms).
 func (p Preset) QPsPerPeer() int {
 	if p.GDA == nil || p.GDA.DCIs > 0 {
@@ -57,26 +134,9 @@ func (p Preset) GDAConfig(o Options) (c gda.Config, ok bool, err error) {
 	if p.GDA == nil {
 		return gda.Config{}, false, nil
 	}
-	c = *p.GDA
-	c.Name = p.Name
-	if p.PerExpertQPs && o.LocalExperts > 0 {
-		c.QPsPerPeer = max(c.QPsPerPeer, o.LocalExperts)
-	}
-	if o.QPsPerPeer > 0 && c.DCIs == 0 {
-		c.QPsPerPeer = o.QPsPerPeer
-	}
-	if o.DCIs > 0 && c.DCIs > 0 {
-		c.DCIs = o.DCIs
-	}
-	if o.Ordering != "" {
-		ord, ok := gda.ParseOrdering(o.Ordering)
-		if !ok {
-			return gda.Config{}, true, fmt.Errorf("preset %s: unknown ordering %q (want one of %v)", p.Name, o.Ordering, gda.OrderingModes())
-		}
-		c.Ordering = ord
-	}
-	if err := c.Validate(); err != nil {
-		return gda.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
+	c, err = p.GDA.With(p.Name, o.Settings(p.Mechanism), o.needs(p))
+	if err != nil {
+		return gda.Config{}, true, fmt.Errorf("preset %w", err)
 	}
 	return c, true, nil
 }
@@ -87,62 +147,57 @@ func (p Preset) ProxyConfig(o Options) (c proxy.Config, ok bool, err error) {
 	if p.Proxy == nil {
 		return proxy.Config{}, false, nil
 	}
-	c = *p.Proxy
-	if o.Workers > 0 {
-		c.Workers = o.Workers
-	}
-	if o.Batch > 0 {
-		c.Batch = o.Batch
-	}
-	if o.Rings > 0 {
-		c.Rings = o.Rings
-	}
-	if o.Reserved > 0 {
-		// Reserved background traffic: rings of its own past the
-		// layer's, which keep their number.
-		c.BackgroundRings, c.BackgroundChannel0 = o.Reserved, o.LocalExperts
-		c.Rings += o.Reserved
-	}
-	if err := c.Validate(); err != nil {
+	c, err = p.Proxy.With(o.Settings(p.Mechanism), o.needs(p))
+	if err != nil {
 		return proxy.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
 	return c, true, nil
 }
 
-// Transport builds the preset's transport for a workload.
+// Transport builds the preset's transport for a workload from Options.
 func (p Preset) Transport(o Options) (transport.Transport, error) {
-	if c, ok, err := p.GDAConfig(o); ok {
-		if err != nil {
-			return nil, err
-		}
-		return c.Transport(), nil
-	}
-	if c, ok, err := p.ProxyConfig(o); ok {
-		if err != nil {
-			return nil, err
-		}
-		return named{proxy.New(c), p.Name}, nil
-	}
-	return nil, fmt.Errorf("preset %s configures no transport", p.Name)
+	return p.Build(o.Settings(p.Mechanism), o.needs(p))
 }
 
-// named gives a transport its preset's name.
-type named struct {
-	transport.Transport
-	name string
+var registered struct {
+	sync.Mutex
+	list []Preset
 }
 
-func (n named) Name() string { return n.name }
+// Register adds presets of any registered mechanism, after the built-in
+// ones; a name already taken panics (a programming error).
+func Register(ps ...Preset) {
+	registered.Lock()
+	defer registered.Unlock()
+	for _, p := range ps {
+		if slices.ContainsFunc(all(), func(o Preset) bool { return o.Name == p.Name }) ||
+			slices.ContainsFunc(registered.list, func(o Preset) bool { return o.Name == p.Name }) {
+			panic("preset: Register called twice for " + p.Name)
+		}
+		registered.list = append(registered.list, p)
+	}
+}
 
 func all() []Preset {
 	ps := append(gdaPresets(), dcPresets()...)
 	return append(ps, proxyPresets()...)
 }
 
+// list is every preset, built-in then registered, with typed views.
+func list() []Preset {
+	registered.Lock()
+	ps := append(all(), registered.list...)
+	registered.Unlock()
+	for i := range ps {
+		ps[i] = typed(ps[i])
+	}
+	return ps
+}
+
 // Names lists the presets.
 func Names() []string {
 	var n []string
-	for _, p := range all() {
+	for _, p := range list() {
 		n = append(n, p.Name)
 	}
 	return n
@@ -150,7 +205,7 @@ func Names() []string {
 
 // Get returns a preset by name.
 func Get(name string) (Preset, error) {
-	for _, p := range all() {
+	for _, p := range list() {
 		if p.Name == name {
 			return p, nil
 		}
@@ -160,7 +215,7 @@ func Get(name string) (Preset, error) {
 
 // All returns every preset, grouped by mechanism.
 func All() []Preset {
-	ps := all()
+	ps := list()
 	slices.SortStableFunc(ps, func(a, b Preset) int { return strings.Compare(a.Mechanism, b.Mechanism) })
 	return ps
 }

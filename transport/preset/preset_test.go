@@ -3,6 +3,8 @@ package preset
 import (
 	"strings"
 	"testing"
+
+	"moebench/transport"
 )
 
 func TestPresetsBuildAndCiteSources(t *testing.T) {
@@ -57,5 +59,49 @@ func TestProxyConfigReserved(t *testing.T) {
 	c, _, _ = p.ProxyConfig(Options{LocalExperts: 144, QPsPerPeer: 4})
 	if c.Rings != base.Rings || c.BackgroundRings != 0 {
 		t.Fatalf("QPs per peer reached the proxy: %+v", c)
+	}
+}
+
+// Each mechanism takes only the knobs it declares: QPs per peer do not
+// become proxy rings, and a reserved background gets its own queues the
+// mechanism's way.
+func TestBuildTakesDeclaredKnobsOnly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		preset string
+		s      transport.Settings
+		n      transport.Needs
+		want   string // the error, or the transport's name
+	}{
+		{"mini-proxy", transport.Settings{"qps-per-peer": "4"}, transport.Needs{Channels: 8}, "preset mini-proxy: mini-proxy takes no --qps-per-peer"},
+		{"dc", transport.Settings{"qps-per-peer": "4"}, transport.Needs{Channels: 8}, "preset dc: dc takes no --qps-per-peer"},
+		{"gdaki", transport.Settings{"rings": "4"}, transport.Needs{Channels: 8}, "preset gdaki: mini-gda takes no --rings"},
+		{"mini-gda", transport.Settings{"ordering": "sideways"}, transport.Needs{Channels: 8}, `unknown ordering "sideways"`},
+		{"mini-proxy", transport.Settings{"workers": "2", "rings": "2"}, transport.Needs{Channels: 8, Reserved: 1}, "mini-proxy"},
+		{"mini-gda", transport.Settings{"qps-per-peer": "2"}, transport.Needs{Channels: 8, Reserved: 1}, "mini-gda"},
+	} {
+		p, err := Get(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := p.Build(tc.s, tc.n)
+		switch {
+		case err != nil && !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s %v: %v, want %q", tc.preset, tc.s, err, tc.want)
+		case err == nil && tr.Name() != tc.want:
+			t.Errorf("%s %v: built %s, want %q", tc.preset, tc.s, tr.Name(), tc.want)
+		}
+	}
+	// The typed views agree with what Build applies.
+	p, _ := Get("mini-gda")
+	c, _, err := p.GDAConfig(OptionsOf(transport.Settings{"qps-per-peer": "2"}))
+	if err != nil || c.QPsPerPeer != 2 {
+		t.Errorf("gda view: %d QPs per peer, %v", c.QPsPerPeer, err)
+	}
+	o := OptionsOf(transport.Settings{"workers": "2", "rings": "2"})
+	o.LocalExperts, o.Reserved = 8, 1
+	pr, _ := Get("mini-proxy")
+	if c, _, err := pr.ProxyConfig(o); err != nil || c.Rings != 3 || c.BackgroundRings != 1 || c.BackgroundChannel0 != 8 {
+		t.Errorf("proxy view: %+v, %v", c, err)
 	}
 }

@@ -1,7 +1,8 @@
 package profile
 
 // The layer kernels' own GPU work beyond posting (casting, copying,
-// signalling, syncing, reducing), as DeepEP's low-latency kernels do it:
+// signalling, syncing, reducing), as DeepEP's low-latency kernels (and,
+// kernel.nvl_*, its intranode normal-mode kernels) do it:
 // what `moebench calibrate --layer` fits from the native layer's kernels.
 var kernelDefs = []Def{
 	{"kernel.start_ns", "ns", 0, 1e6, "from a phase's launch until a rank's blocks begin their work (block scheduling, prologue)"},
@@ -12,6 +13,9 @@ var kernelDefs = []Def{
 	{"kernel.reduce_token_ns", "ns", 0, 1e6, "one SM reducing one token's top-k outputs, beyond the bytes it reads"},
 	{"kernel.recv_gbs", "GB/s", 1, 1e5, "device-memory rate of the receivers' copies into the packed layout (they read what peers just wrote), per GPU"},
 	{"kernel.reduce_gbs", "GB/s", 1, 1e5, "device-memory rate of the weighted reduction (top-k inputs read, one output written), per GPU"},
+	{"kernel.nvl_chunk_ns", "ns", 0, 1e6, "normal mode over NVLink: a channel's warp group publishing one chunk (its warps' barrier, the fence, the tail store), beyond the writes"},
+	{"kernel.nvl_recv_chunk_ns", "ns", 0, 1e6, "normal mode over NVLink: a receiving warp group taking one chunk (the tail read, the head returned), beyond its copy"},
+	{"kernel.nvl_warp_gbs", "GB/s", 0.1, 1e4, "normal mode over NVLink: what one receiving warp copies per second from the ring buffer into the received rows"},
 	{"gpu.warp_copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message within device memory (the first loads' round trip)"},
 	{"nvlink.copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message into a peer's buffer"},
 	{"gpu.peer_copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message into the buffer of another rank on the same GPU (virtual ranks)"},

@@ -9,13 +9,21 @@ import (
 )
 
 // Transport is mini-proxy as a transport.Transport.
-type Transport struct{ cfg Config }
+type Transport struct {
+	cfg  Config
+	name string // "" = mini-proxy and the configuration
+}
 
 // New returns the mini-proxy transport for cfg.
 func New(cfg Config) Transport { return Transport{cfg: cfg} }
 
 // Name is the transport's name.
-func (t Transport) Name() string { return "mini-proxy " + t.cfg.String() }
+func (t Transport) Name() string {
+	if t.name != "" {
+		return t.name
+	}
+	return "mini-proxy " + t.cfg.String()
+}
 
 // Open builds the rings, workers and NICs of env.Ranks ranks, rank r on
 // fabric NIC r. Every operation goes through the NIC (same-node peers
@@ -31,6 +39,7 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
+	c.m.fab.Place(env.GPUsPerNode)
 	if env.Mem != nil {
 		c.m.perGPU = env.Mem.RanksPerGPU()
 	}
@@ -116,7 +125,7 @@ func (c *conn) delivered(e *sim.Engine, op int32, msg *hw.Msg) {
 	c.env.Delivered(e, transport.Delivery{Op: c.ops[op], Times: transport.Times{
 		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,
 		Served: msg.Served, Sent: msg.Sent, Arrived: msg.Arrived, Visible: msg.Visible,
-		ConnMiss: msg.ConnMiss,
+		Own: [transport.MaxOwnCauses]sim.Time{msg.ConnMiss},
 	}})
 }
 
@@ -134,5 +143,6 @@ func (c *conn) Resources() transport.Resources {
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,
 		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*c.env.Ranks*cfg.SQDepth*64),
+		HostQueues:        true,
 	}
 }

@@ -103,6 +103,7 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,
 		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*d.Ranks*cfg.SQDepth*64),
+		HostQueues:        true,
 	}}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A worker does its rings' operations one after another: per

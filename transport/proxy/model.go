@@ -117,9 +117,7 @@ func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	m.pubID = e.Register(sim.HandlerFunc(m.publish))
 	for i := range ranks {
 		nd := &node{idx: i, nic: m.fab.NICs[i]}
-		for q := range cfg.Workers * cfg.classes() * ranks {
-			nd.nic.HostQueues(q, m.c.hostFetch)
-		}
+		nd.nic.HostQueues(m.c.hostFetch)
 		for w := range cfg.Workers {
 			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: make([]sendQueue, cfg.classes()*ranks)}
 			wk.id = e.Register(wk)

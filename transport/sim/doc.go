@@ -1,10 +1,26 @@
 // Package sim is the discrete-event engine under every model in moebench.
 //
-// Time is an integer count of picoseconds, so that sub-nanosecond costs
-// (a 3.85 ns NIC message slot, a 0.5 ns clock cycle) add up without rounding
-// drift. Pending events live in one typed 4-ary heap ordered by (time,
-// sequence): events at the same instant fire in the order they were
-// scheduled, which makes every run deterministic for a given input. Events
-// are plain values carrying a Handler and two small arguments, so the steady
-// state allocates nothing and no goroutine is started per event.
+// What flows in: components register a Handler once (Register returns a
+// HandlerID) and schedule events as (time, handler, op, arg) with At or
+// After; op and arg are the handler's own (an event kind, an index), so
+// scheduling needs no closure and the steady state allocates nothing. What
+// flows out: Run, RunUntil and Step call the handlers in (time, sequence)
+// order, so that events at one instant fire in the order they were
+// scheduled and every run is deterministic for a given input. Scheduling
+// in the past panics: it is a bug in the model, not user input.
+//
+// Time is an integer count of picoseconds, so that sub-nanosecond costs (a
+// 3.85 ns NIC message slot, a 0.5 ns clock cycle) add up without rounding
+// drift. Pending events live in three tiers: a near 4-ary heap holding the
+// current wheel slot, a timing wheel of 8,192 slots of 131 ns whose events
+// wait unsorted in pooled blocks, and a far heap past the wheel's 1 ms
+// horizon. A slot moves into the near heap when the clock reaches it, so
+// with a million events in flight the heap sifts only a slot's worth; the
+// order is (time, sequence) whichever tier an event came through. No
+// goroutine runs per event, and an Engine is used by one goroutine:
+// parallel runs use independent engines.
+//
+// Slab is the models' store for in-flight state (messages, operations):
+// fixed-size chunks with recycled slots, stable indices and no copying as
+// the population grows.
 package sim

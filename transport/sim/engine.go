@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Handler reacts to an event. Op and Arg are the handler's own: a handler
 // that serves several kinds of event switches on op, and arg carries an
@@ -47,7 +50,15 @@ type Engine struct {
 	// the heap then holds only a slot's worth, which keeps sifts short
 	// and in cache. Order is by (time, sequence) whichever way an event
 	// came, so the wheel changes speed, never results.
-	q []item
+	//
+	// A slot is loaded sorted into run (run[ri:] pending), and q is a heap
+	// only of the events scheduled into the current slot after that: a
+	// slot where a million warps start at one instant then pops in O(1)
+	// from a sorted array instead of sifting through a million-item heap.
+	q   []item
+	run []item
+	ri  int
+	tmp []item // scratch for sorting run
 	// Each wheel slot is a list of fixed-size blocks from a shared pool,
 	// so filling a slot never copies what it already holds.
 	wheel    [wheelSlots][]int32 // block indices
@@ -87,7 +98,7 @@ const SlotWidth Time = 1 << slotShift
 
 // Pending counts scheduled events not yet run.
 func (e *Engine) Pending() int {
-	n := len(e.q) + e.inWheel + len(e.far)
+	n := len(e.q) + len(e.run) - e.ri + e.inWheel + len(e.far)
 	if e.hole {
 		n--
 	}
@@ -119,6 +130,16 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 			e.hole = false
 			e.q[0] = it
 			e.down(0)
+			return
+		}
+		// No earlier than run's last event, it goes last in run: run stays
+		// sorted (its sequence is the largest yet), and a cascade of
+		// events each a little after the one before pops in O(1).
+		if e.ri == len(e.run) {
+			e.run, e.ri = e.run[:0], 0
+		}
+		if n := len(e.run); n == 0 || t >= e.run[n-1].at {
+			e.run = append(e.run, it)
 			return
 		}
 		e.q = append(e.q, it)
@@ -164,10 +185,12 @@ func (e *Engine) newBlock() int32 {
 	return int32(len(e.blocks) - 1)
 }
 
-// advance refills the empty near heap from the next occupied wheel slot
-// (or the far heap) and reports whether any event remains.
+// advance loads the next occupied wheel slot (or the far heap's first)
+// into run, sorted, once run and the near heap are both empty, and reports
+// whether any event remains.
 func (e *Engine) advance() bool {
-	for len(e.q) == 0 {
+	for len(e.q) == 0 && e.ri >= len(e.run) {
+		e.run, e.ri = e.run[:0], 0
 		if e.inWheel == 0 {
 			if len(e.far) == 0 {
 				return false
@@ -177,26 +200,93 @@ func (e *Engine) advance() bool {
 		}
 		e.cur++
 		w := &e.wheel[e.cur&(wheelSlots-1)]
+		// Far events that the wheel now covers come first: they were
+		// scheduled before any of the slot's wheel events, so run is in
+		// schedule order and a stable sort by time orders it fully.
+		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
+			e.run = append(e.run, e.far[0])
+			e.far = heapPop(e.far)
+		}
+		n := len(e.run)
+		for _, b := range *w {
+			n += int(e.blockN[b])
+		}
+		e.run = slices.Grow(e.run, n-len(e.run))
 		for _, b := range *w {
 			n := e.blockN[b]
-			e.q = append(e.q, e.blocks[b][:n]...)
+			e.run = append(e.run, e.blocks[b][:n]...)
 			e.inWheel -= int(n)
 			e.blockN[b] = 0
 			e.freeBlk = append(e.freeBlk, b)
 		}
 		*w = (*w)[:0]
-		// Far events that the wheel now covers move in.
-		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
-			e.q = append(e.q, e.far[0])
-			e.far = heapPop(e.far)
-		}
-		if len(e.q) > 1 {
-			for i := (len(e.q) - 2) / 4; i >= 0; i-- {
-				e.down(i)
-			}
-		}
+		e.sortRun()
 	}
 	return true
+}
+
+// sortRun sorts run by time, stably: run holds one slot's events in
+// schedule order, so the result is in (time, sequence) order. Times within
+// a slot differ only in their low slotShift bits: two passes of a counting
+// sort on them, or an insertion sort for a short run.
+func (e *Engine) sortRun() {
+	r := e.run
+	if len(r) < 2 {
+		return
+	}
+	sorted := true
+	for i := 1; i < len(r); i++ {
+		if r[i].at < r[i-1].at {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	if len(r) <= 64 {
+		for i := 1; i < len(r); i++ {
+			x := r[i]
+			j := i
+			for ; j > 0 && x.at < r[j-1].at; j-- {
+				r[j] = r[j-1]
+			}
+			r[j] = x
+		}
+		return
+	}
+	e.tmp = slices.Grow(e.tmp[:0], len(r))[:len(r)]
+	const lo = slotShift / 2
+	radixPass(r, e.tmp, 0, lo)
+	radixPass(e.tmp, r, lo, slotShift-lo)
+}
+
+// radixPass stably moves src into dst ordered by bits [shift, shift+bits)
+// of the time.
+func radixPass(src, dst []item, shift, bits uint) {
+	var count [1 << (slotShift - slotShift/2)]int
+	mask := Time(1)<<bits - 1
+	for i := range src {
+		count[src[i].at>>shift&mask]++
+	}
+	sum := 0
+	for i := range count[:1<<bits] {
+		sum, count[i] = sum+count[i], sum
+	}
+	for i := range src {
+		k := src[i].at >> shift & mask
+		dst[count[k]] = src[i]
+		count[k]++
+	}
+}
+
+// top is the next event: run's head or the near heap's, whichever is
+// first. The caller has made sure one exists.
+func (e *Engine) top() (it *item, fromRun bool) {
+	if e.ri < len(e.run) && (len(e.q) == 0 || e.run[e.ri].before(&e.q[0])) {
+		return &e.run[e.ri], true
+	}
+	return &e.q[0], false
 }
 
 // After schedules h to run d after now.
@@ -215,8 +305,8 @@ func (e *Engine) Run() { e.RunUntil(Never) }
 // remain.
 func (e *Engine) RunUntil(limit Time) bool {
 	e.stopped = false
-	for !e.stopped && (len(e.q) > 0 || e.advance()) {
-		if e.q[0].at > limit {
+	for !e.stopped && (len(e.q) > 0 || e.ri < len(e.run) || e.advance()) {
+		if it, _ := e.top(); it.at > limit {
 			return true
 		}
 		e.runTop()
@@ -224,9 +314,17 @@ func (e *Engine) RunUntil(limit Time) bool {
 	return e.Pending() > 0
 }
 
-// runTop runs the event at the top of the near heap. The handler's first
-// scheduled event may take its place (see hole).
+// runTop runs the next event. One from the near heap's top may be replaced
+// by the handler's first scheduled event (see hole).
 func (e *Engine) runTop() {
+	if p, fromRun := e.top(); fromRun {
+		it := *p
+		e.ri++
+		e.now = it.at
+		e.handled++
+		e.handlers[it.h].Handle(e, it.op, it.arg)
+		return
+	}
 	it := e.q[0]
 	e.now = it.at
 	e.handled++
@@ -240,7 +338,7 @@ func (e *Engine) runTop() {
 
 // Step runs the next event, if any, and reports whether it ran one.
 func (e *Engine) Step() bool {
-	if len(e.q) == 0 && !e.advance() {
+	if !e.advance() {
 		return false
 	}
 	e.runTop()
@@ -253,6 +351,8 @@ func (e *Engine) Reset() {
 	e.hole = false
 	clear(e.q)
 	e.q = e.q[:0]
+	clear(e.run)
+	e.run, e.ri = e.run[:0], 0
 	for i := range e.wheel {
 		for _, b := range e.wheel[i] {
 			e.blockN[b] = 0

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -248,5 +250,67 @@ func TestWheelKeepsTotalOrderAcrossHorizons(t *testing.T) {
 	}
 	if e.Handled() != 200064 {
 		t.Fatalf("handled %d events, want 200064", e.Handled())
+	}
+}
+
+// timedRecorder notes the order and times events ran at; an op 1 event
+// schedules more first.
+type timedRecorder struct {
+	got  []int64
+	at   []Time
+	more func(e *Engine)
+}
+
+func (r *timedRecorder) Handle(e *Engine, op int32, arg int64) {
+	if op == 1 {
+		r.more(e)
+		return
+	}
+	r.got = append(r.got, arg)
+	r.at = append(r.at, e.Now())
+}
+
+// A crowded slot (some of its events from the far heap, the others from
+// the wheel, with ties) runs in (time, schedule) order, as the sorted load
+// must keep it.
+func TestCrowdedSlotRunsInTimeThenScheduleOrder(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{3, 64, 65, 5000} {
+		var e Engine
+		r := &timedRecorder{}
+		id := e.Register(r)
+		rng := rand.New(rand.NewPCG(uint64(n), 9))
+		base := SlotWidth * (wheelSlots + 5) // past the horizon: the far heap
+		type ev struct {
+			at  Time
+			seq int64
+		}
+		var want []ev
+		add := func(e *Engine, seq int) {
+			at := base + Time(rng.IntN(int(SlotWidth)/1000))*1000
+			e.At(at, id, 0, int64(seq))
+			want = append(want, ev{at, int64(seq)})
+		}
+		for i := range n {
+			add(&e, i)
+		}
+		// Once the clock is near, more events join the same slot through
+		// the wheel.
+		r.more = func(e *Engine) {
+			for i := range n {
+				add(e, n+i)
+			}
+		}
+		e.At(SlotWidth*7, id, 1, 0)
+		e.Run()
+		slices.SortStableFunc(want, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+		if len(r.got) != len(want) {
+			t.Fatalf("n=%d: ran %d events, want %d", n, len(r.got), len(want))
+		}
+		for i := range want {
+			if r.got[i] != want[i].seq || r.at[i] != want[i].at {
+				t.Fatalf("n=%d: event %d was %d at %v, want %d at %v", n, i, r.got[i], r.at[i], want[i].seq, want[i].at)
+			}
+		}
 	}
 }

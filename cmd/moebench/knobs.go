@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/transport"
+	"moebench/transport/preset"
+)
+
+// knobFlags are the flags of every knob a registered mechanism declares:
+// integer knobs take lists of integers, choice knobs lists of names.
+type knobFlags struct {
+	knobs []transport.Knob
+	ints  map[string]*[]int
+	strs  map[string]*[]string
+}
+
+// register adds a flag per knob; sizing says the values are lists to try.
+func (k *knobFlags) register(fs *pflag.FlagSet, sizing bool) {
+	k.knobs = nil
+	k.ints, k.strs = map[string]*[]int{}, map[string]*[]string{}
+	for _, kn := range transport.AllKnobs() {
+		help := kn.Help
+		if sizing {
+			if kn.Sizes == "" || kn.IsChoice() {
+				continue
+			}
+			help = fmt.Sprintf("%s to try (default: %s)", kn.Label, kn.Sizes)
+		}
+		k.knobs = append(k.knobs, kn)
+		if kn.IsChoice() {
+			k.strs[kn.Name] = fs.StringSlice(kn.Name, nil, help+": "+strings.Join(kn.Choices, ", "))
+			continue
+		}
+		k.ints[kn.Name] = fs.IntSlice(kn.Name, nil, help)
+	}
+}
+
+// given reports whether the knob's flag has a value.
+func (k *knobFlags) given(name string) bool {
+	if p := k.ints[name]; p != nil {
+		return len(*p) > 0
+	}
+	if p := k.strs[name]; p != nil {
+		return len(*p) > 0
+	}
+	return false
+}
+
+// names are the knobs' flag names.
+func (k *knobFlags) names() []string {
+	var n []string
+	for _, kn := range k.knobs {
+		n = append(n, kn.Name)
+	}
+	return n
+}
+
+// values are the settings each knob was given, checked against its
+// declaration; an integer 0 where the knob's minimum is 0 keeps the
+// preset's value (an empty string).
+func (k *knobFlags) values(kn transport.Knob) ([]string, error) {
+	var out []string
+	if p := k.strs[kn.Name]; p != nil {
+		for _, v := range splitList(*p) {
+			if err := kn.Check(v); err != nil {
+				return nil, fmt.Errorf("%w: %v", errUsage, err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	for _, v := range *k.ints[kn.Name] {
+		s := strconv.Itoa(v)
+		if err := kn.Check(s); err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if v == 0 {
+			s = ""
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// expand multiplies configurations out by every knob given a value, in
+// the knobs' order (the last varies fastest).
+func (k *knobFlags) expand(out []config) ([]config, error) {
+	for _, kn := range k.knobs {
+		vals, err := k.values(kn)
+		if err != nil {
+			return nil, err
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		var next []config
+		for _, c := range out {
+			for _, v := range vals {
+				c2 := c
+				c2.knobs = c.knobs.Clone()
+				if v != "" {
+					c2.knobs[kn.Name] = v
+				}
+				next = append(next, c2)
+			}
+		}
+		out = next
+	}
+	return out, nil
+}
+
+// sizeLists are the integer knobs' lists, for a sizing study.
+func (k *knobFlags) sizeLists() (map[string][]int, error) {
+	lists := map[string][]int{}
+	for _, kn := range k.knobs {
+		p := k.ints[kn.Name]
+		if p == nil || len(*p) == 0 {
+			continue
+		}
+		for _, v := range *p {
+			if v < 1 {
+				return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, kn.Name, v)
+			}
+		}
+		lists[kn.Name] = *p
+	}
+	return lists, nil
+}
+
+// checkApplies fails when a knob was given but no chosen preset's
+// mechanism takes it, rather than ignoring it.
+func (k *knobFlags) checkApplies(presets []preset.Preset) error {
+	for _, kn := range k.knobs {
+		if !k.given(kn.Name) {
+			continue
+		}
+		var mechs, takers []string
+		for _, m := range transport.Mechanisms() {
+			if transport.Takes(m, kn.Name) {
+				takers = append(takers, m.Name())
+			}
+		}
+		for _, p := range presets {
+			if slices.Contains(takers, p.Mechanism) {
+				return nil
+			}
+			if !slices.Contains(mechs, p.Mechanism) {
+				mechs = append(mechs, p.Mechanism)
+			}
+		}
+		return fmt.Errorf("%w: --%s applies to %s; none of the chosen transports (%s) takes it", errUsage, kn.Name,
+			strings.Join(takers, ", "), strings.Join(mechs, ", "))
+	}
+	return nil
+}
+
+// mechanismsHelp lists the registered mechanisms for --transport's help.
+func mechanismsHelp() string {
+	var n []string
+	for _, m := range transport.Mechanisms() {
+		n = append(n, m.Name())
+	}
+	return strings.Join(n, ", ")
+}
+
+// buildTransport is preset p's transport for configuration c: the knobs
+// its mechanism takes, over the layer's channels.
+func buildTransport(p preset.Preset, c config, needs transport.Needs) (transport.Transport, error) {
+	m, err := transport.Lookup(p.Mechanism)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
+	}
+	s := transport.Settings{}
+	for name, v := range c.knobs {
+		if transport.Takes(m, name) {
+			s[name] = v
+		}
+	}
+	tr, err := p.Build(s, needs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
+	}
+	return tr, nil
+}

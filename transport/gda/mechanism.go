@@ -1,0 +1,145 @@
+package gda
+
+import (
+	"fmt"
+	"slices"
+
+	"moebench/transport"
+)
+
+// The two mechanisms of this package, as they declare themselves to the
+// seam: RC queue pairs (mini-gda) and Dynamically Connected transport
+// (dc). Both take a Config; DCIs > 0 selects DC.
+func init() {
+	transport.Register(mechanism{name: "mini-gda",
+		summary: "GPU threads build mlx5 WQEs, ring the doorbell and poll CQs over RC QPs",
+		knobs:   []transport.Knob{qpsKnob, orderingKnob()},
+		causes:  rcCauses})
+	transport.Register(mechanism{name: "dc",
+		summary: "GPU submission over Dynamically Connected transport: a DCI pool, DCTs, an address vector per WQE",
+		knobs:   []transport.Knob{dcisKnob, orderingKnob()},
+		causes:  dcCauses})
+}
+
+var (
+	connMiss  = transport.Cause{Name: "conn_miss", Help: "NIC time fetching connection context (RC QP or DCI state)"}
+	dciSwitch = transport.Cause{Name: "dci_switch", Help: "NIC time re-targeting a DCI to a new destination"}
+	rcCauses  = []transport.Cause{connMiss}
+	dcCauses  = []transport.Cause{connMiss, dciSwitch}
+
+	qpsKnob = transport.Knob{Name: "qps-per-peer", Column: "qps/peer", Field: "qps_per_peer", Label: "RC QPs per peer",
+		Help:  "mini-gda: RC QPs per peer, overriding the preset's (0 = the preset's)",
+		Sizes: "powers of two up to the layer's channels, and twice them", Min: 0}
+	dcisKnob = transport.Knob{Name: "dcis", Column: "DCIs", Field: "dcis", Label: "DC DCIs per NIC",
+		Help:  "dc: DCIs per NIC, overriding the preset's",
+		Sizes: "powers of two up to max(2 × channels, 16)", Min: 1, Max: 1 << 20}
+)
+
+// orderingKnob takes the orderings a layer can use (not "none", which
+// publishes unwritten WQEs).
+func orderingKnob() transport.Knob {
+	var names []string
+	for _, o := range OrderingModes() {
+		if o != OrderNone {
+			names = append(names, o.String())
+		}
+	}
+	return transport.Knob{Name: "ordering", Column: "ordering", Label: "ordering before each doorbell",
+		Help: "mini-gda and dc: ordering before each doorbell, overriding the preset's", Choices: names}
+}
+
+type mechanism struct {
+	name, summary string
+	knobs         []transport.Knob
+	causes        []transport.Cause
+}
+
+var (
+	_ transport.Mechanism = mechanism{}
+	_ transport.Sizer     = mechanism{}
+	_ transport.Transport = gdaTransport{}
+	_ transport.Estimator = gdaTransport{}
+)
+
+func (m mechanism) Name() string              { return m.name }
+func (m mechanism) Summary() string           { return m.summary }
+func (m mechanism) Knobs() []transport.Knob   { return m.knobs }
+func (m mechanism) Causes() []transport.Cause { return m.causes }
+
+// Build applies s and n to cfg, a Config.
+func (m mechanism) Build(cfg any, name string, s transport.Settings, n transport.Needs) (transport.Transport, error) {
+	c, ok := cfg.(Config)
+	if !ok {
+		return nil, fmt.Errorf("%s: configuration is a %T, want a gda.Config", m.name, cfg)
+	}
+	if k := s.Unknown(m.knobs); k != "" {
+		return nil, fmt.Errorf("%s takes no --%s", m.name, k)
+	}
+	c, err := c.With(name, s, n)
+	if err != nil {
+		return nil, err
+	}
+	return c.Transport(), nil
+}
+
+// With is c named name for a workload of needs n, with the knobs of s
+// (qps-per-peer, dcis, ordering) over its own values. QPs per peer cover
+// the layer's channels when PerChannelQPs is set, and a reserved
+// background's queues past them.
+func (c Config) With(name string, s transport.Settings, n transport.Needs) (Config, error) {
+	c.Name = name
+	if c.PerChannelQPs && n.Channels > 0 {
+		c.QPsPerPeer = max(c.QPsPerPeer, n.Channels)
+	}
+	q := s.Int(qpsKnob.Name)
+	if n.Reserved > 0 {
+		q = max(q, n.Channels) + n.Reserved
+	}
+	if q > 0 && c.DCIs == 0 {
+		c.QPsPerPeer = q
+	}
+	if d := s.Int(dcisKnob.Name); d > 0 && c.DCIs > 0 {
+		c.DCIs = d
+	}
+	if o := s["ordering"]; o != "" {
+		ord, ok := ParseOrdering(o)
+		if !ok {
+			return Config{}, fmt.Errorf("%s: unknown ordering %q (want one of %v)", name, o, OrderingModes())
+		}
+		c.Ordering = ord
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+// SizeSpace is the configurations a sizing study tries: QPs per peer (RC)
+// in powers of two up to the channels ch, ch itself and 2·ch (DeepEP
+// gives one QP per local expert and needs at least one per channel);
+// DCIs (DC) in powers of two up to max(2·ch, 16).
+func (m mechanism) SizeSpace(ch int, lists map[string][]int) ([]transport.Sized, error) {
+	k, def := qpsKnob, append(transport.PowersOfTwo(ch), ch, 2*ch)
+	if m.name == "dc" {
+		k, def = dcisKnob, transport.PowersOfTwo(max(2*ch, 16))
+	}
+	vals, err := transport.SizeList(k.Name, lists, def)
+	if err != nil {
+		return nil, err
+	}
+	label := map[string]string{qpsKnob.Name: "qps", dcisKnob.Name: "dcis"}[k.Name]
+	var out []transport.Sized
+	for _, v := range vals {
+		out = append(out, transport.Sized{Settings: transport.Settings{k.Name: fmt.Sprint(v)}, Label: fmt.Sprintf("%s=%d", label, v)})
+	}
+	return slices.Clip(out), nil
+}
+
+// Causes are what the Own times of the transport's deliveries hold:
+// context misses, and DCI re-targets under DC.
+func (t gdaTransport) Causes() []transport.Cause {
+	if t.cfg.DCIs > 0 {
+		return dcCauses
+	}
+	return rcCauses
+}

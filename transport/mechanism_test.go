@@ -1,0 +1,172 @@
+package transport_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"moebench/transport"
+	_ "moebench/transport/gda"
+	_ "moebench/transport/proxy"
+)
+
+func TestKnobCheck(t *testing.T) {
+	t.Parallel()
+	ints := transport.Knob{Name: "dcis", Min: 1, Max: 64}
+	choice := transport.Knob{Name: "ordering", Choices: []string{"gpu-fence", "threadfence"}}
+	for _, tc := range []struct {
+		name string
+		k    transport.Knob
+		v    string
+		want string // "" = accepted
+	}{
+		{"in range", ints, "16", ""},
+		{"at the minimum", ints, "1", ""},
+		{"below", ints, "0", "--dcis 0: must be at least 1"},
+		{"above", ints, "65", "--dcis 65: must be at most 64"},
+		{"not a number", ints, "many", `--dcis "many": want an integer`},
+		{"a choice", choice, "threadfence", ""},
+		{"not a choice", choice, "none", `--ordering "none": want one of gpu-fence, threadfence`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.k.Check(tc.v)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%q: %v", tc.v, err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("%q: %v, want %q", tc.v, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSettings(t *testing.T) {
+	t.Parallel()
+	s := transport.Settings{"workers": "4", "ordering": "gpu-fence"}
+	if s.Int("workers") != 4 || s.Int("rings") != 0 {
+		t.Errorf("Int: workers %d, rings %d", s.Int("workers"), s.Int("rings"))
+	}
+	c := s.Clone()
+	c["workers"] = "8"
+	if s["workers"] != "4" {
+		t.Error("Clone shares the map")
+	}
+	if u := s.Unknown([]transport.Knob{{Name: "workers"}}); u != "ordering" {
+		t.Errorf("Unknown = %q, want ordering", u)
+	}
+	if u := s.Unknown([]transport.Knob{{Name: "workers"}, {Name: "ordering"}}); u != "" {
+		t.Errorf("Unknown = %q, want none", u)
+	}
+}
+
+// The built-in mechanisms declare themselves: names, knobs with help,
+// causes, and a knob declared twice (ordering) listed once.
+func TestBuiltInMechanismsDeclareThemselves(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, m := range transport.Mechanisms() {
+		names = append(names, m.Name())
+		if m.Summary() == "" || len(m.Causes()) == 0 || len(m.Causes()) > transport.MaxOwnCauses {
+			t.Errorf("%s: summary %q, %d causes", m.Name(), m.Summary(), len(m.Causes()))
+		}
+		for _, k := range m.Knobs() {
+			if k.Help == "" || k.Column == "" || k.Label == "" {
+				t.Errorf("%s: knob %s lacks help, a column or a label", m.Name(), k.Name)
+			}
+		}
+		if _, ok := m.(transport.Sizer); !ok {
+			t.Errorf("%s cannot be sized", m.Name())
+		}
+	}
+	for _, want := range []string{"mini-gda", "dc", "mini-proxy"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s is not registered (have %v)", want, names)
+		}
+	}
+	var knobs []string
+	for _, k := range transport.AllKnobs() {
+		knobs = append(knobs, k.Name)
+	}
+	if got := strings.Join(knobs, ","); got != "qps-per-peer,ordering,dcis,workers,batch,rings" {
+		t.Errorf("knobs %s", got)
+	}
+	var causes []string
+	for _, c := range transport.Causes() {
+		causes = append(causes, c.Name)
+	}
+	if got := strings.Join(causes, ","); got != "conn_miss,dci_switch" {
+		t.Errorf("causes %s", got)
+	}
+	if _, err := transport.Lookup("carrier-pigeon"); err == nil || !strings.Contains(err.Error(), "mini-gda") {
+		t.Errorf("an unknown mechanism's error should list the known: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering mini-gda twice did not panic")
+		}
+	}()
+	m, _ := transport.Lookup("mini-gda")
+	transport.Register(m)
+}
+
+// A sizing study's grid follows the user's lists, sorted and without
+// repeats, and rejects a value below one.
+func TestSizeSpace(t *testing.T) {
+	t.Parallel()
+	m, err := transport.Lookup("mini-proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := m.(transport.Sizer)
+	got, err := sz.SizeSpace(8, map[string][]int{"workers": {2, 1, 2}, "batch": {4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, s := range got {
+		labels = append(labels, s.Label)
+	}
+	if l := strings.Join(labels, " "); l != "T1/R1/B4 T1/R8/B4 T2/R2/B4 T2/R16/B4" {
+		t.Errorf("labels %s", l)
+	}
+	if _, err := sz.SizeSpace(8, map[string][]int{"rings": {0}}); err == nil || !strings.Contains(err.Error(), "--rings 0") {
+		t.Errorf("rings 0: %v", err)
+	}
+}
+
+// Max keeps the larger of each figure, the mechanisms' own by name, and
+// leaves its inputs alone.
+func TestResourcesMax(t *testing.T) {
+	t.Parallel()
+	a := transport.Resources{QPsPerNIC: 4, ConnMissRate: 0.5, Own: map[string]int{"lanes": 2, "contexts": 8}}
+	b := transport.Resources{QPsPerNIC: 16, ProxyWorkers: 2, HostQueues: true, Own: map[string]int{"lanes": 4}}
+	got := a.Max(b)
+	if got.QPsPerNIC != 16 || got.ProxyWorkers != 2 || got.ConnMissRate != 0.5 || !got.HostQueues ||
+		got.Own["lanes"] != 4 || got.Own["contexts"] != 8 || a.Own["lanes"] != 2 {
+		t.Errorf("max %+v (a's own now %v)", got, a.Own)
+	}
+	if got := (transport.Resources{QPsPerNIC: 1}).Max(transport.Resources{}); got.Own != nil || got.QPsPerNIC != 1 {
+		t.Errorf("max without own resources: %+v", got)
+	}
+}
+
+// Check accepts exactly the integers in range (or the choices) and never
+// panics on what a user types.
+func FuzzKnobCheck(f *testing.F) {
+	for _, s := range []string{"0", "1", "64", "65", "-3", "x", "", "gpu-fence", "9999999999999999999999"} {
+		f.Add(s)
+	}
+	ints := transport.Knob{Name: "dcis", Min: 1, Max: 64}
+	choice := transport.Knob{Name: "ordering", Choices: []string{"gpu-fence", "threadfence"}}
+	f.Fuzz(func(t *testing.T, v string) {
+		n, convErr := strconv.Atoi(v)
+		if ok := ints.Check(v) == nil; ok != (convErr == nil && n >= 1 && n <= 64) {
+			t.Errorf("dcis %q accepted %v", v, ok)
+		}
+		if ok := choice.Check(v) == nil; ok != (v == "gpu-fence" || v == "threadfence") {
+			t.Errorf("ordering %q accepted %v", v, ok)
+		}
+	})
+}
