@@ -16,28 +16,29 @@ type Queues struct {
 	Proxy            bool // a CPU proxy: descriptors per message besides the WQEs
 }
 
-// Per-item memory of the model, fit to the peak RSS of moebench run on
-// linux/amd64 (ranks 16 to 256, tokens 8 to 8,192, --qps-per-peer 1 to 64,
-// --rings up to 32,768 per rank, --dcis up to 10,000 per NIC, every
-// transport in ll mode; normal mode takes less). Over 24 such runs the
-// estimate was 0.94× to 1.9× the measured peak.
+// Per-item memory of the model, fit to the peak RSS of moebench run
+// --transport mini-gda on linux/amd64 (ranks 16 to 1,024, tokens 128 to
+// 512, ll mode; normal mode takes less): over those runs the estimate was
+// 0.8x to 1.25x the measured peak. A selection's layout grows with the
+// ranks up to about 256 and not beyond.
 const (
-	costBase       = 56 << 20  // the program, profile and tables
-	costPerRank    = 256 << 10 // per-rank state: SMs, warps, NIC, timelines
-	costPerSel     = 350       // a selection's routing, layout and messages
-	costPerSelRank = 10        // per selection and rank: layouts indexed by peer
-	costPerProxy   = 700       // per selection through a CPU proxy
-	costPerQP      = 400
-	costPerRing    = 1 << 10
-	costPerDCI     = 400
+	costBase        = 45 << 20  // the program, profile and tables
+	costPerRank     = 256 << 10 // per-rank state: SMs, warps, NIC, timelines
+	costPerSel      = 200       // a selection's routing, layout and messages
+	costPerSelRank  = 2.6       // per selection and rank, up to costRankCap
+	costRankCap     = 256
+	costPerQP       = 250
+	costPerRing     = 1 << 10
+	costPerDCI      = 400
+	costPerProxySel = 700 // per selection through a CPU proxy
 )
 
 // EstimateCost is the memory and messages of one layer of s on queues q.
 func EstimateCost(s Shape, q Queues) Cost {
 	sel := float64(s.Ranks) * float64(s.Tokens) * float64(s.TopK)
-	perSel := costPerSel + costPerSelRank*float64(s.Ranks)
+	perSel := costPerSel + costPerSelRank*float64(min(s.Ranks, costRankCap))
 	if q.Proxy {
-		perSel += costPerProxy
+		perSel += costPerProxySel
 	}
 	b := costBase + costPerRank*float64(s.Ranks) + sel*perSel +
 		costPerQP*float64(q.QPs) + costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)

@@ -43,12 +43,12 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 	if b.bytes <= 0 || c.Bytes <= b.bytes {
 		return nil
 	}
-	src := "--max-memory " + b.maxMemory
+	limit := fmt.Sprintf("--max-memory %s (%s)", b.maxMemory, fmtBytes(b.bytes))
 	if b.maxMemory == "" {
-		src = "this machine's memory (--max-memory to change)"
+		limit = fmt.Sprintf("the %s this machine has (--max-memory to change)", fmtBytes(b.bytes))
 	}
-	return fmt.Errorf("%w: %s would need about %s of memory and %s messages, more than %s %s; ask for less",
-		errUsage, what, fmtBytes(c.Bytes), fmtCount(c.Messages), src, fmtBytes(b.bytes))
+	return fmt.Errorf("%w: %s would need about %s of memory and %s messages, more than %s; ask for less",
+		errUsage, what, fmtBytes(c.Bytes), fmtCount(c.Messages), limit)
 }
 
 // layerQueues estimates a configuration's queues on a mechanism from the
