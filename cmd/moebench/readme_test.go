@@ -39,13 +39,16 @@ func TestREADMERunTable(t *testing.T) {
 	if i < 0 {
 		t.Fatal("README lacks the run table")
 	}
-	block := text[i+4:]
-	block = block[:strings.Index(block, "```")]
-	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+	for _, l := range blockLines(text[i+4:]) {
 		if !strings.Contains(string(golden), l+"\n") {
 			t.Errorf("README line not in moebench run's output:\n%s", l)
 		}
 	}
+}
+
+// blockLines are the lines of a code block's body, up to its closing fence.
+func blockLines(body string) []string {
+	return strings.Split(strings.TrimSpace(body[:strings.Index(body, "```")]), "\n")
 }
 
 // The README's internode normal-mode table is what its sweep prints.
@@ -273,15 +276,13 @@ func TestREADMEReplayExample(t *testing.T) {
 	if i < 0 || !strings.Contains(text, "moebench trace gen --routing powerlaw:1.2 --experts 64 --topk 8 --ranks 16 --tokens 32 --layers 2 --out skew.bin") {
 		t.Fatal("README lacks the replay example's commands")
 	}
-	block := text[i+len(cmd):]
-	block = block[:strings.Index(block, "```")]
 	printed := map[string]bool{}
 	var rows [][]string
 	for _, l := range strings.Split(out, "\n") {
 		printed[norm(l)] = true
 		rows = append(rows, strings.Fields(l))
 	}
-	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+	for _, l := range blockLines(text[i+len(cmd):]) {
 		if norm(l) != "..." && !printed[norm(l)] {
 			t.Errorf("README line not in replay's output:\n%s", l)
 		}
