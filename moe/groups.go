@@ -3,6 +3,8 @@ package moe
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"moebench/routing"
 )
 
 // GroupLimit is DeepSeek-V3's group-limited gating (its config's n_group
@@ -79,7 +81,7 @@ func (g GroupLimit) GroupOf(s Shape, l int) int { return l / (s.Experts / g.Grou
 type groupDraw struct {
 	lim    GroupLimit
 	per    int // logical experts per group
-	tab    alias
+	tab    routing.Alias
 	w      []float64
 	mark   []uint32
 	stamp  uint32
@@ -92,7 +94,7 @@ func newGroupDraw(lim GroupLimit, pop []float64) *groupDraw {
 	for l, x := range pop {
 		w[l/per] += x
 	}
-	return &groupDraw{lim: lim, per: per, tab: newAlias(w), w: w, mark: make([]uint32, lim.Groups), chosen: make([]bool, lim.Groups)}
+	return &groupDraw{lim: lim, per: per, tab: routing.NewAlias(w), w: w, mark: make([]uint32, lim.Groups), chosen: make([]bool, lim.Groups)}
 }
 
 // exclude draws the token's groups and marks every expert outside them as
@@ -104,7 +106,7 @@ func (d *groupDraw) exclude(rng *rand.Rand, mark []uint32, stamp uint32) {
 		d.chosen[i] = false
 	}
 	for range d.lim.TopK {
-		gi := d.tab.drawDistinct(rng, d.mark, d.stamp, d.w)
+		gi := d.tab.DrawDistinct(rng, d.mark, d.stamp, d.w)
 		d.mark[gi] = d.stamp
 		d.chosen[gi] = true
 	}

@@ -83,9 +83,18 @@ type LayerConfig struct {
 	// copies between them are device-memory copies. LL mode only.
 	RanksPerGPU int
 	Log         *zap.Logger
+	// Progress, when set, is told of delivered messages as the simulation
+	// runs (in batches of ProgressBatch), so that a long single run can
+	// show movement. EstimateCost's Messages bounds the total. LL mode
+	// simulates dispatch and combine side by side: Progress may be called
+	// from two goroutines at once.
+	Progress func(messages int)
 
 	own ownCauses // the transport's causes, set by RunLayer
 }
+
+// ProgressBatch is how many deliveries LayerConfig.Progress hears of at once.
+const ProgressBatch = 256
 
 // Validate reports the first field that makes the run impossible.
 func (c *LayerConfig) Validate() error {
@@ -398,6 +407,16 @@ func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)
 // openPhaseOn is openPhase whose transport copies between ranks of one GPU
 // through mem, the GPU's bandwidth the layer's own copies take too.
 func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+	if report := cfg.Progress; report != nil {
+		inner, n := delivered, 0
+		delivered = func(e *sim.Engine, d transport.Delivery) {
+			if n++; n == ProgressBatch {
+				report(n)
+				n = 0
+			}
+			inner(e, d)
+		}
+	}
 	e := &sim.Engine{}
 	s := cfg.Routing.Shape
 	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode,

@@ -626,9 +626,9 @@ func (d *llDispatch) finishRank(r int) {
 	var bd Breakdown
 	if d.detect[t] >= d.sendDone[r] {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
 	} else {
-		bd = attribute(d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
 	}
 	d.rankReady(r, d.ready[r], bd)
 }
@@ -913,9 +913,9 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 	var bd Breakdown
 	if c.maxDetect[r] >= c.sendDone[r] {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(c.gateT[r], c.gateLocal[r], c.g.nic.floor(op, c.gateT[r].NVLink), c.maxDetect[r], start, end, CauseReduce)
+		bd = attribute(c.cfg.Background.origin(), c.gateT[r], c.gateLocal[r], c.g.nic.floor(op, c.gateT[r].NVLink), c.maxDetect[r], start, end, CauseReduce)
 	} else {
-		bd = attribute(c.selfPath(r), true, nicShare{}, 0, start, end, CauseReduce)
+		bd = attribute(c.cfg.Background.origin(), c.selfPath(r), true, nicShare{}, 0, start, end, CauseReduce)
 	}
 	c.rankReady(r, end, bd)
 }

@@ -638,10 +638,10 @@ func (p *normalPhase) finishRank(r int, work Cause) {
 	if p.ready[r] == 0 {
 		// Nothing to receive: ready when the kernel started.
 		p.ready[r] = p.start[r] + 1
-		bd = attribute(transport.Times{}, true, nicShare{}, 0, p.start[r], p.ready[r], work)
+		bd = attribute(p.cfg.Background.origin(), transport.Times{}, true, nicShare{}, 0, p.start[r], p.ready[r], work)
 	} else {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(p.gateT[r], p.gateLocal[r], p.g.nic.floor(op, p.gateT[r].NVLink), p.gateDet[r], p.gateStart[r], p.ready[r], work)
+		bd = attribute(p.cfg.Background.origin(), p.gateT[r], p.gateLocal[r], p.g.nic.floor(op, p.gateT[r].NVLink), p.gateDet[r], p.gateStart[r], p.ready[r], work)
 	}
 	p.rankReady(r, p.ready[r], bd)
 }

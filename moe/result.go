@@ -298,9 +298,11 @@ func (p *Phase) deepepOver(bytes []int64) {
 }
 
 // attribute splits the path of one critical delivery into causes: the
-// checkpoints are made monotone so the parts sum exactly to end.
+// checkpoints are made monotone so the parts sum exactly to end − origin,
+// the rank's time from the kernels' launch (background traffic's head
+// start before origin is no part of it).
 //
-//	0 → IssueStart → IssueEnd → Served → Sent → Arrived → detect → start → end
+//	origin → IssueStart → IssueEnd → Served → Sent → Arrived → detect → start → end
 //
 // detect is when the receiver noticed the delivery, start when the work it
 // gated began (later when the receiver waited for something else).
@@ -309,8 +311,8 @@ func (p *Phase) deepepOver(bytes []int64) {
 // idle NIC) and the causes of the transport's own NIC time; what
 // Served→Sent takes beyond both is queueing behind other messages
 // (egress).
-func attribute(t transport.Times, local bool, nic nicShare, detect, start, end sim.Time, work Cause) Breakdown {
-	var p critPath
+func attribute(origin sim.Time, t transport.Times, local bool, nic nicShare, detect, start, end sim.Time, work Cause) Breakdown {
+	p := critPath{cur: origin}
 	p.delivery(t, local, nic)
 	p.step(CauseObserve, detect)
 	p.step(CauseSync, start)

@@ -7,81 +7,9 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/routing"
+	"moebench/traces"
 )
-
-func TestParseRoutingSpec(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want moe.RoutingSpec
-		err  string // substring of the error; "" when valid
-	}{
-		{in: "uniform", want: moe.RoutingSpec{Kind: moe.KindUniform}},
-		{in: " Uniform ", want: moe.RoutingSpec{Kind: moe.KindUniform}},
-		{in: "powerlaw:1.2", want: moe.RoutingSpec{Kind: moe.KindPowerLaw, Alpha: 1.2}},
-		{in: "powerlaw: 1.01", want: moe.RoutingSpec{Kind: moe.KindPowerLaw, Alpha: 1.01}},
-		{in: "imbalanced-ranks:4", want: moe.RoutingSpec{Kind: moe.KindImbalancedRanks, Ratio: 4}},
-		{in: "imbalanced-experts:1", want: moe.RoutingSpec{Kind: moe.KindImbalancedExperts, Ratio: 1}},
-		{in: "", err: "empty kind"},
-		{in: "zipf:1", err: `unknown kind "zipf"`},
-		{in: "uniform:2", err: "uniform takes no parameter"},
-		{in: "powerlaw", err: "needs a value for alpha"},
-		{in: "powerlaw:", err: "needs a value for alpha"},
-		{in: "powerlaw:abc", err: `alpha "abc" is not a number`},
-		{in: "powerlaw:0", err: "alpha: 0"},
-		{in: "powerlaw:-1", err: "alpha: -1"},
-		{in: "powerlaw:NaN", err: "alpha: NaN"},
-		{in: "powerlaw:1000", err: "alpha: 1000"},
-		{in: "imbalanced-ranks", err: "needs a value for ratio"},
-		{in: "imbalanced-ranks:0.5", err: "ratio: 0.5"},
-		{in: "imbalanced-experts:inf", err: "ratio: +Inf"},
-		{in: "imbalanced-experts:1:2", err: `ratio "1:2" is not a number`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			t.Parallel()
-			got, err := moe.ParseRoutingSpec(tt.in)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("ParseRoutingSpec(%q) error = %v, want it to contain %q", tt.in, err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseRoutingSpec(%q): %v", tt.in, err)
-			}
-			if got != tt.want {
-				t.Fatalf("ParseRoutingSpec(%q) = %+v, want %+v", tt.in, got, tt.want)
-			}
-			back, err := moe.ParseRoutingSpec(got.String())
-			if err != nil || back != got {
-				t.Fatalf("round trip via %q = %+v, %v; want %+v", got.String(), back, err, got)
-			}
-		})
-	}
-	if s := (moe.RoutingSpec{}).String(); s != "uniform" {
-		t.Errorf("zero spec String = %q, want uniform", s)
-	}
-}
-
-func FuzzParseRoutingSpec(f *testing.F) {
-	for _, s := range []string{"uniform", "powerlaw:1.2", "imbalanced-ranks:4", "imbalanced-experts:2.5", "powerlaw:1e-300", ":", "powerlaw:0x1p-2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		sp, err := moe.ParseRoutingSpec(s)
-		if err != nil {
-			return
-		}
-		if err := sp.Validate(); err != nil {
-			t.Fatalf("ParseRoutingSpec(%q) = %+v, which does not validate: %v", s, sp, err)
-		}
-		back, err := moe.ParseRoutingSpec(sp.String())
-		if err != nil || back != sp {
-			t.Fatalf("round trip of %q via %q = %+v, %v; want %+v", s, sp.String(), back, err, sp)
-		}
-	})
-}
 
 func mustGenerate(t testing.TB, s moe.Shape, spec string, seed uint64) *moe.Routing {
 	t.Helper()
@@ -193,7 +121,7 @@ func TestGenerateErrors(t *testing.T) {
 	if _, err := moe.Generate(bad, moe.RoutingSpec{}, 1); err == nil || !strings.Contains(err.Error(), "top-k") {
 		t.Errorf("bad shape: error = %v, want one naming top-k", err)
 	}
-	if _, err := moe.Generate(v3(), moe.RoutingSpec{Kind: "powerlaw"}, 1); err == nil || !strings.Contains(err.Error(), "alpha") {
+	if _, err := moe.Generate(v3(), moe.RoutingSpec{Spec: routing.Spec{Kind: routing.PowerLaw}}, 1); err == nil || !strings.Contains(err.Error(), "alpha") {
 		t.Errorf("bad spec: error = %v, want one naming alpha", err)
 	}
 }
@@ -368,4 +296,49 @@ func ExampleGenerate() {
 	// hash: 4e0fb0c6b5cfba3e
 	// reproducible: true
 	// dispatch message: 7408 B
+}
+
+// trace gen and run share one generator: for the same spec and shape, the
+// per-expert loads of a generated trace and of a run's routing agree.
+func TestTraceGenMatchesGenerate(t *testing.T) {
+	t.Parallel()
+	s := moe.Shape{Experts: 64, TopK: 4, Tokens: 1024, Ranks: 4, GPUsPerNode: 4, Hidden: 16, Dispatch: moe.BF16, Combine: moe.BF16}
+	for _, spec := range []string{"powerlaw:1.2", "imbalanced-ranks:4", "imbalanced-experts:8", "hot:4:0.5"} {
+		sp, err := moe.ParseRoutingSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := moe.Generate(s, sp, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := make([]float64, s.Experts)
+		for _, row := range rt.Idx {
+			for _, e := range row {
+				run[e]++
+			}
+		}
+		o := traces.DefaultGenOptions()
+		o.Routing, o.Experts, o.TopK, o.Ranks, o.TokensPerRank, o.Layers, o.Seed = sp.Spec, s.Experts, s.TopK, s.Ranks, s.Tokens, 1, 3
+		src, err := traces.Generate(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := make([]float64, s.Experts)
+		for {
+			rec, err := src.Next()
+			if err != nil {
+				break
+			}
+			for _, e := range rec.TopkIdx {
+				gen[e]++
+			}
+		}
+		n := float64(s.Ranks * s.Tokens * s.TopK)
+		for e := range run {
+			if d := math.Abs(run[e]-gen[e]) / n; d > 0.006 {
+				t.Errorf("%s: expert %d takes %.4f of selections in run, %.4f in trace gen", spec, e, run[e]/n, gen[e]/n)
+			}
+		}
+	}
 }

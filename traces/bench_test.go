@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"testing"
+
+	"moebench/routing"
 )
 
 // benchTrace is one DeepSeek-V3-like decode step on 32 ranks: 61 layers ×
@@ -74,7 +76,7 @@ func BenchmarkReadJSONL(b *testing.B) {
 func BenchmarkGenerate(b *testing.B) {
 	o := DefaultGenOptions()
 	o.Layers, o.Ranks, o.TokensPerRank = 61, 32, 128
-	o.Routing = Routing{Kind: "powerlaw", Alpha: 1.2}
+	o.Routing = routing.Spec{Kind: routing.PowerLaw, Alpha: 1.2}
 	b.ReportAllocs()
 	for b.Loop() {
 		r, _ := Generate(o)

@@ -224,6 +224,7 @@ func TestWriterRejectsInvalid(t *testing.T) {
 			{TopkIdx: []int32{1, 2}, TopkWeights: []float32{float32(math.NaN()), 1}},
 			{TopkIdx: []int32{1, 2}, TopkWeights: []float32{1}},
 			{Rank: -2, TopkIdx: []int32{1, 2}},
+			{TopkIdx: []int32{1, 2, 3, 3}}, // token 1 picks expert 3 twice
 		} {
 			if err := w.Write(r); err == nil {
 				t.Errorf("%s: %+v accepted", f, r)
@@ -232,5 +233,23 @@ func TestWriterRejectsInvalid(t *testing.T) {
 	}
 	if _, err := NewWriter(io.Discard, FormatBinary, Header{IDSpace: "virtual", Experts: 1, TopK: 1, Layers: 1}); err == nil {
 		t.Error("bad id space accepted")
+	}
+	if _, err := NewWriter(io.Discard, FormatBinary, Header{Version: Version, IDSpace: Logical, Experts: 8, TopK: 1, Layers: 1, EPSize: 12, GPUsPerNode: 8}); err == nil {
+		t.Error("ep_size 12 on nodes of 8 accepted")
+	}
+	// -1 (no selection) may repeat; a wide top-k is checked too.
+	wide := Header{Version: Version, IDSpace: Logical, Experts: 200, TopK: 100, Layers: 1}
+	w, _ := NewWriter(io.Discard, FormatJSONL, wide)
+	row := make([]int32, 100)
+	for i := range row {
+		row[i] = int32(i)
+	}
+	row[98], row[99] = -1, -1
+	if err := w.Write(Record{TopkIdx: row}); err != nil {
+		t.Errorf("repeated -1: %v", err)
+	}
+	row[99] = 5
+	if err := w.Write(Record{TopkIdx: row}); err == nil || !strings.Contains(err.Error(), "slot 5") {
+		t.Errorf("top-100 duplicate: %v", err)
 	}
 }

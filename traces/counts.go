@@ -62,15 +62,21 @@ func (c *countsTrace) Next() (Record, error) {
 	return Record{Step: g.step, Layer: l, Rank: g.rank, TopkIdx: ids}, nil
 }
 
+// optionError is an import error that an option must fix (ErrOption).
+type optionError string
+
+func (e optionError) Error() string      { return string(e) }
+func (optionError) Is(target error) bool { return target == ErrOption }
+
 // newCountsTrace fills in the header shared by every count source and
 // decides whether counts must be rescaled.
 func newCountsTrace(file string, layers, experts, steps int, integral bool, what string, opt ImportOptions) (*countsTrace, error) {
 	if opt.TopK < 1 {
-		return nil, fmt.Errorf("%s: %s carries no top-k; give it (--topk)", file, what)
+		return nil, optionError(fmt.Sprintf("%s: %s carries no top-k; give it (--topk)", file, what))
 	}
 	if opt.Experts > 0 && opt.Experts != experts {
 		if opt.Experts < experts {
-			return nil, fmt.Errorf("%s: counts cover %d experts, more than the %d given", file, experts, opt.Experts)
+			return nil, optionError(fmt.Sprintf("%s: counts cover %d experts, more than the %d given (--experts)", file, experts, opt.Experts))
 		}
 		experts = opt.Experts
 	}
@@ -295,7 +301,7 @@ func importEPLB(path string, opt ImportOptions) (ReadCloser, error) {
 	case FormatNPZ:
 		return importNPZFile(path, opt, true)
 	case FormatNPY:
-		a, err := readNPYFile(path, "weight")
+		a, err := readNPYFile(path, "weight", opt.MaxBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -8,12 +8,14 @@ import (
 	"os"
 
 	"moebench/traces"
+
+	"moebench/routing"
 )
 
 // A synthetic trace written in the binary form and read back.
 func ExampleGenerate() {
 	o := traces.DefaultGenOptions()
-	o.Routing, _ = traces.ParseRouting("hot:4:0.5")
+	o.Routing, _ = routing.Parse("hot:4:0.5")
 	o.Experts, o.TopK, o.Layers, o.Ranks, o.TokensPerRank = 16, 2, 2, 2, 3
 	src, _ := traces.Generate(o)
 

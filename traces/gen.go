@@ -8,68 +8,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
+
+	"moebench/routing"
 )
-
-// Routing is a synthetic expert-popularity model.
-type Routing struct {
-	Kind  string  // "uniform", "powerlaw" or "hot"
-	Alpha float64 // powerlaw exponent
-	Hot   int     // hot: number of hot experts
-	Share float64 // hot: fraction of selections they take
-}
-
-// ParseRouting reads "uniform", "powerlaw:ALPHA" or "hot:N:SHARE".
-func ParseRouting(s string) (Routing, error) {
-	parts := strings.Split(s, ":")
-	bad := func(why string) (Routing, error) {
-		return Routing{}, fmt.Errorf("routing %q: %s (want uniform, powerlaw:ALPHA or hot:N:SHARE)", s, why)
-	}
-	switch parts[0] {
-	case "uniform":
-		if len(parts) != 1 {
-			return bad("uniform takes no parameters")
-		}
-		return Routing{Kind: "uniform"}, nil
-	case "powerlaw":
-		if len(parts) != 2 {
-			return bad("want one parameter")
-		}
-		a, err := strconv.ParseFloat(parts[1], 64)
-		if err != nil || a < 0 || a > 100 || math.IsNaN(a) {
-			return bad("ALPHA must be a number in [0, 100]")
-		}
-		return Routing{Kind: "powerlaw", Alpha: a}, nil
-	case "hot":
-		if len(parts) != 3 {
-			return bad("want two parameters")
-		}
-		n, err := strconv.Atoi(parts[1])
-		if err != nil || n < 1 {
-			return bad("N must be a positive integer")
-		}
-		sh, err := strconv.ParseFloat(parts[2], 64)
-		if err != nil || sh < 0 || sh > 1 || math.IsNaN(sh) {
-			return bad("SHARE must be in [0, 1]")
-		}
-		return Routing{Kind: "hot", Hot: n, Share: sh}, nil
-	}
-	return bad("unknown kind")
-}
-
-func (r Routing) String() string {
-	switch r.Kind {
-	case "powerlaw":
-		return "powerlaw:" + strconv.FormatFloat(r.Alpha, 'g', -1, 64)
-	case "hot":
-		return fmt.Sprintf("hot:%d:%s", r.Hot, strconv.FormatFloat(r.Share, 'g', -1, 64))
-	}
-	return r.Kind
-}
 
 // GenOptions describe a synthetic trace.
 type GenOptions struct {
-	Routing       Routing
+	// Routing is the popularity model, the same as run's --routing; its
+	// loads follow each layer's popularity ranking (see Drift).
+	Routing       routing.Spec
 	Experts       int
 	TopK          int
 	Layers        int
@@ -88,7 +35,7 @@ type GenOptions struct {
 
 // DefaultGenOptions returns a DeepSeek-V3-shaped starting point.
 func DefaultGenOptions() GenOptions {
-	return GenOptions{Routing: Routing{Kind: "uniform"}, Experts: 256, TopK: 8, Layers: 4, Steps: 1, Ranks: 8, TokensPerRank: 128, Seed: 1}
+	return GenOptions{Routing: routing.Spec{Kind: routing.Uniform}, Experts: 256, TopK: 8, Layers: 4, Steps: 1, Ranks: 8, TokensPerRank: 128, Seed: 1}
 }
 
 // genTrace produces records on demand; the same options give the same
@@ -97,13 +44,14 @@ type genTrace struct {
 	h     Header
 	opt   GenOptions
 	order [][]int32 // order[layer][popularity rank] = expert
-	alias []aliasTable
+	loads []float64 // target load by popularity rank
+	pick  *routing.Sampler
+	built int // the layer pick was built for; -1 = none
 	step  int
 	layer int
 	rank  int
 	ids   []int32
 	wts   []float32
-	taken []bool
 }
 
 // Generate returns a Reader over a synthetic trace.
@@ -120,10 +68,9 @@ func Generate(opt GenOptions) (Reader, error) {
 		return nil, fmt.Errorf("top-k = %d is more than experts = %d: a token cannot pick distinct experts", o.TopK, o.Experts)
 	case o.Drift < 0 || o.Drift > 1 || math.IsNaN(o.Drift):
 		return nil, fmt.Errorf("drift = %v, want [0, 1]", o.Drift)
-	case o.Routing.Kind == "hot" && o.Routing.Hot > o.Experts:
-		return nil, fmt.Errorf("routing %s: %d hot experts but only %d experts", o.Routing, o.Routing.Hot, o.Experts)
-	case o.Routing.Kind != "uniform" && o.Routing.Kind != "powerlaw" && o.Routing.Kind != "hot":
-		return nil, fmt.Errorf("routing kind %q is not uniform, powerlaw or hot", o.Routing.Kind)
+	}
+	if err := o.Routing.Check(o.Experts, o.TopK); err != nil {
+		return nil, fmt.Errorf("routing %s: %w", o.Routing, err)
 	}
 	if int64(o.TokensPerRank)*int64(o.TopK) > MaxSelections {
 		return nil, fmt.Errorf("tokens per rank × top-k = %d is more than %d", int64(o.TokensPerRank)*int64(o.TopK), MaxSelections)
@@ -138,21 +85,10 @@ func Generate(opt GenOptions) (Reader, error) {
 	if int64(o.Layers)*int64(o.Experts) > 1<<26 {
 		return nil, fmt.Errorf("layers × experts = %d is too large to generate", int64(o.Layers)*int64(o.Experts))
 	}
-	g := &genTrace{h: h, opt: o, taken: make([]bool, o.Experts)}
+	g := &genTrace{h: h, opt: o, built: -1}
 	g.order = rankings(o.Experts, o.Layers, o.Drift, o.Seed)
-	if o.Routing.Kind == "powerlaw" {
-		pop := make([]float64, o.Experts)
-		for r := range pop {
-			pop[r] = math.Pow(float64(r+1), -o.Routing.Alpha)
-		}
-		for _, ord := range g.order {
-			w := make([]float64, o.Experts)
-			for r, e := range ord {
-				w[e] = pop[r]
-			}
-			g.alias = append(g.alias, newAlias(w))
-		}
-	}
+	// imbalanced-ranks: the experts of rank 0 before any drift.
+	g.loads = o.Routing.Loads(o.Experts, max(1, o.Experts/o.Ranks))
 	return g, nil
 }
 
@@ -201,16 +137,16 @@ func (g *genTrace) Next() (Record, error) {
 	k := o.TopK
 	n := o.TokensPerRank * k
 	g.ids = slices.Grow(g.ids[:0], n)[:n]
-	for t := range o.TokensPerRank {
-		row := g.ids[t*k : (t+1)*k]
-		switch o.Routing.Kind {
-		case "uniform":
-			g.pickUniform(rng, row, g.order[l])
-		case "hot":
-			g.pickHot(rng, row, g.order[l])
-		default:
-			g.pickWeighted(rng, row, l)
+	if g.built != l {
+		// One sampler at a time: records come layer by layer.
+		w := make([]float64, o.Experts)
+		for r, e := range g.order[l] {
+			w[e] = g.loads[r]
 		}
+		g.pick, g.built = routing.NewSampler(w, k), l
+	}
+	for t := range o.TokensPerRank {
+		g.pick.Token(rng, g.ids[t*k:(t+1)*k])
 	}
 	var wts []float32
 	if o.Weights {
@@ -226,97 +162,6 @@ func (g *genTrace) Next() (Record, error) {
 	return Record{Step: s, Layer: l, Rank: r, TopkIdx: g.ids, TopkWeights: wts}, nil
 }
 
-// pickDistinct fills row with distinct draws from pool[lo:hi] (uniform).
-func (g *genTrace) pickDistinct(rng *rand.Rand, row []int32, pool []int32) {
-	for i := range row {
-		for {
-			e := pool[rng.IntN(len(pool))]
-			if !g.taken[e] {
-				g.taken[e] = true
-				row[i] = e
-				break
-			}
-		}
-	}
-}
-
-func (g *genTrace) release(row []int32) {
-	for _, e := range row {
-		if e >= 0 {
-			g.taken[e] = false
-		}
-	}
-}
-
-func (g *genTrace) pickUniform(rng *rand.Rand, row []int32, order []int32) {
-	if 2*len(row) > len(order) { // dense: a partial shuffle beats rejection
-		perm := rng.Perm(len(order))
-		for i := range row {
-			row[i] = order[perm[i]]
-		}
-		return
-	}
-	g.pickDistinct(rng, row, order)
-	g.release(row)
-}
-
-// pickHot makes the hot experts take Share of all selections exactly in
-// expectation: each token takes h hot experts, h = ⌊Share·k⌋ or one more
-// with the probability that makes E[h] = Share·k, then k−h cold ones, each
-// group uniform. h is clamped to what the group sizes allow.
-func (g *genTrace) pickHot(rng *rand.Rand, row []int32, order []int32) {
-	k, n := len(row), g.opt.Routing.Hot
-	x := g.opt.Routing.Share * float64(k)
-	h := int(x)
-	if rng.Float64() < x-float64(h) {
-		h++
-	}
-	h = max(min(h, n, k), k-(len(order)-n))
-	hot, cold := order[:n], order[n:]
-	g.pickDistinct(rng, row[:h], hot)
-	g.pickDistinct(rng, row[h:], cold)
-	g.release(row)
-}
-
-// pickWeighted draws without replacement with per-draw probability
-// proportional to the expert's weight: rejection against an alias table,
-// falling back to a linear scan when the chosen experts hold most of the
-// mass.
-func (g *genTrace) pickWeighted(rng *rand.Rand, row []int32, l int) {
-	a := &g.alias[l]
-	for i := range row {
-		e := int32(-1)
-		for range 64 {
-			c := a.draw(rng)
-			if !g.taken[c] {
-				e = c
-				break
-			}
-		}
-		if e < 0 {
-			var left float64
-			for x, w := range a.w {
-				if !g.taken[x] {
-					left += w
-				}
-			}
-			u := rng.Float64() * left
-			for x, w := range a.w {
-				if g.taken[x] {
-					continue
-				}
-				e = int32(x)
-				if u -= w; u < 0 {
-					break
-				}
-			}
-		}
-		g.taken[e] = true
-		row[i] = e
-	}
-	g.release(row)
-}
-
 // softmaxWeights fills w with positive weights summing to ~1, descending, as
 // a router's renormalised top-k softmax would.
 func softmaxWeights(rng *rand.Rand, w []float32) {
@@ -330,52 +175,4 @@ func softmaxWeights(rng *rand.Rand, w []float32) {
 	for i := range w {
 		w[i] = float32(tmp[len(tmp)-1-i] / sum)
 	}
-}
-
-// aliasTable samples index i with probability w[i]/Σw in O(1) (Vose).
-type aliasTable struct {
-	w     []float64
-	prob  []float64
-	alias []int32
-}
-
-func newAlias(w []float64) aliasTable {
-	n := len(w)
-	var sum float64
-	for _, x := range w {
-		sum += x
-	}
-	t := aliasTable{w: w, prob: make([]float64, n), alias: make([]int32, n)}
-	scaled := make([]float64, n)
-	var small, large []int32
-	for i, x := range w {
-		scaled[i] = x / sum * float64(n)
-		if scaled[i] < 1 {
-			small = append(small, int32(i))
-		} else {
-			large = append(large, int32(i))
-		}
-	}
-	for len(small) > 0 && len(large) > 0 {
-		s, l := small[len(small)-1], large[len(large)-1]
-		small = small[:len(small)-1]
-		t.prob[s], t.alias[s] = scaled[s], l
-		scaled[l] -= 1 - scaled[s]
-		if scaled[l] < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
-		}
-	}
-	for _, i := range append(small, large...) {
-		t.prob[i], t.alias[i] = 1, i
-	}
-	return t
-}
-
-func (t *aliasTable) draw(rng *rand.Rand) int32 {
-	i := rng.IntN(len(t.prob))
-	if rng.Float64() < t.prob[i] {
-		return int32(i)
-	}
-	return t.alias[i]
 }

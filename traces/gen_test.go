@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"moebench/routing"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -49,12 +51,24 @@ func TestGenerateRouting(t *testing.T) {
 				t.Errorf("top-1 share %.4f, want ≈ %.4f", sh, 1.0/32)
 			}
 		}},
+		{"imbalanced-experts weighs expert 0", "imbalanced-experts:8", func(t *testing.T, s *Summary) {
+			// 8 of the 263 load units of 256 experts, top-8: 8·8/263.
+			if sh := s.Layers[0].Top1Share; math.Abs(sh-8.0/263) > 0.004 {
+				t.Errorf("top-1 share %.4f, want ≈ %.4f", sh, 8.0/263)
+			}
+		}},
+		{"imbalanced-ranks weighs rank 0's experts", "imbalanced-ranks:4", func(t *testing.T, s *Summary) {
+			// Rank 0 of 4 hosts 64 experts at weight 4: 256 of 448 units.
+			if s.Layers[0].Imbalance < 1.7 {
+				t.Errorf("imbalance %.2f", s.Layers[0].Imbalance)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := base
 			var err error
-			if o.Routing, err = ParseRouting(tc.routing); err != nil {
+			if o.Routing, err = routing.Parse(tc.routing); err != nil {
 				t.Fatal(err)
 			}
 			tc.check(t, inspectGen(t, o))
@@ -67,8 +81,9 @@ func TestGenerateRouting(t *testing.T) {
 func TestGeneratePowerlawOrder(t *testing.T) {
 	t.Parallel()
 	o := DefaultGenOptions()
-	o.Routing = Routing{Kind: "powerlaw", Alpha: 1.5}
-	o.Layers, o.Ranks, o.TokensPerRank = 3, 2, 256
+	o.Routing = routing.Spec{Kind: routing.PowerLaw, Alpha: 1.5}
+	// Top-1, so that the hottest experts are not all picked by every token.
+	o.TopK, o.Layers, o.Ranks, o.TokensPerRank = 1, 3, 2, 256
 	_, recs := genRecords(t, o)
 	hottest := func(drift float64) []int {
 		o.Drift = drift
@@ -103,26 +118,11 @@ func TestGeneratePowerlawOrder(t *testing.T) {
 	}
 }
 
-func TestParseRouting(t *testing.T) {
-	t.Parallel()
-	for _, s := range []string{"uniform", "powerlaw:1.01", "hot:8:0.5"} {
-		r, err := ParseRouting(s)
-		if err != nil || r.String() != s {
-			t.Errorf("%q: %v, %v", s, r, err)
-		}
-	}
-	for _, s := range []string{"", "zipf", "powerlaw", "powerlaw:x", "powerlaw:-1", "hot:0:0.5", "hot:4:1.5", "hot:4", "uniform:1"} {
-		if _, err := ParseRouting(s); err == nil {
-			t.Errorf("%q accepted", s)
-		}
-	}
-}
-
 // TestInspectGolden fixes the table rendering; go test -update rewrites it.
 func TestInspectGolden(t *testing.T) {
 	t.Parallel()
 	o := DefaultGenOptions()
-	o.Routing = Routing{Kind: "powerlaw", Alpha: 1.2}
+	o.Routing = routing.Spec{Kind: routing.PowerLaw, Alpha: 1.2}
 	o.Layers, o.Ranks, o.TokensPerRank, o.Steps, o.Drift = 4, 4, 64, 2, 0.05
 	var b bytes.Buffer
 	if err := inspectGen(t, o).WriteTable(&b); err != nil {

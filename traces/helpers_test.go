@@ -9,6 +9,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"moebench/routing"
 )
 
 // npyBytes encodes a C-order array the way numpy.save does (format 1.0,
@@ -158,7 +160,7 @@ func genRecords(t testing.TB, o GenOptions) (Header, []Record) {
 func smallGen() GenOptions {
 	o := DefaultGenOptions()
 	o.Experts, o.TopK, o.Layers, o.Ranks, o.Steps, o.TokensPerRank = 16, 4, 3, 2, 2, 5
-	o.Routing = Routing{Kind: "powerlaw", Alpha: 1.1}
+	o.Routing = routing.Spec{Kind: routing.PowerLaw, Alpha: 1.1}
 	o.Drift = 0.1
 	o.Weights = true
 	return o

@@ -43,6 +43,10 @@ type ImportOptions struct {
 	GPUsPerNode int
 	Seed        uint64 // for synthesized tokens
 	Provenance  string // appended to the generated provenance line
+	// MaxBytes refuses a .npy array, or a .npz member, whose header
+	// declares more data than this, before anything is read or
+	// allocated (arrays are held whole); 0 = no limit.
+	MaxBytes int64
 }
 
 // Names of id arrays accepted in .npz files, in order of preference, and the
@@ -99,7 +103,7 @@ func Import(paths []string, opt ImportOptions) (ReadCloser, error) {
 		}
 		return fileReader{Reader: r, f: f}, nil
 	case FormatNPY:
-		a, err := readNPYFile(path, "topk_ids")
+		a, err := readNPYFile(path, "topk_ids", opt.MaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +135,7 @@ func sniffFile(path string) (Format, error) {
 	return fm, nil
 }
 
-func readNPYFile(path, role string) (*array, error) {
+func readNPYFile(path, role string, maxBytes int64) (*array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -141,7 +145,7 @@ func readNPYFile(path, role string) (*array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readNPY(bufio.NewReaderSize(f, bufferedIOBytes), st.Size(), path, role)
+	return readNPY(bufio.NewReaderSize(f, bufferedIOBytes), st.Size(), maxBytes, path, role)
 }
 
 func importNPZFile(path string, opt ImportOptions, eplb bool) (ReadCloser, error) {
@@ -158,6 +162,7 @@ func importNPZFile(path string, opt ImportOptions, eplb bool) (ReadCloser, error
 	if err != nil {
 		return nil, err
 	}
+	z.maxBytes = opt.MaxBytes
 	r, err := importNPZ(z, opt, eplb)
 	if err != nil {
 		return nil, err

@@ -164,6 +164,8 @@ func TestImportMalformed(t *testing.T) {
 			want: "t.npy: topk_ids: .npy header: fortran_order is True"},
 		{name: "truncated npy", file: "t.npy", data: good[:len(good)-5], opt: ImportOptions{Layout: LayersFirst},
 			want: "t.npy: topk_ids: shape [2 3 2] needs 48 data bytes, the file holds 43"},
+		{name: "over the memory budget", file: "t.npz", data: npzBytes(t, true, member{"topk_ids", good}),
+			opt: ImportOptions{Layout: LayersFirst, MaxBytes: 47}, want: "t.npz: topk_ids: shape [2 3 2] declares 48 data bytes, more than the memory budget of 47"},
 		{name: "truncated npz", file: "t.npz", data: npzBytes(t, true, member{"topk_ids", good})[:60],
 			want: "t.npz: not a readable .npz (zip) archive"},
 		{name: "top-k mismatch", file: "t.npz", data: npzBytes(t, false, member{"topk_ids", good},

@@ -124,7 +124,7 @@ func index(shape []int, i int) string {
 // readNPY parses one .npy stream. avail is how many bytes the stream holds
 // (−1 when unknown); a shape that needs more is rejected before any data is
 // read, and reading grows memory only as data arrives in any case.
-func readNPY(r io.Reader, avail int64, file, name string) (*array, error) {
+func readNPY(r io.Reader, avail, maxBytes int64, file, name string) (*array, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s: %s", file, name, fmt.Sprintf(format, args...))
 	}
@@ -177,6 +177,9 @@ func readNPY(r io.Reader, avail int64, file, name string) (*array, error) {
 		n *= d
 	}
 	nbytes := int64(n) * int64(a.size)
+	if maxBytes > 0 && nbytes > maxBytes {
+		return nil, optionError(fail("shape %s declares %d data bytes, more than the memory budget of %d (--max-memory)", shapeString(a.shape), nbytes, maxBytes).Error())
+	}
 	if avail >= 0 && nbytes > avail-used {
 		return nil, fail("shape %s needs %d data bytes, the file holds %d: %v", shapeString(a.shape), nbytes, max(avail-used, 0), fmt.Errorf("%w", ErrTruncated))
 	}
@@ -376,8 +379,9 @@ func (p *pyLit) tuple() ([]int, bool) {
 
 // npz is an opened .npz archive: a zip of .npy members.
 type npz struct {
-	file    string
-	members map[string]*zip.File
+	file     string
+	members  map[string]*zip.File
+	maxBytes int64 // per member, 0 = no limit
 }
 
 func openNPZ(ra io.ReaderAt, size int64, file string) (*npz, error) {
@@ -423,5 +427,5 @@ func (z *npz) read(name string) (*array, error) {
 	if f.UncompressedSize64 <= math.MaxInt64 {
 		avail = int64(f.UncompressedSize64)
 	}
-	return readNPY(rc, avail, z.file, name)
+	return readNPY(rc, avail, z.maxBytes, z.file, name)
 }

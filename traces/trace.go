@@ -32,7 +32,10 @@ const (
 // a cut-short file from a damaged one.
 var (
 	ErrTruncated = errors.New("truncated")
-	ErrChecksum  = errors.New("checksum mismatch")
+	// ErrOption is wrapped by import errors that an ImportOptions field
+	// (a command-line flag) must fix, not the data.
+	ErrOption   = errors.New("import option")
+	ErrChecksum = errors.New("checksum mismatch")
 )
 
 // Header describes a whole trace. It is written once, before the records.
@@ -82,6 +85,8 @@ func (h *Header) Validate() error {
 		return fmt.Errorf("gpus_per_node = %d is out of range [0, %d]", h.GPUsPerNode, MaxExperts)
 	case h.Steps < 0 || h.Steps > math.MaxInt32:
 		return fmt.Errorf("steps = %d is out of range [0, %d]", h.Steps, math.MaxInt32)
+	case h.EPSize > 0 && h.GPUsPerNode > 0 && h.EPSize%h.GPUsPerNode != 0:
+		return fmt.Errorf("ep_size = %d does not fill whole nodes of gpus_per_node = %d", h.EPSize, h.GPUsPerNode)
 	}
 	if h.IDSpace == Logical {
 		if h.PhysicalExperts != 0 || h.PhysicalToLogical != nil {
@@ -161,6 +166,9 @@ func (r *Record) Validate(h *Header) error {
 			return fmt.Errorf("topk_idx[%d,%d] = %d is out of range [-1, %d)", i/k, i%k, e, lim)
 		}
 	}
+	if err := distinctRows(r.TopkIdx, k); err != nil {
+		return err
+	}
 	if r.TopkWeights != nil {
 		if len(r.TopkWeights) != len(r.TopkIdx) {
 			return fmt.Errorf("topk_weights has %d entries, topk_idx has %d", len(r.TopkWeights), len(r.TopkIdx))
@@ -168,6 +176,44 @@ func (r *Record) Validate(h *Header) error {
 		for i, w := range r.TopkWeights {
 			if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) {
 				return fmt.Errorf("topk_weights[%d,%d] = %v is not finite", i/k, i%k, w)
+			}
+		}
+	}
+	return nil
+}
+
+// distinctRows checks that no token (row of k ids) picks an expert twice,
+// as a router's top-k cannot; -1 (no selection) may repeat.
+func distinctRows(ids []int32, k int) error {
+	var seen map[int32]int
+	for t := 0; t < len(ids); t += k {
+		row := ids[t : t+k]
+		if k > 64 {
+			if seen == nil {
+				seen = make(map[int32]int, k)
+			}
+			clear(seen)
+		}
+		for j, e := range row {
+			if e < 0 {
+				continue
+			}
+			prev := -1
+			if seen != nil {
+				if p, ok := seen[e]; ok {
+					prev = p
+				}
+				seen[e] = j
+			} else {
+				for i := range j {
+					if row[i] == e {
+						prev = i
+						break
+					}
+				}
+			}
+			if prev >= 0 {
+				return fmt.Errorf("topk_idx[%d,%d] = %d: the token already picked expert %d in slot %d", t/k, j, e, e, prev)
 			}
 		}
 	}

@@ -93,6 +93,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
 	}
+	if err := checkOut("--out", o.out); err != nil {
+		return err
+	}
+	if err := checkOut("--raw", o.raw); err != nil {
+		return err
+	}
 	if fs.Changed("grid") && !o.layer {
 		return fmt.Errorf("%w: --grid: only with --layer", errUsage)
 	}
@@ -106,19 +112,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.base != "" {
 		b, err := profile.Load(o.base)
 		if err != nil {
-			fmt.Fprintf(stderr, "calibrate: base profile %s not usable (%v); fitting without it\n", o.base, err)
-		} else {
-			base = b
+			return fmt.Errorf("%w: --base: %v", errUsage, err)
 		}
+		base = b
 	}
 	if o.fromRaw != "" {
 		data, err := os.ReadFile(o.fromRaw)
 		if err != nil {
-			return fmt.Errorf("%w: --from-raw: %v", errUsage, err)
+			return fmt.Errorf("--from-raw: %w", err)
 		}
 		var m gda.Measured
 		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("%w: --from-raw %s: %v", errUsage, o.fromRaw, err)
+			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
 		}
 		return finishCalibration(m, base, o, stdout)
 	}

@@ -76,7 +76,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		for _, path := range splitList([]string{o.fromRaw}) {
 			data, err := os.ReadFile(path)
 			if err != nil {
-				return fmt.Errorf("%w: --from-raw: %v", errUsage, err)
+				return fmt.Errorf("--from-raw: %w", err)
 			}
 			r, ok, err := parseLayerMeasured(data)
 			switch {

@@ -15,15 +15,16 @@ import (
 )
 
 // newFlags returns a FlagSet that reports errors instead of exiting and
-// prints usage with examples on --help.
-func newFlags(name, usage, examples string, stderr io.Writer) *pflag.FlagSet {
+// prints usage with examples to stdout on --help (help is the output asked
+// for, not an error).
+func newFlags(name, usage, examples string, stdout io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: moebench %s\n\nFlags:\n%s", usage, fs.FlagUsages())
+		fmt.Fprintf(stdout, "Usage: moebench %s\n\nFlags:\n%s", usage, fs.FlagUsages())
 		if examples != "" {
-			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
+			fmt.Fprintf(stdout, "\nExamples:\n%s", examples)
 		}
 	}
 	return fs
@@ -48,6 +49,9 @@ var errHelpShown = errors.New("help shown")
 type outputFlags struct {
 	format string
 	out    string
+	// before, when set, runs before anything is written: a check on the
+	// finished work (checkSetsRead) that can still refuse it.
+	before func() error
 }
 
 func (o *outputFlags) register(fs *pflag.FlagSet) {
@@ -59,11 +63,28 @@ func (o *outputFlags) check() error {
 	if err := report.CheckFormat(o.format); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	return checkOut("--out", o.out)
+}
+
+// checkOut refuses, before any work, an output path that cannot be
+// written ("" and "-" are stdout).
+func checkOut(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if err := report.CheckWritable(path); err != nil {
+		return fmt.Errorf("%w: %s: %v", errUsage, flag, err)
+	}
 	return nil
 }
 
 // emit renders to stdout or, atomically, to --out.
 func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error {
+	if o.before != nil {
+		if err := o.before(); err != nil {
+			return err
+		}
+	}
 	if o.out == "" || o.out == "-" {
 		return write(stdout)
 	}
@@ -82,6 +103,17 @@ func (p *profileFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.sets, "set", nil, "override a profile constant, `name=value` (repeatable; moebench profile --list names them)")
 }
 
+// loadFor loads the profile for command and arranges for out to refuse,
+// before writing, a --set that the command's models never read.
+func (p *profileFlags) loadFor(command string, out *outputFlags) (*profile.Profile, error) {
+	prof, err := p.load()
+	if err != nil {
+		return nil, err
+	}
+	out.before = func() error { return checkSetsRead(command, prof, p.sets) }
+	return prof, nil
+}
+
 func (p *profileFlags) load() (*profile.Profile, error) {
 	prof, err := profile.Load(p.spec)
 	if err != nil {
@@ -94,6 +126,19 @@ func (p *profileFlags) load() (*profile.Profile, error) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return prof, nil
+}
+
+// checkSetsRead refuses --set constants that the command's models never
+// read: an override that changes nothing is a mistake, not a no-op.
+func checkSetsRead(command string, prof *profile.Profile, sets []string) error {
+	names, err := profile.SetNames(sets)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if u := prof.Unread(names); len(u) > 0 {
+		return fmt.Errorf("%w: --set %s: %s does not use this constant here (moebench profile --list says what each one is for)", errUsage, strings.Join(u, ", "), command)
+	}
+	return nil
 }
 
 func header(command string, prof *profile.Profile, figures string) report.Header {

@@ -4,15 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/routing"
 	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/transport/profile"
@@ -64,6 +67,7 @@ type layerFlags struct {
 	out         outputFlags
 	logs        logFlags
 	native      nativeFlags
+	budget      budgetFlags
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
 }
@@ -78,7 +82,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
-	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
@@ -94,6 +98,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 	f.native.register(fs)
 }
 
@@ -128,16 +133,27 @@ type item struct {
 
 type knob struct{ name, value string }
 
+// sweepOnly are the knobs sweep takes as lists and run as one value.
+var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"}
+
 func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	sweep := name == "sweep"
 	usage, examples := "run [flags]", runExamples
 	if sweep {
 		usage, examples = "sweep [flags]", sweepExamples
 	}
-	fs := newFlags(name, usage, examples, stderr)
+	fs := newFlags(name, usage, examples, stdout)
 	var f layerFlags
 	f.register(fs)
 	f.ext.register(fs, sweep)
+	if !sweep {
+		// The knobs are lists for sweep; run's help says it takes one.
+		for _, fl := range sweepOnly {
+			if v := fs.Lookup(fl); v != nil {
+				v.Usage += " (one value; sweep takes a list)"
+			}
+		}
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -156,8 +172,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.ext.check(fs, f.out.format); err != nil {
 		return err
 	}
+	if err := f.budget.check(); err != nil {
+		return err
+	}
 	if !sweep {
-		for _, fl := range append([]string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "background", "gpus", "virtual-ranks"}, f.knobs.names()...) {
+		for _, fl := range append(slices.Clone(sweepOnly), f.knobs.names()...) {
 			if v := fs.Lookup(fl); v != nil && v.Changed && strings.Contains(v.Value.String(), ",") {
 				return fmt.Errorf("%w: --%s: run takes one value; moebench sweep takes lists", errUsage, fl)
 			}
@@ -213,8 +232,32 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
 	}
-	// Vary the knobs shown as columns: the ones given more than one value.
-	total := f.ext.count(len(configs) * len(presets))
+	// Refuse, before generating anything, a run the machine cannot hold;
+	// the estimated messages are the progress bar's units, so that it
+	// moves within a long run too.
+	// Points run concurrently, one per core: as many may be in memory at
+	// once.
+	msgs := make([]int, len(configs)*len(presets))
+	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
+	for ci, c := range configs {
+		for pi, p := range presets {
+			layer, _ := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
+			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
+			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
+			if conc > 1 {
+				cost.Bytes = clampMul(cost.Bytes, conc)
+				what += fmt.Sprintf(", %d points at once", conc)
+			}
+			if err := f.budget.allow(what, cost); err != nil {
+				return err
+			}
+			i := ci*len(presets) + pi
+			msgs[i] = int(min(cost.Messages, 1<<40))
+			if f.ext.shard.Has(i) {
+				total += msgs[i]
+			}
+		}
+	}
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
 	// Points run concurrently over the cores; items keep the serial order.
 	routes := map[moe.Shape]*moe.Routing{}
@@ -225,26 +268,41 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		p    preset.Preset
 	}
 	var jobs []job
+	var left []int // per job, the messages its estimate has left for the bar
 	for ci, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
 		if err != nil {
 			return err
 		}
 		for pi, p := range presets {
-			if f.ext.take(ci*len(presets) + pi) {
+			if i := ci*len(presets) + pi; f.ext.take(i) {
 				jobs = append(jobs, job{c, rt, prof, p})
+				left = append(left, msgs[i])
 			}
 		}
 	}
+	// The bar moves with delivered messages, from every running point
+	// (and, in LL, from dispatch and combine at once).
+	var barMu sync.Mutex
+	advance := func(i, n int) {
+		barMu.Lock()
+		defer barMu.Unlock()
+		n = min(n, left[i]) // the estimate is an upper bound
+		left[i] -= n
+		bar.Add(n, jobs[i].p.Name)
+	}
 	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
 		j := jobs[i]
-		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p)
+		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, func(n int) { advance(i, n) })
 		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
-	}, func(i int) { bar.Step(jobs[i].p.Name) })
+	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
 		return err
 	}
 	bar.Done()
+	if err := checkSetsRead(name, base, f.prof.sets); err != nil {
+		return err
+	}
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
@@ -261,6 +319,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+	}
+	if _, err := profile.SetNames(f.prof.sets); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err := f.prof.applyTopology(prof); err != nil {
 		return nil, nil, err
@@ -303,10 +364,10 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		return v
 	}
 	s0 := w.Shape
-	if f.topk != 0 {
+	if fs.Changed("topk") {
 		s0.TopK = f.topk
 	}
-	if f.hidden != 0 {
+	if fs.Changed("hidden") {
 		s0.Hidden = f.hidden
 	}
 	if f.dtype != "" {
@@ -385,6 +446,9 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	}
 	if f.chunk < 0 {
 		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
+	}
+	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
+		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	return out, nil
 }
@@ -466,14 +530,16 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 	return out, nil
 }
 
-func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset) (*moe.Result, error) {
+// runOne runs one point; progress, when not nil, hears of delivered
+// messages as the simulation runs.
+func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, progress func(int)) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
 	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
 	if err != nil {
 		return nil, err
 	}
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload})
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
@@ -549,6 +615,9 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	}
 	if c.mode == moe.Normal && s.Nodes() > 1 {
 		l = append(l, nodeNote(s, f.numSMs, f.chunk))
+	}
+	if len(f.prof.sets) > 0 {
+		l = append(l, "--set "+strings.Join(f.prof.sets, " --set "))
 	}
 	if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))

@@ -184,9 +184,10 @@ func TestRunOutWritesTheFile(t *testing.T) {
 func TestRunAndSweepHelp(t *testing.T) {
 	t.Parallel()
 	for _, c := range []func([]string, *bytes.Buffer, *bytes.Buffer) error{runCmd, sweepCmd} {
-		_, stderr, err := layerCLI(t, c, "--help")
-		if err != errHelpShown || !strings.Contains(stderr, "Usage: moebench") || !strings.Contains(stderr, "Examples:") {
-			t.Errorf("--help: %v\n%s", err, stderr)
+		// Help is the output asked for: on stdout.
+		stdout, stderr, err := layerCLI(t, c, "--help")
+		if err != errHelpShown || !strings.Contains(stdout, "Usage: moebench") || !strings.Contains(stdout, "Examples:") || stderr != "" {
+			t.Errorf("--help: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 		}
 	}
 }

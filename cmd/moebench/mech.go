@@ -19,7 +19,7 @@ const mechExamples = `  moebench mech                                   # every 
 `
 
 func runMech(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mech", "mech [EXPERIMENT...] | mech rate|single [sweep flags]", mechExamples, stderr)
+	fs := newFlags("mech", "mech [EXPERIMENT...] | mech rate|single [sweep flags]", mechExamples, stdout)
 	var (
 		out                            outputFlags
 		prof                           profileFlags
@@ -48,7 +48,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	if err := out.check(); err != nil {
 		return err
 	}
-	p, err := prof.load()
+	p, err := prof.loadFor("mech", &out)
 	if err != nil {
 		return err
 	}

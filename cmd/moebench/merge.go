@@ -17,7 +17,7 @@ const mergeExamples = `  moebench merge shard-*.json --out sweep.json
 `
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("merge", "merge SHARD.json... [flags]", mergeExamples, stderr)
+	fs := newFlags("merge", "merge SHARD.json... [flags]", mergeExamples, stdout)
 	var out outputFlags
 	fs.StringVar(&out.format, "format", "json", "output format: json (as the unsharded run writes it), or for size table or csv")
 	fs.StringVarP(&out.out, "out", "o", "", "write the result to `FILE` (atomically) instead of stdout")

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,10 +49,7 @@ func checkPlotPath(flag, path string) error {
 	if _, err := plot.FormatOf(path); err != nil {
 		return fmt.Errorf("%w: %s %v", errUsage, flag, err)
 	}
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return fmt.Errorf("%w: %s %q: directory %s does not exist", errUsage, flag, path, filepath.Dir(path))
-	}
-	return nil
+	return checkOut(flag, path)
 }
 
 // writePlot draws fig to path, atomically.

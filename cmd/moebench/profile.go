@@ -15,7 +15,7 @@ const profileExamples = `  moebench profile                      # built-in prof
 `
 
 func runProfile(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("profile", "profile [PROFILE] [flags]", profileExamples, stderr)
+	fs := newFlags("profile", "profile [PROFILE] [flags]", profileExamples, stdout)
 	var (
 		out  outputFlags
 		sets []string
@@ -29,6 +29,9 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := out.check(); err != nil {
 		return err
+	}
+	if len(sets) > 0 && (list || fs.NArg() != 1) {
+		return fmt.Errorf("%w: --set: only with a profile to show (moebench profile NAME --set name=value)", errUsage)
 	}
 	t := &report.Table{}
 	var doc any

@@ -2,11 +2,17 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/montanaflynn/stats"
 
 	"moebench/internal/report"
 )
@@ -33,13 +39,16 @@ func TestREADMERunTable(t *testing.T) {
 	if i < 0 {
 		t.Fatal("README lacks the run table")
 	}
-	block := text[i+4:]
-	block = block[:strings.Index(block, "```")]
-	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+	for _, l := range blockLines(text[i+4:]) {
 		if !strings.Contains(string(golden), l+"\n") {
 			t.Errorf("README line not in moebench run's output:\n%s", l)
 		}
 	}
+}
+
+// blockLines are the lines of a code block's body, up to its closing fence.
+func blockLines(body string) []string {
+	return strings.Split(strings.TrimSpace(body[:strings.Index(body, "```")]), "\n")
 }
 
 // The README's internode normal-mode table is what its sweep prints.
@@ -171,5 +180,131 @@ func TestREADMEQuotesModelledRuns(t *testing.T) {
 				t.Errorf("README does not quote the runs as\n%s", got)
 			}
 		}
+	}
+}
+
+// pct prints a relative error as the README's validate tables do.
+func pct(v float64) string {
+	switch p := 100 * v; {
+	case p == 0:
+		return "0%"
+	case p < 10:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	default:
+		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+	}
+}
+
+// validateErrors runs validate on a profile and returns the relative
+// errors per experiment, in the order printed, and all of them.
+func validateErrors(t *testing.T, prof string, args ...string) (order []string, by map[string]stats.Float64Data, all stats.Float64Data) {
+	t.Helper()
+	by = map[string]stats.Float64Data{}
+	for _, r := range csvRows(t, append([]string{"validate", "--profile", prof, "--format", "csv"}, args...)...) {
+		e, err := strconv.ParseFloat(r["rel_err"], 64)
+		if err != nil || math.IsNaN(e) {
+			continue
+		}
+		x := r["experiment"]
+		if by[x] == nil {
+			order = append(order, x)
+		}
+		by[x] = append(by[x], e)
+		all = append(all, e)
+	}
+	return order, by, all
+}
+
+// The README's "How close the model is" table and summaries are what
+// validate prints on P-IB and GB200.
+func TestREADMEValidateSummaries(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("seconds of single-goroutine models: nothing for the race detector")
+	}
+	text := readme(t)
+	order, by, all := validateErrors(t, "p-ib")
+	for _, x := range order {
+		med, _ := by[x].Median()
+		worst, _ := by[x].Max()
+		re := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(x) + `( \([^|]*\))? \| (\d+) \| ([^|]+) \| ([^|]+) \|$`)
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("README's validate table has no row for %s", x)
+			continue
+		}
+		if got, want := m[2]+" | "+strings.TrimSpace(m[3])+" | "+strings.TrimSpace(m[4]), fmt.Sprintf("%d | %s | %s", len(by[x]), pct(med), pct(worst)); got != want {
+			t.Errorf("README: %s | %s, validate prints %s", x, got, want)
+		}
+	}
+	med, _ := all.Median()
+	if want := fmt.Sprintf("Over all %d rows the median error is %s.", len(all), pct(med)); !strings.Contains(text, want) {
+		t.Errorf("README lacks %q", want)
+	}
+	_, _, gb := validateErrors(t, "p-gb200", "--only", "single-op,ordering")
+	med, _ = gb.Median()
+	want := fmt.Sprintf("`validate --profile p-gb200` compares with the GB200 columns of Tables 3 and 4 (%d rows, %s median)", len(gb), pct(med))
+	if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+		t.Errorf("README lacks %q", want)
+	}
+}
+
+// The README's replay example: its quoted lines and figures are what the
+// two commands it shows print.
+func TestREADMEReplayExample(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("seconds of single-goroutine simulation: nothing for the race detector")
+	}
+	text := readme(t)
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	dir := t.TempDir()
+	replay := func(routing, transports string) string {
+		path := filepath.Join(dir, strings.ReplaceAll(routing, ":", "-")+".bin")
+		if _, _, err := runCLI(t, "trace", "gen", "--routing", routing, "--experts", "64", "--topk", "8", "--ranks", "16", "--tokens", "32", "--layers", "2", "--out", path); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runCLI(t, "replay", "--trace", path, "--transport", transports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	out := replay("powerlaw:1.2", "mini-gda,mini-proxy")
+	const cmd = "moebench replay --trace skew.bin --transport mini-gda,mini-proxy\n```\n\n```\n"
+	i := strings.Index(text, cmd)
+	if i < 0 || !strings.Contains(text, "moebench trace gen --routing powerlaw:1.2 --experts 64 --topk 8 --ranks 16 --tokens 32 --layers 2 --out skew.bin") {
+		t.Fatal("README lacks the replay example's commands")
+	}
+	printed := map[string]bool{}
+	var rows [][]string
+	for _, l := range strings.Split(out, "\n") {
+		printed[norm(l)] = true
+		rows = append(rows, strings.Fields(l))
+	}
+	for _, l := range blockLines(text[i+len(cmd):]) {
+		if norm(l) != "..." && !printed[norm(l)] {
+			t.Errorf("README line not in replay's output:\n%s", l)
+		}
+	}
+	// The figures of the sentence below it.
+	find := func(prefix ...string) []string {
+		for _, f := range rows {
+			if len(f) >= len(prefix) && slices.Equal(f[:len(prefix)], prefix) {
+				return f
+			}
+		}
+		t.Fatalf("replay prints no row %v", prefix)
+		return nil
+	}
+	share := find("rank")[5]
+	wire := slices.Index(find("preset", "phase", "of"), "wire") + 1 // "all ranks" is two fields
+	slow, all := find("mini-gda", "dispatch", "slowest", "rank")[wire], find("mini-gda", "dispatch", "all", "ranks")[wire]
+	uni := replay("uniform", "mini-gda")
+	uniform := strings.Fields(uni[strings.Index(uni, "mini-gda  mini-gda   dispatch"):])[4]
+	want := fmt.Sprintf("it receives %s of all selections, and its dispatch is bound by its inbound wire (%s µs against %s µs for the average rank). "+
+		"The same shape generated uniform (`moebench trace gen --routing uniform ...`) dispatches in %s µs per layer.", share, slow, all, uniform)
+	if !strings.Contains(norm(text), want) {
+		t.Errorf("README lacks %q", want)
 	}
 }

@@ -60,6 +60,7 @@ type replayFlags struct {
 	prof       profileFlags
 	out        outputFlags
 	logs       logFlags
+	budget     budgetFlags
 }
 
 func (f *replayFlags) register(fs *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -103,7 +105,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 // replayCommand is runReplay with a hook called after each replayed group
 // (tests watch memory through it).
 func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int)) error {
-	fs := newFlags("replay", "replay --trace FILE [flags]", replayExamples, stderr)
+	fs := newFlags("replay", "replay --trace FILE [flags]", replayExamples, stdout)
 	var f replayFlags
 	f.register(fs)
 	plotPath := fs.String("plot", "", "also draw per-layer time over the replay and per-rank load to `FILE` (.svg or .png)")
@@ -119,6 +121,10 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := f.out.check(); err != nil {
 		return err
 	}
+	if err := f.budget.check(); err != nil {
+		return err
+	}
+	f.imp.MaxBytes = f.budget.bytes
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
@@ -186,6 +192,9 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	// shape the layer, not the trace.
 	opt.EPSize, opt.GPUsPerNode, opt.Provenance = 0, 0, ""
 	src, err := traces.Import(splitList(f.traces), opt)
+	if errors.Is(err, traces.ErrOption) {
+		return nil, fmt.Errorf("%w: --trace: %v", errUsage, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
@@ -270,7 +279,7 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, err
 	}
 	rp.knobs = one[0].knobs
-	if rp.prof, err = f.prof.load(); err != nil {
+	if rp.prof, err = f.prof.loadFor("replay", &f.out); err != nil {
 		return nil, err
 	}
 	return rp, nil
@@ -296,7 +305,7 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 	if h.IDSpace == traces.Physical {
 		s.PhysicalExperts, rp.ids = h.PhysicalExperts, moe.PhysicalIDs
 	}
-	if f.hidden != 0 {
+	if fs.Changed("hidden") {
 		s.Hidden = f.hidden
 	}
 	if f.dtype != "" {
@@ -377,7 +386,7 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // way out.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
 	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
-	res, err := runOne(&rp.lf, c, rt, rp.prof, p)
+	res, err := runOne(&rp.lf, c, rt, rp.prof, p, nil)
 	if errors.Is(err, moe.ErrQueueDepth) {
 		msg, _, _ := strings.Cut(message(err), "; lower --tokens")
 		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: %s; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, msg)

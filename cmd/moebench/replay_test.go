@@ -488,7 +488,7 @@ func TestReplayErrors(t *testing.T) {
 		{"not a trace", []string{"--trace", notrace}, false, "--trace: " + notrace + ": cannot tell the input format"},
 		{"4-D npy", []string{"--trace", bad4d}, false, bad4d + ": topk_ids has shape [1 2 2 2], want [layers, tokens, k] or [tokens, layers, k]"},
 		{"ids out of range", []string{"--trace", oob, "--experts", "8"}, false, oob + ": topk_ids[1,1] = 9 is out of range [-1, 8)"},
-		{"duplicate expert", []string{"--trace", "testdata/replay/duplicate.jsonl"}, false, "duplicate.jsonl: record 1 (step 0, layer 0, rank 1): topk_idx[1,1]: expert 3 is already selected in slot 0"},
+		{"duplicate expert", []string{"--trace", "testdata/replay/duplicate.jsonl"}, false, "duplicate.jsonl:3: topk_idx[1,1] = 3: the token already picked expert 3 in slot 0"},
 		{"missing rank", []string{"--trace", "testdata/replay/missing-rank.jsonl"}, false, "ends with step 0, layer 1 recorded by 1 of 2 ranks (missing 1"},
 		{"interleaved beyond buffer", []string{"--trace", "testdata/replay/rank-major.jsonl", "--max-open", "1"}, false, "record 1 (step 0, layer 1, rank 0): more than 1 (step, layer) groups"},
 		{"top-k mismatch", []string{"--trace", good, "--topk", "4"}, true, "--topk 4: " + good + " records top-2"},

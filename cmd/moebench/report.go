@@ -21,7 +21,7 @@ const reportExamples = `  moebench run --format json --out run.json && moebench 
 `
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "report RESULT.json... [flags]", reportExamples, stderr)
+	fs := newFlags("report", "report RESULT.json... [flags]", reportExamples, stdout)
 	out := fs.StringP("out", "o", "", "write the page to `FILE` (atomically) instead of stdout")
 	title := fs.String("title", "moebench report", "the page's title")
 	if err := parse(fs, args); err != nil {

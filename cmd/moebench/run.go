@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -44,7 +45,14 @@ func commands() []command {
 		{"trace", "generate, convert and inspect routing traces", runTrace},
 		{"calibrate", "measure the GPU-side constants on the local GPU (native library)", runCalibrate},
 		{"profile", "list platform profiles and their constants with sources", runProfile},
-		{"version", "print the version", func(_ []string, stdout, _ io.Writer) error {
+		{"version", "print the version", func(args []string, stdout, _ io.Writer) error {
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+				_, err := io.WriteString(stdout, "Usage: moebench version\n\nPrints the version the binary was built from.\n")
+				return err
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("%w: version takes no arguments or flags (got %q)", errUsage, args)
+			}
 			_, err := fmt.Fprintln(stdout, "moebench", version)
 			return err
 		}},
@@ -53,12 +61,23 @@ func commands() []command {
 
 // run dispatches a subcommand; main only calls this.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: no command given", errUsage)
+	if len(args) == 0 {
+		usage(stderr)
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 1 {
+			usage(stdout)
+			return nil
 		}
-		return nil
+		if args[0] != "help" {
+			return fmt.Errorf("%w: %s takes no arguments (moebench help COMMAND shows a command's help)", errUsage, args[0])
+		}
+		if len(args) > 2 && args[1] != "trace" {
+			return fmt.Errorf("%w: help takes one command (got %q)", errUsage, args[1:])
+		}
+		// moebench help CMD [SUB] is moebench CMD [SUB] --help.
+		return run(append(slices.Clone(args[1:]), "--help"), stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

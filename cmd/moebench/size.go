@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/moe"
+	"moebench/routing"
 	"moebench/sizing"
 	"moebench/transport"
 	"moebench/transport/preset"
@@ -43,10 +45,12 @@ type sizeFlags struct {
 	prof                                       profileFlags
 	out                                        outputFlags
 	logs                                       logFlags
+	budget                                     budgetFlags
+	changed                                    func(flag string) bool
 }
 
 func runSize(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("size", "size [flags]", sizeExamples, stderr)
+	fs := newFlags("size", "size [flags]", sizeExamples, stdout)
 	var f sizeFlags
 	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
 	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
@@ -57,7 +61,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
-	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing: uniform, powerlaw:ALPHA, imbalanced-ranks:RATIO, imbalanced-experts:RATIO")
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
@@ -80,6 +84,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
+	f.budget.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -87,6 +92,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: size takes no arguments (got %q)", errUsage, fs.Args())
 	}
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := f.budget.check(); err != nil {
 		return err
 	}
 	if err := checkPlotPath("--plot", f.plot); err != nil {
@@ -107,10 +115,11 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if !sh.All() && f.plot != "" {
 		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
 	}
-	prof, err := f.prof.load()
+	prof, err := f.prof.loadFor("size", &f.out)
 	if err != nil {
 		return err
 	}
+	f.changed = fs.Changed
 	study, h, err := f.study(fs.Changed("nvlink"), fs.Changed("preset"))
 	if err != nil {
 		return err
@@ -182,17 +191,13 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		dst  *int
 	}{{"tokens", f.tokens, &s.Tokens}, {"ranks", f.ranks, &s.Ranks}, {"gpus-per-node", f.perNode, &s.GPUsPerNode},
 		{"topk", f.topk, &s.TopK}, {"hidden", f.hidden, &s.Hidden}} {
-		if o.v < 0 {
-			return nil, h, fmt.Errorf("%w: --%s %d: must be positive", errUsage, o.flag, o.v)
-		}
-		if o.v > 0 {
+		// Given, a value is used as it is (0 included, for the shape's
+		// check to refuse); only an absent flag means the workload's.
+		if f.changed(o.flag) {
 			*o.dst = o.v
 		}
 	}
-	if f.experts < 0 {
-		return nil, h, fmt.Errorf("%w: --experts %d: must be positive", errUsage, f.experts)
-	}
-	if f.experts > 0 && f.experts != s.Experts {
+	if f.changed("experts") && f.experts != s.Experts {
 		s.Experts, s.PhysicalExperts = f.experts, 0
 	}
 	if f.dtype != "" {
@@ -225,6 +230,25 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	// Refuse, before generating anything, a study the machine cannot
+	// hold: the largest candidate on each mechanism, --jobs at once.
+	jobs := f.jobs
+	if jobs == 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	big := config{shape: s, knobs: transport.Settings{}}
+	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
+		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
+			big.knobs[n] = strconv.Itoa(slices.Max(*v))
+		}
+	}
+	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
+		c := moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts()))
+		c.Bytes *= int64(jobs)
+		if err := f.budget.allow(fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs), c); err != nil {
+			return nil, h, err
+		}
 	}
 	rt, err := moe.Generate(s, spec, f.seed)
 	if err != nil {

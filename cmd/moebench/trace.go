@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/routing"
 	"moebench/traces"
 )
 
@@ -85,10 +87,11 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	fs := newTraceFlags("gen", "gen --out FILE [flags]", `  moebench trace gen --out uniform.bin
   moebench trace gen --routing powerlaw:1.2 --drift 0.05 --layers 61 --ranks 32 --out r1.bin
   moebench trace gen --routing hot:8:0.5 --tokens 16 --weights --format jsonl --out -
+  moebench trace gen --routing imbalanced-ranks:4 --ranks 16 --gpus-per-node 8 --out hot-rank.bin
 `, stdout)
 	out := fs.String("out", "", "output file, or - for stdout (jsonl only); required")
 	format := fs.String("format", "", "output format: bin or jsonl (default: from --out's extension, else bin)")
-	routing := fs.String("routing", "uniform", "routing model: uniform, powerlaw:ALPHA (hottest experts lowest ids) or hot:N:SHARE")
+	spec := fs.String("routing", "uniform", "synthetic routing, as run's: "+routing.Syntax+" (hottest experts lowest ids)")
 	fs.IntVar(&d.Experts, "experts", d.Experts, "logical experts")
 	fs.IntVar(&d.TopK, "topk", d.TopK, "experts per token")
 	fs.IntVar(&d.Layers, "layers", d.Layers, "MoE layers")
@@ -108,11 +111,19 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if *out == "" {
 		return fmt.Errorf("%w: trace gen: --out is required", errUsage)
 	}
-	r, err := traces.ParseRouting(*routing)
+	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
+	r, err := routing.Parse(*spec)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
 	d.Routing = r
+	// The layer shape as run and replay check it: a trace they would
+	// refuse is refused here.
+	if err := checkTraceShape(d); err != nil {
+		return err
+	}
 	f, err := outputFormat(*format, *out)
 	if err != nil {
 		return err
@@ -122,6 +133,20 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
 	}
 	return writeTrace(*out, f, src, stdout)
+}
+
+// checkTraceShape validates trace gen's shape with the layer's own check
+// (moe.Shape.Validate), naming the flag at fault.
+func checkTraceShape(d traces.GenOptions) error {
+	s := moe.Shape{Experts: d.Experts, TopK: d.TopK, Tokens: d.TokensPerRank, Ranks: d.Ranks, GPUsPerNode: d.GPUsPerNode,
+		Hidden: 16, Dispatch: moe.BF16, Combine: moe.BF16}
+	if d.GPUsPerNode == 0 { // unknown: one node
+		s.GPUsPerNode = d.Ranks
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
+	return nil
 }
 
 // outputFormat takes --format, else guesses from the output name; binary
@@ -179,14 +204,24 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	fs.IntVar(&opt.GPUsPerNode, "gpus-per-node", 0, "GPUs per node, recorded in the header (0 = unknown)")
 	fs.Uint64Var(&opt.Seed, "seed", 1, "seed for tokens synthesized from counts")
 	fs.StringVar(&opt.Provenance, "provenance", "", "free text appended to the provenance (model, command, date)")
+	var budget budgetFlags
+	budget.register(fs)
 	if help, err := parseTraceFlags(fs, args); help || err != nil {
 		return err
 	}
+	if err := budget.check(); err != nil {
+		return err
+	}
+	// An imported array is held whole: its header must fit the budget.
+	opt.MaxBytes = budget.bytes
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: trace convert needs an input file", errUsage)
 	}
 	if *out == "" || *out == "-" {
 		return fmt.Errorf("%w: trace convert: --out FILE is required", errUsage)
+	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
 	}
 	if *from != "" {
 		f, err := parseFormat("from", *from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
@@ -206,6 +241,9 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	src, err := traces.Import(fs.Args(), opt)
+	if errors.Is(err, traces.ErrOption) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if err != nil {
 		return err
 	}

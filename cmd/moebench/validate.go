@@ -22,7 +22,7 @@ const validateExamples = `  moebench validate
 `
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("validate", "validate [flags]", validateExamples, stderr)
+	fs := newFlags("validate", "validate [flags]", validateExamples, stdout)
 	var (
 		out       outputFlags
 		prof      profileFlags
@@ -49,7 +49,10 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
-	p, err := prof.load()
+	if math.IsNaN(failAbove) || math.IsInf(failAbove, 0) || failAbove < 0 {
+		return fmt.Errorf("%w: --fail-above %v: want a finite fraction >= 0 (0 = never fail)", errUsage, failAbove)
+	}
+	p, err := prof.loadFor("validate", &out)
 	if err != nil {
 		return err
 	}
@@ -62,7 +65,10 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if measured != "" {
 		data, err := os.ReadFile(measured)
 		if err != nil {
-			return fmt.Errorf("%w: --measured: %v", errUsage, err)
+			return fmt.Errorf("--measured: %w", err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return fmt.Errorf("--measured %s: the file is empty (want the raw JSON of moebench calibrate --raw)", measured)
 		}
 		raw, from = data, measured
 	}
@@ -173,17 +179,17 @@ func nan() float64 { return math.NaN() }
 func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
 	if raw, ok, err := parseLayerMeasured(data); ok {
 		if err != nil {
-			return fmt.Errorf("%w: --measured %s: %v", errUsage, path, err)
+			return fmt.Errorf("--measured %s: %w", path, err)
 		}
 		return validateLayer(p, path, raw, out, stdout, failAbove, plotPath)
 	}
 	var m gda.Measured
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("%w: --measured %s: %v", errUsage, path, err)
+		return fmt.Errorf("--measured %s: %w", path, err)
 	}
 	if len(m.IssueNs) == 0 {
-		return fmt.Errorf("%w: --measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", errUsage, path)
+		return fmt.Errorf("--measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", path)
 	}
 	rows, err := mech.CompareMeasured(p, m)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,40 @@ func TestWriteFileAtomicReplaces(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if string(b) != "new" {
 		t.Fatalf("got %q", b)
+	}
+}
+
+// Errors name the user's path, never the temporary file.
+func TestWriteFileAtomicNamesThePath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		return w.(*os.File).Chmod(0o644) // a PathError about the temp file would name it
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such", "out.json")
+	err = WriteFileAtomic(missing, func(io.Writer) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), ".tmp-") {
+		t.Fatalf("error %v, want it to name %s and not the temporary file", err, missing)
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := CheckWritable(filepath.Join(dir, "ok.json")); err != nil {
+		t.Errorf("writable: %v", err)
+	}
+	if err := CheckWritable(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: %v", err)
+	}
+	if err := CheckWritable(filepath.Join(dir, "no", "x.json")); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "no", "x.json")) {
+		t.Errorf("a missing directory: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the probe left %v", ents)
 	}
 }

@@ -69,8 +69,12 @@ func IsTerminal(w io.Writer) bool {
 }
 
 // Step marks one step done; what names it.
-func (p *Progress) Step(what string) {
-	p.done++
+func (p *Progress) Step(what string) { p.Add(1, what) }
+
+// Add marks n more units of work done (simulated messages within a long
+// run, say); what names the work in progress.
+func (p *Progress) Add(n int, what string) {
+	p.done += n
 	if !p.live {
 		return
 	}

@@ -58,3 +58,19 @@ func TestIsTerminalOnBuffer(t *testing.T) {
 		t.Fatal("a buffer is not a terminal")
 	}
 }
+
+// Within one long step the bar moves with Add.
+func TestProgressAddMovesWithinARun(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	no := false
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewProgress(&b, "run", 1000, ProgressOptions{Force: true, CI: &no, Now: c.now})
+	for range 10 {
+		c.t = c.t.Add(time.Second)
+		p.Add(50, "mini-gda")
+	}
+	if !strings.Contains(b.String(), "500/1000") || !strings.Contains(b.String(), "[===============") {
+		t.Errorf("bar did not reach half way: %q", b.String())
+	}
+}

@@ -149,7 +149,7 @@ type Info struct {
 }
 
 // notStudy are the flags that do not change what a study computes.
-var notStudy = map[string]bool{"shard": true, "out": true, "format": true, "progress": true, "log-level": true, "plot": true, "jobs": true}
+var notStudy = map[string]bool{"shard": true, "out": true, "format": true, "progress": true, "log-level": true, "plot": true, "jobs": true, "max-memory": true}
 
 // StudyPrint fingerprints the flags given, in the order they are defined
 // (not the order they were typed), less those that only say where and how

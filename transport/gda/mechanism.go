@@ -32,7 +32,7 @@ var (
 		Sizes: "powers of two up to the layer's channels, and twice them", Min: 0}
 	dcisKnob = transport.Knob{Name: "dcis", Column: "DCIs", Field: "dcis", Label: "DC DCIs per NIC",
 		Help:  "dc: DCIs per NIC, overriding the preset's",
-		Sizes: "powers of two up to max(2 × channels, 16)", Min: 1}
+		Sizes: "powers of two up to max(2 × channels, 16)", Min: 1, Max: 1 << 20}
 )
 
 // orderingKnob takes the orderings a layer can use (not "none", which

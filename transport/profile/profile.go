@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Built-in profiles are folders of JSON parts (data/NAME/*.json), merged in
@@ -45,6 +46,41 @@ type Profile struct {
 	// measuredFrom names the file.
 	measured     json.RawMessage
 	measuredFrom string
+	// reads records the constants a model asked for (Get), shared by
+	// every Clone, so that a command can tell a --set nothing read.
+	reads *readSet
+}
+
+// readSet is the set of constant names read, safe for concurrent models.
+type readSet struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (r *readSet) add(name string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.names[name] = true
+	r.mu.Unlock()
+}
+
+// Unread returns the names, in order, that no model has read with Get from
+// this profile or any clone of it.
+func (p *Profile) Unread(names []string) []string {
+	var out []string
+	if p.reads == nil {
+		return slices.Clone(names)
+	}
+	p.reads.mu.Lock()
+	defer p.reads.mu.Unlock()
+	for _, n := range names {
+		if !p.reads.names[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Measured returns the raw measurements carried by the last fragment that
@@ -72,7 +108,7 @@ func Load(spec string) (*Profile, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("profile: empty profile name")
 	}
-	p := &Profile{vals: map[string]Constant{}}
+	p := &Profile{vals: map[string]Constant{}, reads: &readSet{names: map[string]bool{}}}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		if err := p.merge(part, 0); err != nil {
@@ -218,8 +254,13 @@ func Parse(label string, data []byte) (*File, error) {
 			}
 			for dec.More() {
 				coff := dec.InputOffset()
-				var c Constant
-				if err := dec.Decode(&c); err != nil {
+				var raw struct {
+					Name   string   `json:"name"`
+					Value  *float64 `json:"value"`
+					Unit   string   `json:"unit"`
+					Source string   `json:"source"`
+				}
+				if err := dec.Decode(&raw); err != nil {
 					return nil, fail(coff, "constants[%d]: %v", len(f.Constants), err)
 				}
 				start := int(coff)
@@ -227,6 +268,10 @@ func Parse(label string, data []byte) (*File, error) {
 					start++
 				}
 				line := lineAt(int64(start) + 1)
+				if raw.Value == nil {
+					return nil, fmt.Errorf("%s:%d: constant %s has no value", label, line, raw.Name)
+				}
+				c := Constant{Name: raw.Name, Value: *raw.Value, Unit: raw.Unit, Source: raw.Source}
 				if err := check(c); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", label, line, err)
 				}
@@ -332,11 +377,11 @@ func (p *Profile) SetValue(name string, v float64, source string) error {
 // ApplySets applies "name=value" overrides in order; errors name the
 // offending entry.
 func (p *Profile) ApplySets(sets []string) error {
+	if _, err := SetNames(sets); err != nil {
+		return err
+	}
 	for _, s := range sets {
-		name, value, ok := strings.Cut(s, "=")
-		if !ok {
-			return fmt.Errorf("--set %q: want name=value", s)
-		}
+		name, value, _ := strings.Cut(s, "=")
 		if err := p.Set(strings.TrimSpace(name), value); err != nil {
 			return fmt.Errorf("--set %s: %w", s, err)
 		}
@@ -344,9 +389,30 @@ func (p *Profile) ApplySets(sets []string) error {
 	return nil
 }
 
+// SetNames returns the constant names of "name=value" overrides, refusing a
+// malformed entry and a name given twice (the later would silently win).
+func SetNames(sets []string) ([]string, error) {
+	seen := map[string]string{}
+	var names []string
+	for _, s := range sets {
+		name, _, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, fmt.Errorf("--set %q: want name=value", s)
+		}
+		name = strings.TrimSpace(name)
+		if prev, dup := seen[name]; dup {
+			return nil, fmt.Errorf("--set %s: %s is already set by --set %s; give each constant once", s, name, prev)
+		}
+		seen[name] = s
+		names = append(names, name)
+	}
+	return names, nil
+}
+
 // Get returns a constant's value. Asking for an undeclared name is a bug in
 // a model, so it panics; Load guarantees every declared constant is set.
 func (p *Profile) Get(name string) float64 {
+	p.reads.add(name)
 	c, ok := p.vals[name]
 	if !ok {
 		if _, declared := Lookup(name); !declared {

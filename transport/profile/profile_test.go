@@ -45,6 +45,8 @@ func TestParseErrorsNameLineAndConstant(t *testing.T) {
 		{"bad value type", `{"name":"x","constants":[{"name":"gpu.sms","value":"ten","unit":"count","source":"a"}]}`, "constants[0]"},
 		{"truncated", `{"name":"x","constants":[{"name":"gpu.sms"`, "f.json:1:"},
 		{"no name", `{"constants":[]}`, "field name is missing"},
+		{"no value", `{"name":"x","constants":[
+{"name":"gpu.sms","unit":"count","source":"a"}]}`, "f.json:2: constant gpu.sms has no value"},
 		{"trailing", `{"name":"x"} {}`, "trailing data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +102,14 @@ func TestSetOverrides(t *testing.T) {
 		if err := q.ApplySets([]string{set}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: %v, want %q", set, err, want)
 		}
+	}
+	if err := q.ApplySets([]string{"gpu.sms=100", "gpu.sms=120"}); err == nil || !strings.Contains(err.Error(), "already set by --set gpu.sms=100") {
+		t.Errorf("a constant set twice: %v", err)
+	}
+	// Reads are tracked across clones: the model read the clock, not the
+	// message rate.
+	if u := p.Unread([]string{"gpu.sm_clock_mhz", "nic.msg_rate_mps"}); len(u) != 1 || u[0] != "nic.msg_rate_mps" {
+		t.Errorf("Unread = %v, want [nic.msg_rate_mps]", u)
 	}
 }
 

@@ -9,14 +9,17 @@ import (
 // mini-proxy as it declares itself to the seam.
 func init() { transport.Register(mechanism{}) }
 
+// The knobs' upper bounds are past any deployment (a rank's proxy is a
+// few CPU threads polling tens of rings) and keep a mistyped value from
+// running for minutes.
 var (
 	connMiss    = transport.Cause{Name: "conn_miss", Help: "NIC time fetching a worker QP's context"}
 	workersKnob = transport.Knob{Name: "workers", Column: "workers", Field: "workers", Label: "proxy workers per GPU",
-		Help: "proxy: CPU workers per rank, overriding the preset's", Sizes: "1,2,4,8,16", Min: 1}
+		Help: "proxy: CPU workers per rank, overriding the preset's", Sizes: "1,2,4,8,16", Min: 1, Max: 1 << 10}
 	batchKnob = transport.Knob{Name: "batch", Column: "batch", Field: "batch", Label: "work requests chained per post",
-		Help: "proxy: work requests chained per post, overriding the preset's", Sizes: "1,4,16", Min: 1}
+		Help: "proxy: work requests chained per post, overriding the preset's", Sizes: "1,4,16", Min: 1, Max: 1 << 16}
 	ringsKnob = transport.Knob{Name: "rings", Column: "rings", Field: "rings", Label: "proxy rings per GPU",
-		Help: "proxy: descriptor rings per rank, overriding the preset's", Sizes: "one and eight per worker", Min: 1}
+		Help: "proxy: descriptor rings per rank, overriding the preset's", Sizes: "one and eight per worker", Min: 1, Max: 1 << 12}
 	knobs = []transport.Knob{workersKnob, batchKnob, ringsKnob}
 )
 

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/moe"
+)
+
+// budgetFlags bound what a command may take, checked from the estimate
+// before any work starts.
+type budgetFlags struct {
+	maxMemory string
+	bytes     int64 // resolved: --max-memory, else this machine's memory
+}
+
+func (b *budgetFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&b.maxMemory, "max-memory", "", "refuse work whose estimated memory exceeds `SIZE` (e.g. 8GiB, 500MB; default this machine's memory)")
+}
+
+// check resolves the budget.
+func (b *budgetFlags) check() error {
+	if b.maxMemory == "" {
+		b.bytes = machineMemory()
+		return nil
+	}
+	v, err := parseBytes(b.maxMemory)
+	if err != nil {
+		return fmt.Errorf("%w: --max-memory: %v", errUsage, err)
+	}
+	b.bytes = v
+	return nil
+}
+
+// allow refuses an estimate over the budget; what says what was asked.
+func (b *budgetFlags) allow(what string, c moe.Cost) error {
+	if b.bytes <= 0 || c.Bytes <= b.bytes {
+		return nil
+	}
+	limit := fmt.Sprintf("--max-memory %s (%s)", b.maxMemory, fmtBytes(b.bytes))
+	if b.maxMemory == "" {
+		limit = fmt.Sprintf("the %s this machine has (--max-memory to change)", fmtBytes(b.bytes))
+	}
+	return fmt.Errorf("%w: %s would need about %s of memory and %s messages, more than %s; ask for less",
+		errUsage, what, fmtBytes(c.Bytes), fmtCount(c.Messages), limit)
+}
+
+// layerQueues estimates a configuration's queues on a mechanism from the
+// knobs in force: the preset's own values are small, a knob can be large.
+func layerQueues(c config, mechanism string, channels int) moe.Queues {
+	r := int64(c.shape.Ranks)
+	var q moe.Queues
+	switch mechanism {
+	case "dc":
+		q.DCIs = r * int64(max(c.knobs.Int("dcis"), 64))
+	case "mini-proxy":
+		q.Rings, q.Proxy = r*int64(max(c.knobs.Int("rings"), 64)), true
+		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), 4))
+	default:
+		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), channels, 4))
+	}
+	return q
+}
+
+// parseBytes reads a size: a number with an optional unit, B, KB, MB, GB,
+// TB (powers of 1000) or K, KiB, M, MiB, G, GiB, T, TiB (powers of 1024).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("%q is not a size (want e.g. 8GiB, 500MB or 1073741824)", s)
+	}
+	mult := map[string]float64{"": 1, "b": 1,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, unit)
+	}
+	b := v * mult
+	if b < 1 || b >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is out of range (want at least 1 byte)", s)
+	}
+	return int64(b), nil
+}
+
+// machineMemory is the physical memory (MemTotal), or 0 (no limit) where
+// it cannot be read.
+func machineMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// clampMul is a·b, at most math.MaxInt64.
+func clampMul(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func fmtBytes(b int64) string {
+	v := float64(b)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"} {
+		if v < 1024 || u == "PiB" {
+			return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
+		}
+		v /= 1024
+	}
+	return ""
+}
+
+func fmtCount(n int64) string {
+	switch {
+	case n >= 1e12:
+		return fmt.Sprintf("%.1f trillion", float64(n)/1e12)
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f billion", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f million", float64(n)/1e6)
+	}
+	return strconv.FormatInt(n, 10)
+}

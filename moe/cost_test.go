@@ -1,0 +1,117 @@
+package moe_test
+
+import (
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"moebench/moe"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+	"moebench/workloads"
+)
+
+// The estimate grows with every term and does not overflow on shapes far
+// beyond any machine.
+func TestEstimateCost(t *testing.T) {
+	t.Parallel()
+	s := moe.Shape{Experts: 256, TopK: 8, Tokens: 128, Ranks: 16, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
+	base := moe.EstimateCost(s, moe.Queues{QPs: 1024})
+	// moebench run --transport mini-gda at these defaults peaks near 52 MiB.
+	if base.Bytes < 40<<20 || base.Bytes > 80<<20 {
+		t.Errorf("default layer: %d MiB", base.Bytes>>20)
+	}
+	if base.Messages != 2*16*128*8 {
+		t.Errorf("messages %d", base.Messages)
+	}
+	more := s
+	more.Tokens *= 8
+	if c := moe.EstimateCost(more, moe.Queues{QPs: 1024}); c.Bytes <= base.Bytes {
+		t.Errorf("8× tokens: %d B, not above %d B", c.Bytes, base.Bytes)
+	}
+	if c := moe.EstimateCost(s, moe.Queues{QPs: 1024, Rings: 1 << 20}); c.Bytes < base.Bytes+1<<30 {
+		t.Errorf("a million rings: %d B", c.Bytes)
+	}
+	huge := moe.Shape{Experts: 1 << 20, TopK: 8, Tokens: 1 << 20, Ranks: 1 << 20}
+	if c := moe.EstimateCost(huge, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.Messages <= 0 {
+		t.Errorf("overflowed: %+v", c)
+	}
+}
+
+// A run reports its deliveries as it goes, never more than the estimate.
+func TestLayerProgress(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []moe.Mode{moe.LL, moe.Normal} {
+		s := moe.Shape{Experts: 64, TopK: 4, Hidden: 1024, Tokens: 256, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+		r, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := preset.Get("mini-gda")
+		layer, _ := moe.Channels(s, mode, 0, moe.Background{})
+		tr, err := p.Transport(preset.Options{LocalExperts: layer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls, got atomic.Int64 // dispatch and combine report side by side
+		_, err = moe.RunLayer(moe.LayerConfig{Routing: r, Mode: mode, Transport: tr, Profile: profile.MustLoad("p-ib"), NoPayload: true, NVLink: mode == moe.Normal,
+			Progress: func(n int) { calls.Add(1); got.Add(int64(n)) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := moe.EstimateCost(s, moe.Queues{}).Messages
+		// Normal mode sends few, large messages: it may report none here.
+		if (mode == moe.LL && calls.Load() < 2) || got.Load() > est {
+			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls.Load(), got.Load(), est)
+		}
+	}
+}
+
+// With background traffic the critical path still sums to the phase time
+// it explains (the background's head start before the kernels is no part
+// of it), and bound-by names the largest cause.
+func TestBreakdownSumsUnderBackground(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode   moe.Mode
+		preset string
+		bg     string
+	}{
+		{moe.LL, "mini-gda", "bulk:8:shared"},
+		{moe.LL, "mini-proxy", "bulk:8:reserved"},
+		{moe.LL, "dc", "bulk:8:shared"},
+		{moe.Normal, "mini-gda", "bulk:8:shared"},
+	} {
+		bg, err := workloads.ParseBackground(tc.bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := moe.Shape{Experts: 32, TopK: 4, Hidden: 1024, Tokens: 8, Ranks: 8, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+		r, err := moe.Generate(s, moe.RoutingSpec{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := preset.Get(tc.preset)
+		layer, reserved := moe.Channels(s, tc.mode, 0, bg)
+		o := preset.Options{LocalExperts: layer}
+		if reserved > 0 {
+			o.QPsPerPeer, o.Reserved = layer+reserved, reserved
+		}
+		tr, err := p.Transport(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: tc.mode, Transport: tr, Profile: profile.MustLoad("p-ib"), Background: bg, NVLink: tc.mode == moe.Normal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ph := range []*moe.Phase{&res.Dispatch, &res.Combine} {
+			if got := ph.Breakdown.Total(); math.Abs(got-ph.Time.Mean) > 1e-6*ph.Time.Mean+1e-6 {
+				t.Errorf("%v %s %s: breakdown sums to %v µs, phase mean is %v µs", tc.mode, tc.preset, tc.bg, got, ph.Time.Mean)
+			}
+			if ph.BoundBy != ph.Breakdown.Largest().String() {
+				t.Errorf("%v %s %s: bound by %s, largest cause %s", tc.mode, tc.preset, tc.bg, ph.BoundBy, ph.Breakdown.Largest())
+			}
+		}
+	}
+}
