@@ -194,12 +194,11 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	p.wtail = make([]bool, nw)
 	p.sms = make([]hw.SM, R*C)
 	p.pool.init(nw)
-	resume := p.resume
 	for w := range nw {
 		r := w / (C * W)
 		sm := w / W
 		p.sms[sm].Lanes = W
-		p.newWarp(w, r, sm, resume)
+		p.newWarp(w, r, sm, p.resume)
 	}
 	for r := range R {
 		p.sendLeft[r] = int32(C * W)
