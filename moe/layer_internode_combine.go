@@ -138,13 +138,14 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	c.q0 = nst
 	c.sms = make([]hw.SM, R*C*2)
 	c.pool.init(c.q0 + R*C)
+	resume := c.resume
 	for st := range nst {
 		src, ch, dn := plan.streamSrc(st)
 		f := dn*G + src%G
-		c.newTransportWarp(c.p0+st, f, (f*C+ch)*2+1, c.resume)
+		c.newTransportWarp(c.p0+st, f, (f*C+ch)*2+1, resume)
 	}
 	for rc := range R * C {
-		c.newTransportWarp(c.q0+rc, rc/C, rc*2, c.resume)
+		c.newTransportWarp(c.q0+rc, rc/C, rc*2, resume)
 	}
 	c.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)
 	for r := range R {

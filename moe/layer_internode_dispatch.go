@@ -156,13 +156,14 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	d.h0 = d.c0 + R*C
 	d.sms = make([]hw.SM, R*C*2)
 	d.pool.init(d.h0 + R*C)
+	resume := d.resume
 	for sc := range R * C {
 		r := sc / C
 		for w := range rdmaSenderWarps {
-			d.newTransportWarp(sc*rdmaSenderWarps+w, r, sc*2, d.resume)
+			d.newTransportWarp(sc*rdmaSenderWarps+w, r, sc*2, resume)
 		}
-		d.newTransportWarp(d.c0+sc, r, sc*2, d.resume)
-		d.newTransportWarp(d.h0+sc, r, sc*2+1, d.resume)
+		d.newTransportWarp(d.c0+sc, r, sc*2, resume)
+		d.newTransportWarp(d.h0+sc, r, sc*2+1, resume)
 		d.sMetaLeft[sc] = rdmaSenderWarps
 	}
 	d.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)

@@ -329,12 +329,13 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	d.sms = make([]hw.SM, R*S)
 	d.smst = make([]llSM, R*S)
 	d.pool.init(R * S * d.nw)
+	resume := d.resume // one closure for every warp, not one each
 	for sm := range d.smst {
 		r := sm / S
 		d.sms[sm].Lanes = k
 		d.smst[sm] = llSM{rank: int32(r), s: int32(sm % S), warp0: int32(sm * d.nw), countLeft: int32(G)}
 		for j := range d.nw {
-			d.newWarp(sm*d.nw+j, r, sm, d.resume)
+			d.newWarp(sm*d.nw+j, r, sm, resume)
 		}
 		e.At(cfg.Background.origin()+g.kern.start, d.id, opSMStep, int64(sm))
 	}
@@ -707,13 +708,14 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 	}
 	c.sms = make([]hw.SM, R*S)
 	c.pool.init(nwarps)
+	resume := c.resume
 	for gi := range c.groups {
 		gr := &c.groups[gi]
 		r := int(gr.rank)
 		sm := r*S + int(gr.grp)/G
 		c.sms[sm].Lanes = warpsPerSM
 		for j := range int(gr.nw) {
-			c.newWarp(int(gr.warp0)+j, r, sm, c.resume)
+			c.newWarp(int(gr.warp0)+j, r, sm, resume)
 			c.pool.st[int(gr.warp0)+j].g = int32(gi)
 		}
 		e.At(cfg.Background.origin()+g.kern.start, c.id, opSMStep, int64(gi))
