@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -305,5 +306,36 @@ func TestLayerNormal(t *testing.T) {
 			t.Logf("normal R=%d GPUs=%d T=%d H=%d: dispatch %.1f µs (wait %.1f), combine %.1f µs (wait %.1f), setup %.0f ms",
 				tc.s.Ranks, tc.gpus, tc.s.Tokens, tc.s.Hidden, d, dw, c, cw, res.SetupMs)
 		})
+	}
+}
+
+// NCCL's all-to-all runs over this host's GPUs (one rank each) when NCCL
+// can be loaded: $MOEBENCH_NCCL_LIB, or libnccl.so.2 on the loader's path.
+func TestNCCLAllToAll(t *testing.T) {
+	lib := openGPU(t)
+	n, err := lib.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := make([][]int64, n)
+	for s := range bytes {
+		bytes[s] = make([]int64, n)
+		for d := range bytes[s] {
+			bytes[s][d] = 1 << 20
+		}
+	}
+	res, err := lib.NCCLAllToAll(A2AConfig{Bytes: bytes, Warmup: 2, Reps: 5, Lib: os.Getenv("MOEBENCH_NCCL_LIB")})
+	if err != nil && strings.Contains(err.Error(), "cannot load") {
+		t.Skipf("no NCCL on this host: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res.MeanUs > 0) || res.MinUs > res.MeanUs || res.MaxUs < res.MeanUs || res.Version < 20700 {
+		t.Fatalf("%+v", res)
+	}
+	t.Logf("NCCL %d (%s), %d GPUs, 1 MiB per pair: %.1f µs (%.1f-%.1f)", res.Version, res.Lib, n, res.MeanUs, res.MinUs, res.MaxUs)
+	if _, err := lib.NCCLAllToAll(A2AConfig{Bytes: [][]int64{{1, 2}}, Reps: 1}); !errors.Is(err, ErrBadArgument) {
+		t.Errorf("a ragged byte matrix: %v", err)
 	}
 }

@@ -27,6 +27,7 @@ static int32_t call_devices(void *f, int32_t *o) { return ((mbn_device_count_fn)
 static int32_t call_layer(void *f, const mbn_layer_config *c, const mbn_layer_routing *r, mbn_rank_phase *t, mbn_layer_result *o) {
 	return ((mbn_layer_fn)f)(c, r, t, o);
 }
+static int32_t call_a2a(void *f, const mbn_a2a_config *c, mbn_a2a_result *o) { return ((mbn_nccl_a2a_fn)f)(c, o); }
 */
 import "C"
 
@@ -47,7 +48,7 @@ type Lib struct {
 	info   DeviceInfo
 	closed bool
 	fn     struct {
-		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel, devices, layer unsafe.Pointer
+		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel, devices, layer, a2a unsafe.Pointer
 	}
 }
 
@@ -74,7 +75,7 @@ func Open(path string) (*Lib, error) {
 		{"mbn_clock_mhz", &l.fn.clock}, {"mbn_issue", &l.fn.issue}, {"mbn_build_wqes", &l.fn.build},
 		{"mbn_micro", &l.fn.micro}, {"mbn_rate", &l.fn.rate}, {"mbn_enqueue", &l.fn.enqueue},
 		{"mbn_handoff_rtt", &l.fn.rtt}, {"mbn_worker_capacity", &l.fn.capacity}, {"mbn_kernel_cost", &l.fn.kernel},
-		{"mbn_device_count", &l.fn.devices}, {"mbn_layer", &l.fn.layer},
+		{"mbn_device_count", &l.fn.devices}, {"mbn_layer", &l.fn.layer}, {"mbn_nccl_a2a", &l.fn.a2a},
 	} {
 		if *s.p, err = dl.sym(s.name); err != nil {
 			dl.close()
@@ -360,6 +361,32 @@ func (l *Lib) DeviceCount() (int, error) {
 	var n C.int32_t
 	err := l.call("device_count", func() C.int32_t { return C.call_devices(l.fn.devices, &n) })
 	return int(n), err
+}
+
+// NCCLAllToAll times NCCL's all-to-all over the first len(c.Bytes) GPUs,
+// one rank each, at the given per-peer bytes.
+func (l *Lib) NCCLAllToAll(c A2AConfig) (A2AResult, error) {
+	g := len(c.Bytes)
+	if err := c.check(); err != nil {
+		return A2AResult{}, err
+	}
+	flat := C.calloc(C.size_t(g*g), 8)
+	defer C.free(flat)
+	b := unsafe.Slice((*int64)(flat), g*g)
+	for s, row := range c.Bytes {
+		copy(b[s*g:], row)
+	}
+	var lib *C.char
+	if c.Lib != "" {
+		lib = C.CString(c.Lib)
+		defer C.free(unsafe.Pointer(lib))
+	}
+	cfg := C.mbn_a2a_config{gpus: C.int32_t(g), warmup: C.int32_t(c.Warmup), reps: C.int32_t(c.Reps),
+		bytes: (*C.int64_t)(flat), lib: lib}
+	var out C.mbn_a2a_result
+	err := l.call("nccl_a2a", func() C.int32_t { return C.call_a2a(l.fn.a2a, &cfg, &out) })
+	return A2AResult{MeanUs: float64(out.mean_us), MinUs: float64(out.min_us), MaxUs: float64(out.max_us),
+		Version: int(out.version), Lib: C.GoString(&out.lib[0])}, err
 }
 
 // Layer runs DeepEP-style low-latency dispatch and combine on the GPUs

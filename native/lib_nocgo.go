@@ -41,3 +41,5 @@ func (l *Lib) DeviceCount() (int, error) { return 0, errNoCgo }
 func (l *Lib) Layer(LayerConfig, LayerRouting) (LayerResult, error) {
 	return LayerResult{}, errNoCgo
 }
+
+func (l *Lib) NCCLAllToAll(A2AConfig) (A2AResult, error) { return A2AResult{}, errNoCgo }

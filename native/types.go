@@ -409,3 +409,39 @@ type LayerResult struct {
 	SetupMs       float64          `json:"setup_ms"`
 	RunMs         float64          `json:"run_ms"`
 }
+
+// A2AConfig is one NCCL all-to-all: Bytes[src][dst] between GPUs 0..n-1,
+// one rank each.
+type A2AConfig struct {
+	Bytes        [][]int64
+	Warmup, Reps int
+	Lib          string // NCCL's library; "" loads libnccl.so.2 from the loader's path
+}
+
+func (c A2AConfig) check() error {
+	g := len(c.Bytes)
+	if g < 1 || c.Reps < 1 || c.Warmup < 0 {
+		return fmt.Errorf("nccl all-to-all: %w: %d GPUs, %d repetitions after %d warm-up", ErrBadArgument, g, c.Reps, c.Warmup)
+	}
+	for s, row := range c.Bytes {
+		if len(row) != g {
+			return fmt.Errorf("nccl all-to-all: %w: row %d has %d peers, want %d", ErrBadArgument, s, len(row), g)
+		}
+		for d, b := range row {
+			if b < 0 {
+				return fmt.Errorf("nccl all-to-all: %w: %d bytes from %d to %d", ErrBadArgument, b, s, d)
+			}
+		}
+	}
+	return nil
+}
+
+// A2AResult is an all-to-all's time: the slowest GPU's CUDA-event time
+// per all-to-all over the repetitions, µs, and the NCCL that ran it.
+type A2AResult struct {
+	MeanUs  float64 `json:"mean_us"`
+	MinUs   float64 `json:"min_us"`
+	MaxUs   float64 `json:"max_us"`
+	Version int     `json:"nccl_version"`
+	Lib     string  `json:"nccl_lib"`
+}

@@ -66,16 +66,10 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --base: %v", errUsage, err)
 	}
-	var grid []nativelayer.GridPoint
 	switch o.grid {
-	case "all":
-		grid = nativelayer.DefaultGrid()
-	case "ll":
-		grid = nativelayer.LowLatencyGrid()
-	case "normal":
-		grid = nativelayer.NormalGrid()
+	case "all", "ll", "normal", "gpus":
 	default:
-		return fmt.Errorf("%w: --grid %q: want ll, normal or all", errUsage, o.grid)
+		return fmt.Errorf("%w: --grid %q: want ll, normal, gpus or all", errUsage, o.grid)
 	}
 	var raw *nativelayer.Raw
 	if o.fromRaw != "" {
@@ -104,6 +98,23 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		lib, err := openNativeLib(o.lib)
 		if err != nil {
 			return fmt.Errorf("calibrate --layer: %w", err)
+		}
+		gpus, err := lib.DeviceCount()
+		if err != nil {
+			return fmt.Errorf("calibrate --layer: %w", err)
+		}
+		var grid []nativelayer.GridPoint
+		switch o.grid {
+		case "all":
+			grid = nativelayer.DefaultGrid(gpus)
+		case "ll":
+			grid = nativelayer.LowLatencyGrid()
+		case "normal":
+			grid = nativelayer.NormalGrid()
+		case "gpus":
+			if grid = nativelayer.MultiGPUGrid(gpus); grid == nil {
+				return fmt.Errorf("%w: --grid gpus: this host has %d GPU; the NVLink share needs 2 or more", errUsage, gpus)
+			}
 		}
 		if o.quick {
 			grid = grid[:2]
@@ -148,6 +159,9 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
 		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After)),
 		fmt.Sprintf("normal mode (2, 4, 8 ranks × 1024, 4096 tokens; a tail every 2 and 16 tokens at 4 × 4096): %s", normalSummary(fit.After))}
+	if s := gpusSummary(fit.After); s != "not measured" {
+		h.Extra = append(h.Extra, "one rank per GPU across NVLink: "+s)
+	}
 	if o.format == "json" {
 		return writeJSON(stdout, struct {
 			Header    report.Header      `json:"header"`
@@ -202,7 +216,7 @@ func gridSummary(cs []nativelayer.Comparison) string {
 	var errs []float64
 	for _, c := range cs {
 		p := c.Run.Point
-		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 || p.Experts != 288 || p.Normal {
+		if p.Hidden != 7168 || p.TopK != 8 || p.SMsPerRank != 0 || p.Experts != 288 || p.Normal || p.GPUs > 1 {
 			continue
 		}
 		d, m := c.Error()
@@ -222,12 +236,21 @@ func gridSummary(cs []nativelayer.Comparison) string {
 	return fmt.Sprintf("%d of %d phase means within 15%%, worst %s", within, len(errs), strconv.FormatFloat(100*worst, 'f', 1, 64)+"%")
 }
 
-// normalSummary is how the model meets the normal-mode runs: the median
-// and worst phase errors.
+// normalSummary is how the model meets the normal-mode runs on one GPU:
+// the median and worst phase errors.
 func normalSummary(cs []nativelayer.Comparison) string {
+	return errorSummary(cs, func(p nativelayer.GridPoint) bool { return p.Normal && p.GPUs <= 1 })
+}
+
+// gpusSummary is the same over the runs across GPUs.
+func gpusSummary(cs []nativelayer.Comparison) string {
+	return errorSummary(cs, func(p nativelayer.GridPoint) bool { return p.GPUs > 1 })
+}
+
+func errorSummary(cs []nativelayer.Comparison, take func(nativelayer.GridPoint) bool) string {
 	var errs []float64
 	for _, c := range cs {
-		if c.Run.Point.Normal {
+		if take(c.Run.Point) {
 			d, m := c.Error()
 			errs = append(errs, math.Abs(d), math.Abs(m))
 		}

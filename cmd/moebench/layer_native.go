@@ -32,6 +32,7 @@ type nativeFlags struct {
 	verify  bool
 	pace    bool
 	lib     string
+	ncclLib string
 	timeout time.Duration
 }
 
@@ -47,6 +48,7 @@ func (n *nativeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&n.verify, "verify", true, "native: check every token of every repetition")
 	fs.BoolVar(&n.pace, "nic-pace", false, "native: pace the emulated NIC to the profile's line and message rates per rank")
 	fs.StringVar(&n.lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
+	fs.StringVar(&n.ncclLib, "nccl-lib", "", "native: NCCL's library for --transport nccl-a2a (default $"+ncclLibEnv+" or libnccl.so.2 on the loader's path)")
 	fs.DurationVar(&n.timeout, "timeout", nativelayer.DefaultTimeout, "native: longest any GPU or CPU wait may take before the run fails")
 }
 
@@ -66,15 +68,17 @@ type nativeItem struct {
 // nativeTransports splits --transport/--preset into presets and the
 // direct path (native only). With --preset alone, --transport's default
 // (all) adds nothing.
-func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, error) {
+func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, bool, error) {
 	var rest []string
-	direct := false
+	direct, nccl := false, false
 	if byName && !transportGiven {
 		ps, err := resolvePresets(nil, f.presets, true)
-		return ps, false, err
+		return ps, false, false, err
 	}
 	for _, t := range splitList(f.transports) {
 		switch t {
+		case nativelayer.NCCLName:
+			nccl = true
 		case "direct":
 			direct = true
 		case "all":
@@ -86,9 +90,9 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Pres
 	}
 	if byName || len(rest) > 0 {
 		ps, err := resolvePresets(rest, f.presets, byName)
-		return ps, direct, err
+		return ps, direct, nccl, err
 	}
-	return nil, direct, nil
+	return nil, direct, nccl, nil
 }
 
 // nativeConfigs sets the ranks of every configuration from --gpus and
@@ -161,9 +165,16 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if err != nil {
 		return err
 	}
-	presets, direct, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
+	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
 	if err != nil {
 		return err
+	}
+	if nccl {
+		for _, c := range configs {
+			if c.gpus != c.shape.Ranks {
+				return fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU; %d ranks on %d GPUs (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks, c.gpus)
+			}
+		}
 	}
 	var trs []nativelayer.Transport
 	for _, p := range presets {
@@ -173,6 +184,9 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		trs = append(trs, nativelayer.Transport{Direct: true})
 	}
 	if len(trs) == 0 {
+		if nccl {
+			return fmt.Errorf("%w: --transport %s is a baseline beside the layer: name a layer path too (e.g. --transport direct,%s)", errUsage, nativelayer.NCCLName, nativelayer.NCCLName)
+		}
 		return fmt.Errorf("%w: --transport: no transport given", errUsage)
 	}
 	lib, err := openNativeLib(f.native.lib)
@@ -183,6 +197,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	bar := report.NewProgress(stderr, "moebench "+name+" (native)", len(configs)*len(trs), report.ProgressOptions{Force: f.progress})
 	routes := map[moe.Shape]*moe.Routing{}
 	var items []nativeItem
+	var ncclItems []ncclItem
 	failed := 0
 	for _, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
@@ -216,6 +231,16 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 			items = append(items, nativeItem{cfg: c, knobs: nativeKnobs(fs, axes, c), tr: tr, m: m, model: pred, err: checkErr})
 			bar.Step(tr.Name())
 		}
+		if nccl {
+			st, err := nativelayer.RunNCCL(lib, rt, o, ncclLib(f.native.ncclLib))
+			if err != nil {
+				if errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument) {
+					return fmt.Errorf("%w: %v", errUsage, err)
+				}
+				return err
+			}
+			ncclItems = append(ncclItems, ncclItem{cfg: c, knobs: nativeKnobs(fs, axes, c), st: st})
+		}
 	}
 	bar.Done()
 	h := header(name, base, fmt.Sprintf("measured on %s (driver %s, CUDA %s) by the native engine; model columns modelled on the profile with the emulated NIC's constants",
@@ -227,7 +252,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		// for the emulated NIC; say how to replace them.
 		h.Extra = append(h.Extra, "the emulated NIC's constants are assumptions: fit them with moebench calibrate --layer (an H200's fit: --profile p-ib,native/testdata/h200-calibration.json,native/testdata/h200-layer.json)")
 	}
-	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items) }); err != nil {
+	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items, ncclItems) }); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -327,12 +352,14 @@ func correctText(it nativeItem) string {
 	return fmt.Sprintf("yes (%d)", r.Checked)
 }
 
-func renderNative(w io.Writer, format string, h report.Header, items []nativeItem) error {
+func renderNative(w io.Writer, format string, h report.Header, items []nativeItem, nccl []ncclItem) error {
 	switch format {
 	case "json":
-		return report.WriteJSON(w, nativeJSON(h, items))
+		return report.WriteJSON(w, nativeJSON(h, items, nccl))
 	case "csv":
-		return nativeCSV(items).WriteCSV(w, &h)
+		t := nativeCSV(items)
+		ncclCSV(t, nccl)
+		return t.WriteCSV(w, &h)
 	}
 	kc := func(it nativeItem) []string { return nativeKnobVals(it) }
 	t := nativeWith(items, []string{"preset", "transport", "phase", "mean µs", "p50 µs", "max µs", "issue done µs", "kernel µs", "algo GB/s", "model µs", "model/measured"},
@@ -402,7 +429,7 @@ func renderNative(w io.Writer, format string, h report.Header, items []nativeIte
 			}
 		}
 	}
-	return nil
+	return renderNCCL(w, items, nccl)
 }
 
 // nativeWith is a table with the swept knobs' columns first.
@@ -468,11 +495,12 @@ func nativePhaseJSON(st *nativelayer.PhaseStats) nativeJSONPhase {
 	}
 }
 
-func nativeJSON(h report.Header, items []nativeItem) any {
+func nativeJSON(h report.Header, items []nativeItem, nccl []ncclItem) any {
 	doc := struct {
 		Header  report.Header      `json:"header"`
 		Results []nativeJSONResult `json:"results"`
-	}{Header: h, Results: []nativeJSONResult{}}
+		NCCL    []ncclJSON         `json:"nccl_all_to_all,omitempty"`
+	}{Header: h, Results: []nativeJSONResult{}, NCCL: ncclJSONOf(nccl)}
 	for _, it := range items {
 		s, r := it.model.Shape, it.m.Result
 		jr := nativeJSONResult{

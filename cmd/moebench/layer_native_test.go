@@ -18,16 +18,37 @@ import (
 // as the library would and answers with timings that follow the shape, so
 // the CLI's planning, model beside it and rendering run without a GPU.
 type fakeLib struct {
-	calls []native.LayerConfig
-	fail  error // returned by Layer when set
-	bad   bool  // report verification problems
+	gpus   int  // GPUs on the host (0: one)
+	noNCCL bool // NCCL cannot be loaded
+	a2a    []native.A2AConfig
+	calls  []native.LayerConfig
+	fail   error // returned by Layer when set
+	bad    bool  // report verification problems
 }
 
 func (f *fakeLib) Device() native.DeviceInfo {
 	return native.DeviceInfo{Name: "NVIDIA H200", Driver: "580.159.04", CUDADriver: 13000, CUDARuntime: 13000, SMs: 132, CCMajor: 9}
 }
 
-func (f *fakeLib) DeviceCount() (int, error) { return 1, nil }
+func (f *fakeLib) DeviceCount() (int, error) { return max(1, f.gpus), nil }
+
+// NCCLAllToAll answers with the bytes' time at 400 GB/s per GPU.
+func (f *fakeLib) NCCLAllToAll(c native.A2AConfig) (native.A2AResult, error) {
+	if f.noNCCL {
+		return native.A2AResult{}, fmt.Errorf("native: NCCL: cannot load libnccl.so.2")
+	}
+	f.a2a = append(f.a2a, c)
+	var most int64
+	for s, row := range c.Bytes {
+		var in int64
+		for d := range row {
+			in += c.Bytes[d][s]
+		}
+		most = max(most, in)
+	}
+	us := 5 + float64(most)/400e3
+	return native.A2AResult{MeanUs: us, MinUs: us * 0.98, MaxUs: us * 1.03, Version: 22803, Lib: "libnccl.so.2"}, nil
+}
 
 func (f *fakeLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.LayerResult, error) {
 	f.calls = append(f.calls, c)
@@ -180,6 +201,57 @@ func TestNativeNormal(t *testing.T) {
 	}
 }
 
+// NCCL's all-to-all runs beside the layer at the layer's per-peer bytes
+// and lands in every format.
+func TestNativeNCCL(t *testing.T) {
+	f := &fakeLib{gpus: 2}
+	withFakeLib(t, f)
+	var out, errb bytes.Buffer
+	if err := run([]string{"run", "--engine", "native", "--gpus", "2", "--transport", "direct,nccl-a2a", "--tokens", "64"}, &out, &errb); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	if len(f.calls) != 1 || len(f.a2a) != 2 {
+		t.Fatalf("%d layer runs and %d all-to-alls, want 1 and 2 (dispatch, combine)", len(f.calls), len(f.a2a))
+	}
+	if b := f.a2a[0].Bytes; len(b) != 2 || b[0][1] == 0 || b[1][0] == 0 {
+		t.Fatalf("dispatch bytes %v", b)
+	}
+	for _, want := range []string{"NCCL all-to-all at the same per-peer bytes (NCCL 2.28.3", "direct / NCCL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run([]string{"run", "--engine", "native", "--gpus", "2", "--transport", "direct,nccl-a2a", "--tokens", "64", "--format", "json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		NCCL []struct {
+			GPUs int `json:"gpus"`
+			NCCL struct {
+				Dispatch struct {
+					MeanUs float64 `json:"mean_us"`
+				} `json:"dispatch"`
+			} `json:"nccl"`
+		} `json:"nccl_all_to_all"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.NCCL) != 1 || doc.NCCL[0].GPUs != 2 || !(doc.NCCL[0].NCCL.Dispatch.MeanUs > 0) {
+		t.Fatalf("json %+v, %v", doc, err)
+	}
+	out.Reset()
+	if err := run([]string{"run", "--engine", "native", "--gpus", "2", "--transport", "direct,nccl-a2a", "--tokens", "64", "--format", "csv"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "nccl,ll,nccl-a2a,nccl,2,2") {
+		t.Errorf("csv lacks the NCCL rows:\n%s", out.String())
+	}
+	withFakeLib(t, &fakeLib{gpus: 2, noNCCL: true})
+	err := run([]string{"run", "--engine", "native", "--gpus", "2", "--transport", "direct,nccl-a2a"}, &out, &errb)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(message(err), "libnccl") {
+		t.Fatalf("without NCCL: %v (exit %d)", err, exitCode(err))
+	}
+}
+
 func TestNativeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -196,6 +268,9 @@ func TestNativeErrors(t *testing.T) {
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "16", "--mode", "normal", "--transport", "direct"}, 2, "at most 8"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal", "--transport", "direct", "--num-sms", "7"}, 2, "even"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--chunk", "4", "--transport", "direct"}, 2, "--chunk"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "direct,nccl-a2a"}, 2, "one rank per GPU"},
+		{[]string{"run", "--engine", "native", "--gpus", "1", "--transport", "nccl-a2a"}, 2, "name a layer path too"},
+		{[]string{"run", "--transport", "nccl-a2a"}, 2, "--engine native"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--num-sms", "40"}, 2, "--num-sms 40"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "7"}, 2, "--experts"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--reps", "0"}, 2, "--reps"},

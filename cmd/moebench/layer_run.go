@@ -31,6 +31,7 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
   moebench run --engine native --virtual-ranks 8 --transport mini-gda,mini-proxy,dc,direct   # on this host's GPU
   moebench run --engine native --virtual-ranks 8 --mode normal --tokens 4096 --transport direct
+  moebench run --engine native --gpus 2 --transport direct,mini-gda,nccl-a2a   # NCCL's all-to-all beside, same bytes
 `
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -205,13 +206,16 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
 	case "model":
-		for _, fl := range []string{"gpus", "virtual-ranks", "nic-sms", "bg-sms", "warmup", "reps", "flush-l2", "verify", "nic-pace", "lib", "timeout"} {
+		for _, fl := range []string{"gpus", "virtual-ranks", "nic-sms", "bg-sms", "warmup", "reps", "flush-l2", "verify", "nic-pace", "lib", "nccl-lib", "timeout"} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine native", errUsage, fl)
 			}
 		}
 		if slices.Contains(splitList(f.transports), "direct") {
 			return fmt.Errorf("%w: --transport direct is the native engine's direct-store path; in the model, same-node peers use NVLink with --nvlink", errUsage)
+		}
+		if slices.Contains(splitList(f.transports), "nccl-a2a") {
+			return fmt.Errorf("%w: --transport nccl-a2a is the native engine's NCCL baseline (--engine native --gpus N)", errUsage)
 		}
 	default:
 		return fmt.Errorf("%w: --engine %q: want model or native", errUsage, f.native.engine)

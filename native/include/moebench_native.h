@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 4
+#define MBN_ABI_VERSION 5
 
 /* Return codes. */
 #define MBN_OK 0
@@ -338,6 +338,33 @@ typedef struct {
   char problem[1024];
 } mbn_layer_result;
 
+/* ------------------------------------------------------------- NCCL
+ *
+ * mbn_nccl_a2a times NCCL's all-to-all (grouped ncclSend/ncclRecv, one
+ * communicator over devices 0..gpus-1, one rank each) with the given
+ * per-peer byte counts: the baseline an EP layer is compared against.
+ * NCCL is loaded at run time (lib, or libnccl.so.2 from the loader's
+ * path); without it the call fails with MBN_ERR_INIT and says so. */
+typedef struct {
+  int32_t gpus;         /* ranks, one per device */
+  int32_t warmup;       /* untimed all-to-alls first */
+  int32_t reps;         /* timed all-to-alls */
+  int32_t pad;
+  const int64_t *bytes; /* [gpus][gpus]: bytes[src * gpus + dst] */
+  const char *lib;      /* NCCL library path, or NULL for libnccl.so.2 */
+} mbn_a2a_config;
+
+typedef struct {
+  double mean_us; /* per all-to-all: the slowest device's CUDA-event time, mean over reps */
+  double min_us;
+  double max_us;
+  int32_t version; /* ncclGetVersion, e.g. 22803 */
+  int32_t pad;
+  char lib[256];   /* the library that was loaded */
+} mbn_a2a_result;
+
+typedef int32_t (*mbn_nccl_a2a_fn)(const mbn_a2a_config *cfg, mbn_a2a_result *out);
+
 typedef int32_t (*mbn_device_count_fn)(int32_t *out);
 typedef int32_t (*mbn_layer_fn)(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_rank_phase *times,
                                 mbn_layer_result *out);
@@ -397,6 +424,8 @@ int32_t mbn_device_count(int32_t *out);
  * first problems in out->problem (times and counts are still filled). */
 int32_t mbn_layer(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_rank_phase *times,
                   mbn_layer_result *out);
+/* NCCL's all-to-all at the given per-peer bytes (see mbn_a2a_config). */
+int32_t mbn_nccl_a2a(const mbn_a2a_config *cfg, mbn_a2a_result *out);
 
 #ifdef __cplusplus
 }

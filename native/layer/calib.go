@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,7 +32,13 @@ type GridPoint struct {
 	// tokens per tail (0: the default).
 	Normal bool `json:"normal,omitempty"`
 	Chunk  int  `json:"chunk,omitempty"`
+	// GPUs > 1 spreads the ranks over that many GPUs, one each: the
+	// direct path then crosses NVLink.
+	GPUs int `json:"gpus,omitempty"`
 }
+
+// gpus is the GPUs the point runs on.
+func (g GridPoint) gpus() int { return max(1, g.GPUs) }
 
 // Name says what the point runs, for progress and tables.
 func (g GridPoint) Name() string {
@@ -41,6 +48,9 @@ func (g GridPoint) Name() string {
 		if g.Chunk != 0 {
 			s += fmt.Sprintf(", chunk %d", g.Chunk)
 		}
+	}
+	if g.gpus() > 1 {
+		s += fmt.Sprintf(" on %d GPUs", g.gpus())
 	}
 	return s
 }
@@ -63,13 +73,32 @@ func (g GridPoint) transport() (Transport, error) {
 	return Transport{Preset: p}, nil
 }
 
-// DefaultGrid is what calibrate --layer measures: virtual ranks {2, 4, 8}
+// DefaultGrid is what calibrate --layer measures on a host of gpus GPUs:
+// virtual ranks {2, 4, 8}
 // × tokens {16, 128} × the three mechanisms and the direct path on
 // DeepEP's low-latency shape (288 experts, top-8, hidden 7,168), then
 // hidden 2,048, top-4 and half the SMs at 4 ranks × 128 tokens, so that
-// per-byte, per-selection and per-SM costs separate.
-func DefaultGrid() []GridPoint {
-	return append(LowLatencyGrid(), NormalGrid()...)
+// per-byte, per-selection and per-SM costs separate; then normal mode's
+// share and, with several GPUs, the NVLink share.
+func DefaultGrid(gpus int) []GridPoint {
+	return append(append(LowLatencyGrid(), NormalGrid()...), MultiGPUGrid(gpus)...)
+}
+
+// MultiGPUGrid is, on a host of gpus >= 2 GPUs, the direct path with one
+// rank per GPU across NVLink: LL at 16 and 128 tokens, normal mode at
+// 1,024 and 4,096; none on one GPU.
+func MultiGPUGrid(gpus int) []GridPoint {
+	if gpus < 2 {
+		return nil
+	}
+	var g []GridPoint
+	for _, t := range []int{16, 128} {
+		g = append(g, GridPoint{Transport: "direct", Ranks: gpus, GPUs: gpus, Tokens: t, Hidden: 7168, TopK: 8, Experts: 288})
+	}
+	for _, t := range []int{1024, 4096} {
+		g = append(g, GridPoint{Transport: "direct", Ranks: gpus, GPUs: gpus, Tokens: t, Hidden: 7168, TopK: 8, Experts: 256, Normal: true})
+	}
+	return g
 }
 
 // NormalGrid is normal mode's share of the grid: DeepEP's intranode
@@ -158,7 +187,7 @@ func Measure(lib Runner, grid []GridPoint, o Options, progress func(string)) (*R
 			return nil, err
 		}
 		opt := o
-		opt.GPUs = 1
+		opt.GPUs = g.gpus()
 		opt.SMsPerRank = g.SMsPerRank
 		if g.Normal {
 			opt.Mode, opt.Chunk = moe.Normal, g.Chunk
@@ -230,7 +259,7 @@ func (r *Raw) Check() error {
 		if run.Point.Normal && run.Point.Transport != "direct" {
 			return fmt.Errorf("layer measurement: run %d: normal mode runs on the direct path, not %s", i, run.Point.Transport)
 		}
-		if run.Config.Ranks != run.Point.Ranks || run.Config.SMsPerRank < 1 || run.Config.Normal != run.Point.Normal {
+		if run.Config.Ranks != run.Point.Ranks || run.Config.SMsPerRank < 1 || run.Config.Normal != run.Point.Normal || run.Config.GPUs != run.Point.gpus() {
 			return fmt.Errorf("layer measurement: run %d: its configuration (%d ranks, %d SMs) does not match its point", i, run.Config.Ranks, run.Config.SMsPerRank)
 		}
 	}
@@ -298,19 +327,26 @@ type param struct {
 	start  float64 // used when the profile's value is 0
 }
 
-// stage fits params on the runs of its mode whose transport is in paths.
+// stage fits params on the runs it takes.
 type stage struct {
 	what   string
-	paths  []string
-	normal bool
+	takes  func(GridPoint) bool
 	params []param
+}
+
+// on is a stage's run filter: the transports given, the mode, one GPU or
+// several.
+func on(normal, multi bool, paths ...string) func(GridPoint) bool {
+	return func(g GridPoint) bool {
+		return g.Normal == normal && (g.gpus() > 1) == multi && slices.Contains(paths, g.Transport)
+	}
 }
 
 // stages fit the kernel side on the direct path first (no NIC), then the
 // emulated NIC on the GPU-posted paths, then its host-memory reads and the
 // CPU workers on mini-proxy.
 var stages = []stage{
-	{"kernel side (direct path)", []string{"direct"}, false, []param{
+	{"kernel side (direct path)", on(false, false, "direct"), []param{
 		{"kernel.start_ns", 0, 2e4, 1000}, {"kernel.cast_ns", 0, 2e4, 1500}, {"kernel.grid_sync_ns", 0, 2e4, 1500},
 		{"kernel.recv_task_ns", 0, 2e4, 1000}, {"kernel.recv_token_ns", 0, 2e4, 300}, {"kernel.reduce_token_ns", 0, 2e4, 1500},
 		{"gpu.warp_copy_ns", 0, 2e4, 1500}, {"gpu.warp_copy_gbs", 0.5, 50, 5}, {"gpu.copy_gbs", 100, 8000, 2400},
@@ -318,22 +354,28 @@ var stages = []stage{
 		{"gpu.peer_copy_ns", 0, 2e4, 1000}, {"gpu.peer_warp_gbs", 0.5, 200, 20}, {"gpu.peer_gbs", 100, 8000, 2000},
 		{"gpu.peer_latency_ns", 0, 2e4, 700},
 	}},
-	{"emulated NIC (mini-gda, dc)", []string{"mini-gda", "dc"}, false, []param{
+	{"emulated NIC (mini-gda, dc)", on(false, false, "mini-gda", "dc"), []param{
 		{"emunic.poll_ns", 0, 2e4, 1000}, {"emunic.wqe_ns", 0, 2e4, 1000}, {"emunic.drain_ns", 0, 2e4, 1000},
 		{"emunic.copy_ns", 0, 2e4, 1000}, {"emunic.latency_ns", 0, 2e4, 700},
 		{"emunic.warp_gbs", 0.05, 1000, 3}, {"emunic.sm_gbs", 1, 1e4, 30}, {"emunic.atomic_ns", 0, 2e4, 1500},
 		{"gpu.handoff.ns", 0, 2e4, 500},
 	}},
-	{"host queues and CPU workers (mini-proxy)", []string{"mini-proxy"}, false, []param{
+	{"host queues and CPU workers (mini-proxy)", on(false, false, "mini-proxy"), []param{
 		{"emunic.host_wqe_ns", 0, 1e5, 1000}, {"emunic.host_drain_ns", 0, 1e5, 3000}, {"pcie.host_read_mps", 1, 1e6, 100},
 		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
 	}},
 	// Normal mode last, on the LL fit's GPU constants: only what its
 	// kernels add (the chunk's barrier and tail, the receiver's turns and
 	// copy rate).
-	{"normal mode's chunks (direct path)", []string{"direct"}, true, []param{
+	{"normal mode's chunks (direct path)", on(true, false, "direct"), []param{
 		{"kernel.nvl_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_recv_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_warp_gbs", 0.5, 1000, 20},
 		{"gpu.peer_gbs", 100, 8000, 2000},
+	}},
+	// NVLink between GPUs, from the direct path with one rank per GPU, in
+	// both modes, on everything the single-GPU stages fitted.
+	{"NVLink between GPUs (direct path)", func(g GridPoint) bool { return g.gpus() > 1 && g.Transport == "direct" }, []param{
+		{"nvlink.gbs", 10, 5000, 450}, {"nvlink.warp_gbs", 0.5, 1000, 30}, {"nvlink.latency_ns", 0, 2e4, 1000},
+		{"nvlink.copy_ns", 0, 2e4, 500},
 	}},
 }
 
@@ -364,10 +406,8 @@ func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) 
 	for _, st := range stages {
 		var runs []RawRun
 		for _, r := range raw.Runs {
-			for _, p := range st.paths {
-				if r.Point.Transport == p && r.Point.Normal == st.normal {
-					runs = append(runs, r)
-				}
+			if st.takes(r.Point) {
+				runs = append(runs, r)
 			}
 		}
 		if len(runs) == 0 {

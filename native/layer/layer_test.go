@@ -311,10 +311,16 @@ func TestFitReproduces(t *testing.T) {
 
 // modelLib answers Layer with the model's own prediction, as measured
 // times: what the fit must reproduce.
-type modelLib struct{ p *profile.Profile }
+type modelLib struct {
+	p    *profile.Profile
+	gpus int // 0: one
+}
 
 func (l *modelLib) Device() native.DeviceInfo { return h200 }
-func (l *modelLib) DeviceCount() (int, error) { return 1, nil }
+func (l *modelLib) NCCLAllToAll(native.A2AConfig) (native.A2AResult, error) {
+	return native.A2AResult{}, errors.New("the model has no NCCL")
+}
+func (l *modelLib) DeviceCount() (int, error) { return max(1, l.gpus), nil }
 func (l *modelLib) Layer(c native.LayerConfig, rt native.LayerRouting) (native.LayerResult, error) {
 	s := moe.Shape{Experts: c.Experts, TopK: c.TopK, Hidden: c.Hidden, Tokens: c.Tokens, Ranks: c.Ranks, GPUsPerNode: 1, Dispatch: moe.FP8, Combine: moe.BF16}
 	idx := make([][]int64, c.Ranks)
@@ -384,7 +390,107 @@ func TestNormalGrid(t *testing.T) {
 			t.Errorf("%+v: %s", p, p.Name())
 		}
 	}
-	if n := len(DefaultGrid()); n != len(LowLatencyGrid())+len(g) {
-		t.Errorf("the default grid has %d points", n)
+	if n := len(DefaultGrid(1)); n != len(LowLatencyGrid())+len(g) {
+		t.Errorf("the default grid has %d points on one GPU", n)
+	}
+	multi := MultiGPUGrid(2)
+	if n := len(DefaultGrid(2)); n != len(LowLatencyGrid())+len(g)+len(multi) || len(multi) != 4 || MultiGPUGrid(1) != nil {
+		t.Errorf("the default grid has %d points on two GPUs, %d across them", n, len(multi))
+	}
+	for _, p := range multi {
+		if p.GPUs != 2 || p.Ranks != 2 || p.Transport != "direct" || !strings.HasSuffix(p.Name(), "on 2 GPUs") {
+			t.Errorf("%+v: %s", p, p.Name())
+		}
+	}
+}
+
+// The all-to-all's bytes are the layer's: LL per (token, expert) message,
+// normal mode per (token, rank), combine the reverse of dispatch.
+func TestA2ABytes(t *testing.T) {
+	t.Parallel()
+	for _, normal := range []bool{false, true} {
+		rt := route(t, 4, 64, 7168, 8, 32)
+		d, c := A2ABytes(rt, normal)
+		s := rt.Shape
+		var sd, sc int64
+		for i := range d {
+			for j := range d[i] {
+				sd += d[i][j]
+				sc += c[i][j]
+				if (d[i][j] == 0) != (c[j][i] == 0) {
+					t.Errorf("normal %v: %d→%d carries %d B in dispatch, %d→%d %d B in combine", normal, i, j, d[i][j], j, i, c[j][i])
+				}
+			}
+		}
+		var want, wantC int64
+		if normal {
+			for _, k := range rt.Normal().TokensPerRank {
+				want += int64(k) * int64(7168+56*4)
+				wantC += int64(k) * 7168 * 2
+			}
+		} else {
+			sel := int64(rt.Selections())
+			want, wantC = sel*int64(s.LLDispatchBytes()), sel*int64(s.LLCombineBytes())
+		}
+		if sd != want || sc != wantC {
+			t.Errorf("normal %v: %d and %d B, want %d and %d", normal, sd, sc, want, wantC)
+		}
+	}
+}
+
+// NCCL runs one rank per GPU.
+func TestRunNCCLNeedsOneRankPerGPU(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 4, 16, 7168, 8, 32)
+	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 1}, ""); !errors.Is(err, ErrPlan) {
+		t.Fatalf("4 ranks on 1 GPU: %v", err)
+	}
+	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 4}, ""); !errors.Is(err, ErrPlan) {
+		t.Fatalf("4 GPUs on a host of 1: %v", err)
+	}
+}
+
+// Across GPUs the fit finds NVLink's rate and latency the runs were made
+// with, and leaves the single-GPU constants alone.
+func TestFitNVLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a model through dozens of runs")
+	}
+	t.Parallel()
+	truth := profile.MustLoad("p-ib")
+	for name, v := range map[string]float64{"nvlink.gbs": 300, "nvlink.warp_gbs": 20, "nvlink.latency_ns": 1500, "nvlink.copy_ns": 400} {
+		if err := truth.SetValue(name, v, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grid := []GridPoint{
+		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 16, Hidden: 2048, TopK: 4, Experts: 16},
+		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 128, Hidden: 2048, TopK: 4, Experts: 16},
+		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 512, Hidden: 2048, TopK: 4, Experts: 16, Normal: true},
+		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 2048, Hidden: 2048, TopK: 4, Experts: 16, Normal: true},
+	}
+	raw, err := Measure(&modelLib{p: truth, gpus: 2}, grid, Options{Reps: 1, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(raw, profile.MustLoad("p-ib"), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Normal mode's chunked copies make the surface rough: the fit lands
+	// within a few percent, the link's rate (what binds) within 5%.
+	for _, c := range res.After {
+		d, m := c.Error()
+		if math.Abs(d) > 0.08 || math.Abs(m) > 0.08 {
+			t.Errorf("%s: dispatch off by %.1f%%, combine by %.1f%%", c.Run.Point.Name(), 100*d, 100*m)
+		}
+	}
+	for _, c := range res.Constants {
+		if !strings.HasPrefix(c.Name, "nvlink.") {
+			t.Errorf("fitted %s from runs across GPUs only", c.Name)
+		}
+		if c.Name == "nvlink.gbs" && math.Abs(c.Value/300-1) > 0.05 {
+			t.Errorf("nvlink.gbs fitted to %v, the runs were made at 300", c.Value)
+		}
 	}
 }

@@ -15,6 +15,7 @@ type Runner interface {
 	Device() native.DeviceInfo
 	DeviceCount() (int, error)
 	Layer(native.LayerConfig, native.LayerRouting) (native.LayerResult, error)
+	NCCLAllToAll(native.A2AConfig) (native.A2AResult, error)
 }
 
 // Flatten puts a routing in the library's form: rows [ranks][tokens][k],

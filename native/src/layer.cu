@@ -121,6 +121,58 @@ __device__ __forceinline__ void add_problem(VerifyOut *v, int kind, int rank, in
   }
 }
 
+// A token's payload as stored (FP8 with per-128 scales, or BF16) against
+// the cast of token t of src: wrong and wrong_scale become 1 + a chunk
+// that differs (0: none). scale_at(k) reads group k's stored scale. Every
+// lane of the warp calls (the cast reduces over half-warps).
+template <class ScaleAt>
+__device__ __forceinline__ void payload_diff(const LDims &d, int src, int t, const uint8_t *payload, ScaleAt scale_at,
+                                             int lane, int &wrong, int &wrong_scale) {
+  const int chunks = d.H / 8;
+  for (int base = 0; base < chunks; base += 32) {
+    const int c = base + lane;
+    const bool ok = c < chunks;
+    const uint4 x = ok ? x_chunk(src, t, c) : make_uint4(0, 0, 0, 0);
+    if (d.fp8) {
+      float f[8];
+      unpack_bf16x8(x, f);
+      float scale;
+      const uint2 q = cast_chunk_fp8(f, scale);
+      if (ok) {
+        const uint64_t got = *reinterpret_cast<const uint64_t *>(payload + (uint64_t)c * 8);
+        if (got != ((uint64_t)q.y << 32 | q.x)) wrong = c + 1;
+        if ((c & 15) == 0 && scale_at(c >> 4) != __float_as_uint(scale)) wrong_scale = c + 1;
+      }
+    } else if (ok) {
+      const uint4 got = *reinterpret_cast<const uint4 *>(payload + (uint64_t)c * 16);
+      if (got.x != x.x || got.y != x.y || got.z != x.z || got.w != x.w) wrong = c + 1;
+    }
+  }
+}
+
+// Chunk c of token t of src as the experts saw it: BF16, and under FP8
+// its cast and the group's scale. Every lane of the warp calls.
+struct XChunk {
+  uint4 x;
+  uint2 q;
+  float scale;
+};
+
+__device__ __forceinline__ XChunk x_seen(const LDims &d, int src, int t, int c, bool ok) {
+  XChunk r{ok ? x_chunk(src, t, c) : make_uint4(0, 0, 0, 0), make_uint2(0, 0), 1.f};
+  if (d.fp8) {
+    float f[8];
+    unpack_bf16x8(r.x, f);
+    r.q = cast_chunk_fp8(f, r.scale);
+  }
+  return r;
+}
+
+__device__ __forceinline__ uint4 expert_out(const LDims &d, const XChunk &x, int e) {
+  const float factor = expert_factor(e);
+  return d.fp8 ? expert_chunk_fp8(x.q, x.scale, factor) : expert_chunk_bf16(x.x, factor);
+}
+
 // One block per (receiving rank, local expert, source): the count, the
 // range, every packed token and its payload, recomputed from the source's
 // tokens.
@@ -129,7 +181,7 @@ __global__ void verify_dispatch(LayerArgs a, const int32_t *expected, int *hits,
   const int b = blockIdx.x;
   const int rl = b / (d.nl * d.R), le = (b / d.R) % d.nl, src = b % d.R;
   const int rank = d.rank0 + rl, e = rank * d.nl + le;
-  const int RT = d.R * d.T, chunks = d.H / 8;
+  const int RT = d.R * d.T;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, nw = blockDim.x >> 5;
   const uint8_t *me = a.bases[rank];
   const long long rg = reinterpret_cast<const long long *>(me + d.off_range)[le * d.R + src];
@@ -168,28 +220,10 @@ __global__ void verify_dispatch(LayerArgs a, const int32_t *expected, int *hits,
     tok = __shfl_sync(0xffffffffu, tok, 0);
     const uint8_t *row = me + d.off_packed + ((uint64_t)le * RT + p) * d.dbytes;
     int wrong = 0, wrong_scale = 0;
-    for (int base = 0; base < chunks; base += 32) {
-      const int c = base + lane;
-      const bool ok = c < chunks;
-      const uint4 x = ok ? x_chunk(src, tok, c) : make_uint4(0, 0, 0, 0);
-      if (d.fp8) {
-        float f[8];
-        unpack_bf16x8(x, f);
-        float scale;
-        const uint2 q = cast_chunk_fp8(f, scale);
-        if (ok) {
-          const uint64_t got = *reinterpret_cast<const uint64_t *>(row + (uint64_t)c * 8);
-          if (got != ((uint64_t)q.y << 32 | q.x)) wrong = c + 1;
-          if ((c & 15) == 0 &&
-              __float_as_uint(pscales[((uint64_t)le * d.nscales + c / 16) * RT + p]) != __float_as_uint(scale)) {
-            wrong_scale = c + 1;
-          }
-        }
-      } else if (ok) {
-        const uint4 got = *reinterpret_cast<const uint4 *>(row + (uint64_t)c * 16);
-        if (got.x != x.x || got.y != x.y || got.z != x.z || got.w != x.w) wrong = c + 1;
-      }
-    }
+    payload_diff(
+        d, src, tok, row,
+        [&](int k) { return __float_as_uint(pscales[((uint64_t)le * d.nscales + k) * RT + p]); }, lane, wrong,
+        wrong_scale);
     wrong = __reduce_max_sync(0xffffffffu, (unsigned)wrong);
     wrong_scale = __reduce_max_sync(0xffffffffu, (unsigned)wrong_scale);
     if (lane == 0) {
@@ -234,18 +268,12 @@ __global__ void verify_combine(LayerArgs a, VerifyOut *v) {
   for (int base = warp * 32; base < chunks; base += nw * 32) {
     const int c = base + lane;
     const bool ok = c < chunks;
-    const uint4 x = ok ? x_chunk(rank, t, c) : make_uint4(0, 0, 0, 0);
-    float f[8];
-    unpack_bf16x8(x, f);
-    float scale = 1.f;
-    uint2 q = make_uint2(0, 0);
-    if (d.fp8) q = cast_chunk_fp8(f, scale);
+    const XChunk x = x_seen(d, rank, t, c, ok);
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < d.K; ++k) {
       const int e = idx[k];
       if (e < 0) continue;
-      const float factor = expert_factor(e);
-      const uint4 y = d.fp8 ? expert_chunk_fp8(q, scale, factor) : expert_chunk_bf16(x, factor);
+      const uint4 y = expert_out(d, x, e);
       if (ok) {
         const uint4 got = *reinterpret_cast<const uint4 *>(me + d.off_crecv + ((uint64_t)e * d.T + t) * d.cmsg +
                                                           (uint64_t)c * 16);
@@ -307,7 +335,7 @@ __global__ void layer_experts_normal(LayerArgs a) {
 __global__ void verify_normal_dispatch(LayerArgs a, int *hits, VerifyOut *v) {
   const LDims &d = a.d;
   const int rl = blockIdx.x / d.R, src = blockIdx.x % d.R;
-  const int rank = d.rank0 + rl, chunks = d.H / 8;
+  const int rank = d.rank0 + rl;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, nw = blockDim.x >> 5;
   const uint8_t *me = a.bases[rank];
   const long long *range = reinterpret_cast<const long long *>(me + d.off_nrange);
@@ -341,28 +369,10 @@ __global__ void verify_normal_dispatch(LayerArgs a, int *hits, VerifyOut *v) {
       }
       if (lane == 0) atomicAdd(&hits[((size_t)src * d.T + t) * d.R + rank], 1);
       int wrong = 0, wrong_scale = 0, wrong_topk = 0;
-      for (int base = 0; base < chunks; base += 32) {
-        const int cc = base + lane;
-        const bool ok = cc < chunks;
-        const uint4 x = ok ? x_chunk(src, t, cc) : make_uint4(0, 0, 0, 0);
-        if (d.fp8) {
-          float f[8];
-          unpack_bf16x8(x, f);
-          float scale;
-          const uint2 q = cast_chunk_fp8(f, scale);
-          if (ok) {
-            const uint64_t got = *reinterpret_cast<const uint64_t *>(row + 16 + (uint64_t)cc * 8);
-            if (got != ((uint64_t)q.y << 32 | q.x)) wrong = cc + 1;
-            if ((cc & 15) == 0 &&
-                *reinterpret_cast<const uint32_t *>(row + nmsg_scales(d) + (cc >> 4) * 4) != __float_as_uint(scale)) {
-              wrong_scale = cc + 1;
-            }
-          }
-        } else if (ok) {
-          const uint4 got = *reinterpret_cast<const uint4 *>(row + 16 + (uint64_t)cc * 16);
-          if (got.x != x.x || got.y != x.y || got.z != x.z || got.w != x.w) wrong = cc + 1;
-        }
-      }
+      payload_diff(
+          d, src, t, row + 16,
+          [&](int k) { return *reinterpret_cast<const uint32_t *>(row + nmsg_scales(d) + (uint64_t)k * 4); }, lane, wrong,
+          wrong_scale);
       for (int k = lane; k < d.K; k += 32) {
         const uint32_t id = *reinterpret_cast<const uint32_t *>(row + nmsg_topk(d) + k * 4);
         const uint32_t w = *reinterpret_cast<const uint32_t *>(row + nmsg_topk(d) + (d.K + k) * 4);
@@ -399,12 +409,7 @@ __global__ void verify_normal_combine(LayerArgs a, VerifyOut *v) {
   for (int base = warp * 32; base < chunks; base += nw * 32) {
     const int c = base + lane;
     const bool ok = c < chunks;
-    const uint4 x = ok ? x_chunk(rank, t, c) : make_uint4(0, 0, 0, 0);
-    float f[8];
-    unpack_bf16x8(x, f);
-    float scale = 1.f;
-    uint2 q = make_uint2(0, 0);
-    if (d.fp8) q = cast_chunk_fp8(f, scale);
+    const XChunk x = x_seen(d, rank, t, c, ok);
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int r = 0; r < d.R; ++r) {
       if (!normal_goes(idx, d.K, d.nl, r)) continue;
@@ -412,8 +417,7 @@ __global__ void verify_normal_combine(LayerArgs a, VerifyOut *v) {
       for (int k = 0; k < d.K; ++k) {
         const int e = idx[k];
         if (e < 0 || e / d.nl != r) continue;
-        const float factor = expert_factor(e);
-        reduce_step(acc, d.fp8 ? expert_chunk_fp8(q, scale, factor) : expert_chunk_bf16(x, factor), w[k]);
+        reduce_step(acc, expert_out(d, x, e), w[k]);
       }
       sum_step(sum, pack_bf16x8(acc));
     }

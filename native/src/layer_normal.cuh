@@ -152,6 +152,40 @@ __device__ __forceinline__ unsigned int normal_wait_above(const LayerArgs &a, co
   return v;
 }
 
+// One sender warp group's part of a ring: message j (when this warp's
+// turn) waits for room, then is copied from src; at a chunk's end (or the
+// last message) the group meets and its first warp publishes the tail.
+struct RingSend {
+  uint8_t *ring;
+  unsigned int *tail;
+  const unsigned int *head;
+  uint32_t bytes;       // per message
+  int n, g, wpd, sub;   // messages; group, its warps, this warp's index
+  int rank, c, dst;     // for a stalled wait's report
+  unsigned int seen;    // lane 0: the head last read
+  __device__ __forceinline__ void put(const LayerArgs &a, int j, const uint8_t *src, PostStats &st, int lane) {
+    const LDims &d = a.d;
+    if (j % wpd == sub) {
+      if (lane == 0 && (unsigned int)j - seen >= (unsigned int)d.buf) {
+        seen = normal_wait_above(a, head, (unsigned int)(j - d.buf), kLErrRoom, rank, c, dst);
+      }
+      __syncwarp();
+      warp_copy(ring + (uint64_t)(j % d.buf) * bytes, src, bytes, lane);
+      if (lane == 0) {
+        st.copies++;
+        st.last = gtime();
+      }
+    }
+    if ((j + 1) % d.chunk == 0 || j + 1 == n) {
+      bar_named(1 + g, wpd * 32);
+      if (sub == 0 && lane == 0) {
+        fence_layer(d.sys_scope);
+        st_release_scoped(tail, (unsigned int)(j + 1), d.sys_scope);
+      }
+    }
+  }
+};
+
 // Sender SM of channel c: counts, then messages to every destination from
 // 24 / R warps each, a tail every chunk.
 __device__ void normal_dispatch_send(const LayerArgs &a, int rl, int c) {
@@ -189,33 +223,13 @@ __device__ void normal_dispatch_send(const LayerArgs &a, int rl, int c) {
   if (g < R) {
     const int dst = g, n = s_n[dst];
     uint8_t *peer = a.bases[dst];
-    uint8_t *ring = peer + d.off_nring + (uint64_t)(c * R + rank) * d.buf * d.nmsg;
-    unsigned int *tail = normal_word(peer, d.off_ntail, d.C, R, c, rank);
-    const unsigned int *head = normal_word(peer, d.off_nhead, d.C, R, c, rank);
-    unsigned int seen = 0;  // lane 0: the head last read
+    RingSend rs{peer + d.off_nring + (uint64_t)(c * R + rank) * d.buf * d.nmsg,
+                normal_word(peer, d.off_ntail, d.C, R, c, rank),
+                normal_word(peer, d.off_nhead, d.C, R, c, rank),
+                (uint32_t)d.nmsg, n, g, wpd, sub, rank, c, dst, 0};
     for (int t = t0; t < t1; ++t) {
       const int j = slot[(size_t)t * R + dst];
-      if (j < 0) continue;
-      if (j % wpd == sub) {
-        if (lane == 0 && (unsigned int)j - seen >= (unsigned int)d.buf) {
-          const unsigned int need = (unsigned int)j - (unsigned int)d.buf;
-          seen = normal_wait_above(a, head, need, kLErrRoom, rank, c, dst);
-        }
-        __syncwarp();
-        warp_copy(ring + (uint64_t)(j % d.buf) * d.nmsg, me + d.off_nsend + (uint64_t)t * d.nmsg, (uint32_t)d.nmsg,
-                  lane);
-        if (lane == 0) {
-          st.copies++;
-          st.last = gtime();
-        }
-      }
-      if ((j + 1) % d.chunk == 0 || j + 1 == n) {
-        bar_named(1 + g, wpd * 32);
-        if (sub == 0 && lane == 0) {
-          fence_layer(d.sys_scope);
-          st_release_scoped(tail, (unsigned int)(j + 1), d.sys_scope);
-        }
-      }
+      if (j >= 0) rs.put(a, j, me + d.off_nsend + (uint64_t)t * d.nmsg, st, lane);
     }
   }
   flush_stats(rc, st, lane);
@@ -312,31 +326,11 @@ __device__ void normal_combine_send(const LayerArgs &a, int rl, int c) {
     const long long rg = reinterpret_cast<const long long *>(me + d.off_nrange)[dst * d.C + c];
     const int begin = (int)(rg >> 32), n = (int)(rg & 0xffffffffll);
     uint8_t *peer = a.bases[dst];
-    uint8_t *ring = peer + d.off_cring + (uint64_t)(c * R + rank) * d.buf * d.cmsg;
-    unsigned int *tail = normal_word(peer, d.off_ctail, d.C, R, c, rank);
-    const unsigned int *head = normal_word(peer, d.off_chead, d.C, R, c, rank);
-    unsigned int seen = 0;
-    for (int j = 0; j < n; ++j) {
-      if (j % wpd == sub) {
-        if (lane == 0 && (unsigned int)j - seen >= (unsigned int)d.buf) {
-          seen = normal_wait_above(a, head, (unsigned int)(j - d.buf), kLErrRoom, rank, c, dst);
-        }
-        __syncwarp();
-        warp_copy(ring + (uint64_t)(j % d.buf) * d.cmsg, me + d.off_ny + (uint64_t)(begin + j) * d.cmsg,
-                  (uint32_t)d.cmsg, lane);
-        if (lane == 0) {
-          st.copies++;
-          st.last = gtime();
-        }
-      }
-      if ((j + 1) % d.chunk == 0 || j + 1 == n) {
-        bar_named(1 + g, wpd * 32);
-        if (sub == 0 && lane == 0) {
-          fence_layer(d.sys_scope);
-          st_release_scoped(tail, (unsigned int)(j + 1), d.sys_scope);
-        }
-      }
-    }
+    RingSend rs{peer + d.off_cring + (uint64_t)(c * R + rank) * d.buf * d.cmsg,
+                normal_word(peer, d.off_ctail, d.C, R, c, rank),
+                normal_word(peer, d.off_chead, d.C, R, c, rank),
+                (uint32_t)d.cmsg, n, g, wpd, sub, rank, c, dst, 0};
+    for (int j = 0; j < n; ++j) rs.put(a, j, me + d.off_ny + (uint64_t)(begin + j) * d.cmsg, st, lane);
   }
   flush_stats(rc, st, lane);
   __syncthreads();
