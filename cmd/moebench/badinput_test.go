@@ -377,6 +377,7 @@ func badInputs() []badInput {
 		{name: "trace gen ranks not whole nodes", args: []string{"trace", "gen", "--ranks", "12", "--gpus-per-node", "8", "--out", "t.bin"}, code: 2, msg: "--ranks"},
 		{name: "trace gen topk above experts", args: []string{"trace", "gen", "--topk", "300", "--out", "t.bin"}, code: 2, msg: "--topk"},
 		{name: "trace gen drift above one", args: []string{"trace", "gen", "--drift", "2", "--out", "t.bin"}, code: 2, msg: "drift"},
+		{name: "trace gen larger than the disk", args: []string{"trace", "gen", "--steps", "100000000", "--layers", "61", "--ranks", "256", "--out", "t.bin"}, code: 2, msg: "would write about"},
 		{name: "trace gen binary to stdout", args: []string{"trace", "gen", "--format", "bin", "--out", "-"}, code: 2, msg: "--out"},
 		{name: "trace gen format unknown", args: []string{"trace", "gen", "--format", "csv", "--out", "t.bin"}, code: 2, msg: "--format"},
 		{name: "trace convert no input", args: []string{"trace", "convert", "--out", "t.bin"}, code: 2, msg: "input"},

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -112,6 +114,27 @@ func machineMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// freeBytes is the space free to an unprivileged writer on the filesystem
+// that holds path's directory, or 0 where it cannot be told (stdout, or a
+// system without statfs).
+func freeBytes(path string) int64 {
+	if path == "" || path == "-" {
+		return 0
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
+		return 0
+	}
+	return clampMul(int64(st.Bavail), int64(st.Bsize))
+}
+
+func clampInt64(v float64) int64 {
+	if v >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
 }
 
 // clampMul is a·b, at most math.MaxInt64.

@@ -128,6 +128,9 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTraceBytes(d, f, *out); err != nil {
+		return err
+	}
 	src, err := traces.Generate(d)
 	if err != nil {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
@@ -145,6 +148,27 @@ func checkTraceShape(d traces.GenOptions) error {
 	}
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
+	return nil
+}
+
+// checkTraceBytes refuses, before writing, a trace larger than the free
+// space where --out goes: ids take 4 bytes each in the binary form (8 with
+// weights) and about 4 characters in JSON lines.
+func checkTraceBytes(d traces.GenOptions, f traces.Format, out string) error {
+	per := 4.0
+	if d.Weights {
+		per = 8
+	}
+	if f == traces.FormatJSONL {
+		per *= 2
+	}
+	records := float64(d.Steps) * float64(d.Layers) * float64(d.Ranks)
+	bytes := records * (float64(d.TokensPerRank)*float64(d.TopK)*per + 32)
+	free := freeBytes(out)
+	if free > 0 && bytes > float64(free) {
+		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
+			errUsage, fmtBytes(clampInt64(bytes)), records, fmtBytes(free), out)
 	}
 	return nil
 }
