@@ -265,7 +265,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 // channel); warp w takes the destinations at offsets 1+w, 1+w+W, ... from
 // its rank, round-robin by chunk.
 func (p *normalPhase) warpSenders() {
-	plan, R, C, combine := p.plan, p.R, p.plan.C, p.combine
+	plan, R, C := p.plan, p.R, p.plan.C
 	W := min(R, normalSenders)
 	p.W = W
 	nw := R * C * W
@@ -273,10 +273,7 @@ func (p *normalPhase) warpSenders() {
 	perWarp := make([][]int32, nw)
 	// chunks by (sender, peer, channel) in chunk order
 	for i, c := range plan.chunks {
-		snd, peer := int(c.src), int(c.dst)
-		if combine {
-			snd, peer = peer, snd
-		}
+		snd, peer := p.ends(c)
 		off := ((peer-snd)%R + R - 1) % R // 0 for the next rank, R-1 for itself
 		w := (snd*C+int(c.ch))*W + off%W
 		perWarp[w] = append(perWarp[w], int32(i))
@@ -322,16 +319,13 @@ func (p *normalPhase) warpSenders() {
 // nvlSenders lays out DeepEP's intranode senders: per (rank, channel,
 // peer) a group of perDst warps and its chunks in order.
 func (p *normalPhase) nvlSenders() {
-	plan, R, C, combine := p.plan, p.R, p.plan.C, p.combine
+	plan, R, C := p.plan, p.R, p.plan.C
 	p.perDst = max(1, nvlWarps/R)
 	ng := R * C * R
 	p.W = R * p.perDst
 	p.woff = make([]int32, ng+1)
 	for _, c := range plan.chunks {
-		snd, peer := int(c.src), int(c.dst)
-		if combine {
-			snd, peer = peer, snd
-		}
+		snd, peer := p.ends(c)
 		p.woff[(snd*C+int(c.ch))*R+peer+1]++
 	}
 	for g := range ng {
@@ -340,10 +334,7 @@ func (p *normalPhase) nvlSenders() {
 	fill := append([]int32(nil), p.woff[:ng]...)
 	p.wlist = make([]int32, len(plan.chunks))
 	for i, c := range plan.chunks {
-		snd, peer := int(c.src), int(c.dst)
-		if combine {
-			snd, peer = peer, snd
-		}
+		snd, peer := p.ends(c)
 		g := (snd*C+int(c.ch))*R + peer
 		p.wlist[fill[g]] = int32(i)
 		fill[g]++
@@ -424,19 +415,12 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	ws := &p.pool.st[w]
 	pos := p.woff[w] + p.wpos[w]
 	if pos >= p.woff[w+1] {
-		r := wr.Rank
-		p.sendLeft[r]--
-		if p.sendLeft[r] == 0 {
-			p.sendDone[r] = p.issueDone[r]
-		}
+		p.retire(wr.Rank)
 		return
 	}
 	ci := p.wlist[pos]
 	c := p.plan.chunks[ci]
-	snd, peer := int(c.src), int(c.dst)
-	if p.combine {
-		snd, peer = peer, snd
-	}
+	snd, peer := p.ends(c)
 	if p.wtail[w] {
 		ws.op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
 	} else {
@@ -450,25 +434,35 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 }
 
+// retire counts one of rank r's senders done.
+func (p *normalPhase) retire(r int) {
+	p.sendLeft[r]--
+	if p.sendLeft[r] == 0 {
+		p.sendDone[r] = p.issueDone[r]
+	}
+}
+
+// ends are a chunk's sender and receiver in this phase (combine runs the
+// plan backwards).
+func (p *normalPhase) ends(c nChunk) (snd, peer int) {
+	if p.combine {
+		return int(c.dst), int(c.src)
+	}
+	return int(c.src), int(c.dst)
+}
+
 // nextChunk starts group g's next chunk at t: its tokens split over the
 // group's warps, each writing its share straight into the peer's buffer;
 // or it retires the group.
 func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 	pos := p.woff[g] + p.wpos[g]
 	if pos >= p.woff[g+1] {
-		r := g / (p.plan.C * p.R)
-		p.sendLeft[r]--
-		if p.sendLeft[r] == 0 {
-			p.sendDone[r] = p.issueDone[r]
-		}
+		p.retire(g / (p.plan.C * p.R))
 		return
 	}
 	ci := p.wlist[pos]
 	c := p.plan.chunks[ci]
-	snd, peer := int(c.src), int(c.dst)
-	if p.combine {
-		snd, peer = peer, snd
-	}
+	snd, peer := p.ends(c)
 	k, per := p.split(c)
 	p.gPending[g] = int32(k)
 	p.gBar[g] = t
@@ -509,10 +503,7 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	}
 	ci := p.wlist[p.woff[g]+p.wpos[g]]
 	c := p.plan.chunks[ci]
-	snd, peer := int(c.src), int(c.dst)
-	if p.combine {
-		snd, peer = peer, snd
-	}
+	snd, peer := p.ends(c)
 	lead := g * p.perDst
 	wr := &p.pool.w[lead]
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
