@@ -64,6 +64,27 @@ __device__ __forceinline__ uint2 cast_chunk_fp8(const float (&v)[8], float &scal
   return make_uint2(p[0] | p[1] << 16, p[2] | p[3] << 16);
 }
 
+// Chunk c of a token (xs, BF16) into message msg: FP8 after the 16 B
+// header with its group's scale after the payload, or BF16 as it is. Every
+// lane of the warp calls (the cast reduces over half-warps); chunks past
+// the hidden size only take part.
+__device__ __forceinline__ void cast_chunk_into(const LDims &d, const uint4 *xs, uint8_t *msg, int c) {
+  const bool ok = c < d.H / 8;
+  const uint4 v = ok ? ld_cg_v4(xs + c) : make_uint4(0, 0, 0, 0);
+  if (d.fp8) {
+    float f[8];
+    unpack_bf16x8(v, f);
+    float scale;
+    const uint2 q = cast_chunk_fp8(f, scale);
+    if (ok) {
+      st_b64(msg + 16 + (size_t)c * 8, (uint64_t)q.y << 32 | q.x);
+      if ((c & 15) == 0) st_b32(msg + 16 + d.dbytes + (c >> 4) * 4, __float_as_uint(scale));
+    }
+  } else if (ok) {
+    st_v4(msg + 16 + (size_t)c * 16, v.x, v.y, v.z, v.w);
+  }
+}
+
 __device__ __forceinline__ float fp8_to_float(uint32_t byte) {
   __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)(byte & 0xffu), __NV_E4M3);
   return __half2float(__half(h));

@@ -81,23 +81,7 @@ __device__ __forceinline__ void normal_message(const LayerArgs &a, int rank, int
   const int chunks = d.H / 8;
   const uint4 *xs = reinterpret_cast<const uint4 *>(a.bases[rank] + d.off_x + (uint64_t)t * d.H * 2);
   if (lane == 0) st_v4(msg, (uint32_t)t, 0u, 0u, 0u);
-  for (int base = 0; base < chunks; base += 32) {
-    const int c = base + lane;
-    const bool ok = c < chunks;
-    const uint4 v = ok ? ld_cg_v4(xs + c) : make_uint4(0, 0, 0, 0);
-    if (d.fp8) {
-      float f[8];
-      unpack_bf16x8(v, f);
-      float scale;
-      const uint2 q = cast_chunk_fp8(f, scale);
-      if (ok) {
-        st_b64(msg + 16 + (size_t)c * 8, (uint64_t)q.y << 32 | q.x);
-        if ((c & 15) == 0) st_b32(msg + nmsg_scales(d) + (c >> 4) * 4, __float_as_uint(scale));
-      }
-    } else if (ok) {
-      st_v4(msg + 16 + (size_t)c * 16, v.x, v.y, v.z, v.w);
-    }
-  }
+  for (int base = 0; base < chunks; base += 32) cast_chunk_into(d, xs, msg, base + lane);
   const size_t row = ((size_t)rank * d.T + t) * d.K;
   for (int k = lane; k < d.K; k += 32) {
     st_b32(msg + nmsg_topk(d) + k * 4, (uint32_t)a.topk[row + k]);
