@@ -94,10 +94,8 @@ func RunNCCL(lib Runner, rt *moe.Routing, o Options, ncclLib string) (*A2AStats,
 		*ph.res = r
 		if r.MeanUs > 0 {
 			var recv int64
-			for src := range ph.bytes {
-				for dst := range ph.bytes[src] {
-					recv += ph.bytes[src][dst]
-				}
+			for _, b := range received(ph.bytes) {
+				recv += b
 			}
 			*ph.gbps = float64(recv) / float64(len(ph.bytes)) / (r.MeanUs * 1e3)
 		}

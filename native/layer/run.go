@@ -117,22 +117,22 @@ func Run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background
 
 // NormalBytes is what DeepEP's normal-mode benchmark counts per rank: the
 // tokens a rank receives in dispatch (hidden in the dispatch dtype plus
-// scales) and, in combine, the tokens it sent, coming back in BF16.
+// scales) and, in combine, the tokens it sent, coming back in BF16: what
+// each rank receives of the all-to-all bytes.
 func NormalBytes(rt *moe.Routing) (dispatch, combine []int64) {
-	s := rt.Shape
-	n := rt.Normal()
-	R := s.Ranks
-	dispatch, combine = make([]int64, R), make([]int64, R)
-	in := int64(s.Hidden*s.Dispatch.Bytes() + s.Scales()*4)
-	back := int64(s.Hidden * s.Combine.Bytes())
-	for src := range R {
-		for dst := range R {
-			k := int64(n.TokensPerRank[src*R+dst])
-			dispatch[dst] += k * in
-			combine[src] += k * back
+	d, c := A2ABytes(rt, true)
+	return received(d), received(c)
+}
+
+// received sums a [src][dst] byte matrix per destination.
+func received(m [][]int64) []int64 {
+	out := make([]int64, len(m))
+	for _, row := range m {
+		for dst, b := range row {
+			out[dst] += b
 		}
 	}
-	return dispatch, combine
+	return out
 }
 
 func llBytes(l *moe.LLLayout, msg int) []int64 {
