@@ -114,6 +114,10 @@ func TestLayerPaths(t *testing.T) {
 			cfg := baseLayerConfig(s, path)
 			cfg.SMsPerRank = 16
 			runLayer(t, lib, s, cfg)
+			// More ranks than selections: the hit counts' host copy is
+			// sized by the selections, not the device buffer.
+			s = smallShape(8, 16, 1024, 2, 16)
+			runLayer(t, lib, s, baseLayerConfig(s, path))
 		})
 	}
 }

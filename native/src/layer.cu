@@ -519,6 +519,7 @@ class LayerRun {
   int32_t check_dispatch();
   int32_t check_normal_dispatch();
   int32_t check_combine();
+  int32_t gather_checks(LayerDev &dv, int phase, std::vector<int> *sum);
   void note(const Problem &p, int phase);
 
   const mbn_layer_config c_;
@@ -1255,23 +1256,15 @@ void LayerRun::note(const Problem &p, int phase) {
 int32_t LayerRun::check_dispatch() {
   const mbn_layer_config &c = c_;
   if (d_.mode == MBN_LMODE_NORMAL) return check_normal_dispatch();
-  const size_t tk = (size_t)c.ranks * c.tokens * c.topk;
-  std::vector<int> sum(tk, 0), part(tk);
+  std::vector<int> sum((size_t)c.ranks * c.tokens * c.topk, 0);
   for (auto &dvp : devs_) {
     LayerDev &dv = *dvp;
     MBN_CUDA(cudaSetDevice(dv.id));
     MBN_CUDA(cudaMemset(dv.verify.p, 0, dv.verify.n));
     MBN_LAUNCH(verify_dispatch, Rd_ * d_.nl * c.ranks, 256, dv.args, dv.expected, dv.hits, dv.pmark, dv.vout);
     MBN_LAUNCH(verify_slots, Rd_ * d_.nl, 256, dv.args, dv.pmark, dv.vout);
-    MBN_CUDA(cudaGetLastError());
-    MBN_CUDA(cudaDeviceSynchronize());
-    VerifyOut v;
-    MBN_CUDA(cudaMemcpy(&v, dv.vout, sizeof v, cudaMemcpyDeviceToHost));
-    MBN_CUDA(cudaMemcpy(part.data(), dv.hits, dv.hits_bytes, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < tk; ++i) sum[i] += part[i];
-    problems_ += (long long)v.count;
-    out_->checked += (int64_t)v.checked;
-    for (unsigned long long i = 0; i < v.count && i < (unsigned long long)kMaxProblems; ++i) note(v.first[i], 0);
+    const int32_t rc = gather_checks(dv, 0, &sum);
+    if (rc) return rc;
   }
   // Every selection delivered exactly once, nothing else.
   for (int r = 0; r < c.ranks; ++r) {
@@ -1297,22 +1290,14 @@ int32_t LayerRun::check_dispatch() {
 
 int32_t LayerRun::check_normal_dispatch() {
   const mbn_layer_config &c = c_;
-  const size_t n = (size_t)c.ranks * c.tokens * c.ranks;
-  std::vector<int> sum(n, 0), part(n);
+  std::vector<int> sum((size_t)c.ranks * c.tokens * c.ranks, 0);
   for (auto &dvp : devs_) {
     LayerDev &dv = *dvp;
     MBN_CUDA(cudaSetDevice(dv.id));
     MBN_CUDA(cudaMemset(dv.verify.p, 0, dv.verify.n));
     MBN_LAUNCH(verify_normal_dispatch, Rd_ * c.ranks, 256, dv.args, dv.hits, dv.vout);
-    MBN_CUDA(cudaGetLastError());
-    MBN_CUDA(cudaDeviceSynchronize());
-    VerifyOut v;
-    MBN_CUDA(cudaMemcpy(&v, dv.vout, sizeof v, cudaMemcpyDeviceToHost));
-    MBN_CUDA(cudaMemcpy(part.data(), dv.hits, sizeof(int) * n, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; ++i) sum[i] += part[i];
-    problems_ += (long long)v.count;
-    out_->checked += (int64_t)v.checked;
-    for (unsigned long long i = 0; i < v.count && i < (unsigned long long)kMaxProblems; ++i) note(v.first[i], 0);
+    const int32_t rc = gather_checks(dv, 0, &sum);
+    if (rc) return rc;
   }
   // Every token reached each rank holding one of its experts exactly once.
   for (int src = 0; src < c.ranks; ++src) {
@@ -1343,14 +1328,28 @@ int32_t LayerRun::check_combine() {
     } else {
       MBN_LAUNCH(verify_combine, Rd_ * d_.T, 256, dv.args, dv.vout);
     }
-    MBN_CUDA(cudaGetLastError());
-    MBN_CUDA(cudaDeviceSynchronize());
-    VerifyOut v;
-    MBN_CUDA(cudaMemcpy(&v, dv.vout, sizeof v, cudaMemcpyDeviceToHost));
-    problems_ += (long long)v.count;
-    out_->checked += (int64_t)v.checked;
-    for (unsigned long long i = 0; i < v.count && i < (unsigned long long)kMaxProblems; ++i) note(v.first[i], 1);
+    const int32_t rc = gather_checks(dv, 1, nullptr);
+    if (rc) return rc;
   }
+  return MBN_OK;
+}
+
+// gather_checks waits for a device's check kernels and takes in what they
+// found; with sum, it adds the device's delivery counts (sum->size() of
+// them) to it.
+int32_t LayerRun::gather_checks(LayerDev &dv, int phase, std::vector<int> *sum) {
+  MBN_CUDA(cudaGetLastError());
+  MBN_CUDA(cudaDeviceSynchronize());
+  VerifyOut v;
+  MBN_CUDA(cudaMemcpy(&v, dv.vout, sizeof v, cudaMemcpyDeviceToHost));
+  if (sum) {
+    std::vector<int> part(sum->size());
+    MBN_CUDA(cudaMemcpy(part.data(), dv.hits, sizeof(int) * part.size(), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < part.size(); ++i) (*sum)[i] += part[i];
+  }
+  problems_ += (long long)v.count;
+  out_->checked += (int64_t)v.checked;
+  for (unsigned long long i = 0; i < v.count && i < (unsigned long long)kMaxProblems; ++i) note(v.first[i], phase);
   return MBN_OK;
 }
 
