@@ -31,36 +31,51 @@ func wantQuote(t *testing.T, text, what string, format string, args ...any) {
 	}
 }
 
-func TestREADMEQuotesNativeRun(t *testing.T) {
-	t.Parallel()
-	const path = "../../native/testdata/h200-layer-run.json"
+// nativePhase and nativeRun are what the README tests read of a native
+// run's JSON.
+type nativePhase struct {
+	Mean float64 `json:"mean_us"`
+	Min  float64 `json:"min_us"`
+	Max  float64 `json:"max_us"`
+	Algo float64 `json:"algo_gbps"`
+}
+
+type nativeRun struct {
+	Results []struct {
+		Preset   string      `json:"preset"`
+		Mode     string      `json:"mode"`
+		Ranks    int         `json:"ranks"`
+		Tokens   int         `json:"tokens"`
+		Correct  bool        `json:"correct"`
+		Dispatch nativePhase `json:"dispatch"`
+		Combine  nativePhase `json:"combine"`
+		Model    struct {
+			Dispatch nativePhase `json:"dispatch"`
+			Combine  nativePhase `json:"combine"`
+		} `json:"model"`
+	} `json:"results"`
+}
+
+func readNativeRun(t *testing.T, path string) nativeRun {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type phase struct {
-		Mean float64 `json:"mean_us"`
-		Min  float64 `json:"min_us"`
-		Max  float64 `json:"max_us"`
-	}
-	var run struct {
-		Results []struct {
-			Preset   string `json:"preset"`
-			Correct  bool   `json:"correct"`
-			Dispatch phase  `json:"dispatch"`
-			Combine  phase  `json:"combine"`
-			Model    struct {
-				Dispatch phase `json:"dispatch"`
-				Combine  phase `json:"combine"`
-			} `json:"model"`
-		} `json:"results"`
-	}
+	var run nativeRun
 	if err := json.Unmarshal(data, &run); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	return run
+}
+
+func TestREADMEQuotesNativeRun(t *testing.T) {
+	t.Parallel()
+	const path = "../../native/testdata/h200-layer-run.json"
+	run := readNativeRun(t, path)
 	text := readmeFlat(t)
-	var direct phase
-	var dcopy phase
+	var direct nativePhase
+	var dcopy nativePhase
 	lo, hi := math.Inf(1), 0.0
 	for _, r := range run.Results {
 		if !r.Correct {
@@ -209,31 +224,7 @@ func TestREADMEQuotesLayerCalibration(t *testing.T) {
 func normalRows(t *testing.T) (rows []string, lo, hi float64) {
 	t.Helper()
 	const path = "../../native/testdata/h200-layer-normal.json"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type phase struct {
-		Mean float64 `json:"mean_us"`
-		Algo float64 `json:"algo_gbps"`
-	}
-	var run struct {
-		Results []struct {
-			Mode     string `json:"mode"`
-			Ranks    int    `json:"ranks"`
-			Tokens   int    `json:"tokens"`
-			Correct  bool   `json:"correct"`
-			Dispatch phase  `json:"dispatch"`
-			Combine  phase  `json:"combine"`
-			Model    struct {
-				Dispatch phase `json:"dispatch"`
-				Combine  phase `json:"combine"`
-			} `json:"model"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(data, &run); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	run := readNativeRun(t, path)
 	lo, hi = math.Inf(1), 0
 	for _, r := range run.Results {
 		if !r.Correct || r.Mode != "normal" {
