@@ -113,6 +113,10 @@ func ncclJSONOf(nccl []ncclItem) []ncclJSON {
 // all-to-all's times in the measured columns.
 func ncclCSV(t *report.Table, nccl []ncclItem) {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	col := make(map[string]int, len(t.Columns))
+	for i, c := range t.Columns {
+		col[c] = i
+	}
 	for _, n := range nccl {
 		s := n.cfg.shape
 		for _, ph := range []struct {
@@ -121,13 +125,7 @@ func ncclCSV(t *report.Table, nccl []ncclItem) {
 			gbps float64
 		}{{"dispatch", n.st.Dispatch, n.st.DispatchGBps}, {"combine", n.st.Combine, n.st.CombineGBps}} {
 			row := make([]string, len(t.Columns))
-			set := func(col, v string) {
-				for i, c := range t.Columns {
-					if c == col {
-						row[i] = v
-					}
-				}
-			}
+			set := func(name, v string) { row[col[name]] = v }
 			set("engine", "nccl")
 			set("mode", n.cfg.mode.String())
 			set("preset", nativelayer.NCCLName)

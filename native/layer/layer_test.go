@@ -288,15 +288,7 @@ func TestFitReproduces(t *testing.T) {
 		{Transport: "mini-gda", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
 		{Transport: "mini-gda", Ranks: 4, Tokens: 32, Hidden: 1024, TopK: 4, Experts: 16},
 	}
-	lib := &modelLib{p: truth}
-	raw, err := Measure(lib, grid, Options{Reps: 1, Timeout: time.Second}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Fit(raw, profile.MustLoad("p-ib"), "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := fitBack(t, &modelLib{p: truth}, grid)
 	for _, c := range res.After {
 		d, m := c.Error()
 		if math.Abs(d) > 0.05 || math.Abs(m) > 0.05 {
@@ -307,6 +299,21 @@ func TestFitReproduces(t *testing.T) {
 	if len(res.Constants) == 0 || res.Constants[0].Source != "test" {
 		t.Fatalf("constants %v", res.Constants)
 	}
+}
+
+// fitBack measures grid on lib (the model on a truth profile) and fits
+// P-IB to it.
+func fitBack(t *testing.T, lib *modelLib, grid []GridPoint) *FitResult {
+	t.Helper()
+	raw, err := Measure(lib, grid, Options{Reps: 1, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(raw, profile.MustLoad("p-ib"), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // modelLib answers Layer with the model's own prediction, as measured
@@ -469,14 +476,7 @@ func TestFitNVLink(t *testing.T) {
 		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 512, Hidden: 2048, TopK: 4, Experts: 16, Normal: true},
 		{Transport: "direct", Ranks: 2, GPUs: 2, Tokens: 2048, Hidden: 2048, TopK: 4, Experts: 16, Normal: true},
 	}
-	raw, err := Measure(&modelLib{p: truth, gpus: 2}, grid, Options{Reps: 1, Timeout: time.Second}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Fit(raw, profile.MustLoad("p-ib"), "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := fitBack(t, &modelLib{p: truth, gpus: 2}, grid)
 	// Normal mode's chunked copies make the surface rough: the fit lands
 	// within a few percent, the link's rate (what binds) within 5%.
 	for _, c := range res.After {
