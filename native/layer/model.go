@@ -92,25 +92,22 @@ func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 	if cfg.BgWarps > 0 {
 		mbg = moe.Background{CTAs: cfg.BgWarps, Threads: 1, Bytes: cfg.BgBytes, Reserved: bg.Reserved, Queues: bg.Queues}
 	}
+	lc := moe.LayerConfig{Routing: model, Mode: moe.LL, Profile: prof, NVLink: tr.Direct, NumSMs: cfg.SMsPerRank,
+		Background: mbg, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)}
 	if cfg.Normal {
-		t, err := p.Transport(o)
-		if err != nil {
-			return nil, err
+		// Normal mode runs on the direct path only: NVLink, no background.
+		lc.Mode, lc.Chunk = moe.Normal, cfg.Chunk
+	} else {
+		layer, reserved := moe.Channels(s, moe.LL, cfg.SMsPerRank, mbg)
+		o.LocalExperts = layer
+		if reserved > 0 {
+			o.QPsPerPeer, o.Reserved = max(o.QPsPerPeer, layer)+reserved, reserved
 		}
-		return moe.RunLayer(moe.LayerConfig{Routing: model, Mode: moe.Normal, Transport: t, Profile: prof,
-			NVLink: true, NumSMs: cfg.SMsPerRank, Chunk: cfg.Chunk, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)})
 	}
-	layer, reserved := moe.Channels(s, moe.LL, cfg.SMsPerRank, mbg)
-	o.LocalExperts = layer
-	if reserved > 0 {
-		o.QPsPerPeer, o.Reserved = max(o.QPsPerPeer, layer)+reserved, reserved
-	}
-	t, err := p.Transport(o)
-	if err != nil {
+	if lc.Transport, err = p.Transport(o); err != nil {
 		return nil, err
 	}
-	return moe.RunLayer(moe.LayerConfig{Routing: model, Mode: moe.LL, Transport: t, Profile: prof, NVLink: tr.Direct,
-		NumSMs: cfg.SMsPerRank, Background: mbg, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)})
+	return moe.RunLayer(lc)
 }
 
 func idx64(rt *moe.Routing) [][]int64 {
