@@ -583,35 +583,27 @@ type tailInfo struct {
 // was observed and the receiving kernel runs.
 func (p *normalPhase) receive(e *sim.Engine, ci int) {
 	c := p.plan.chunks[ci]
-	rcv := int(c.dst)
-	if p.combine {
-		rcv = int(c.src)
-	}
+	snd, rcv := p.ends(c)
 	ti := p.tails[ci]
 	delete(p.tails, ci)
 	det := e.Now()
-	x := rcv*p.plan.C + int(c.ch)
-	warps := min(int(c.n), warpsPerSM/2)
-	if p.perDst > 0 {
-		other := int(c.src)
-		if p.combine {
-			other = int(c.dst)
-		}
-		x = x*p.R + other
-		warps = min(int(c.n), p.perDst)
-	}
-	start := max(det, p.start[rcv], p.chFree[x])
 	bytes := int64(c.n) * int64(p.bytesTok)
 	work := CauseCopy
 	if p.combine {
 		work = CauseReduce
 	}
-	var end sim.Time
+	// One receiver per (rank, channel), its chunk's tokens over up to 16
+	// warps; over NVLink one per (rank, channel, source), over its warps.
+	x := rcv*p.plan.C + int(c.ch)
+	var start, end sim.Time
 	if p.perDst > 0 {
-		own := start + p.g.kern.nvlRecvChunk + bytesTime(bytes/int64(warps), p.g.kern.nvlWarpBpp)
+		x = x*p.R + snd
+		start = max(det, p.start[rcv], p.chFree[x])
+		own := start + p.g.kern.nvlRecvChunk + bytesTime(bytes/int64(min(int(c.n), p.perDst)), p.g.kern.nvlWarpBpp)
 		end = max(own, p.g.mem.Take(rcv, start, bytes))
 	} else {
-		end = p.g.copy(rcv, start, bytes, bytes/int64(warps))
+		start = max(det, p.start[rcv], p.chFree[x])
+		end = p.g.copy(rcv, start, bytes, bytes/int64(min(int(c.n), warpsPerSM/2)))
 	}
 	p.chFree[x] = end
 	if end > p.ready[rcv] {
