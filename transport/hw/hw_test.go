@@ -96,3 +96,41 @@ func (s *sentSink) Delivered(_ *sim.Engine, _ *NIC, _ int32, m *Msg) {
 	}
 }
 func (s *sentSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}
+
+// A queue's state is retired once it drains, and a later message on it
+// behaves as on a queue never retired: an all-to-all over RC keeps only
+// the queues in use, and QPsUsed still counts every queue used.
+func TestIdleQueuesAreRetiredExactly(t *testing.T) {
+	t.Parallel()
+	run := func(gap sim.Time) (*Fabric, []sim.Time) {
+		t.Helper()
+		e := &sim.Engine{}
+		s := &sink{}
+		f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), 2, 64, s)
+		n := f.NICs[0]
+		for round := range 2 {
+			at := sim.Time(round) * gap
+			e.RunUntil(at)
+			for qp := range 64 {
+				n.Post(qp, Msg{Dst: 1, Bytes: 4096, BBs: 1, Pointer: true})
+				n.Doorbell(e, at, qp)
+			}
+		}
+		e.Run()
+		return f, s.cqes
+	}
+	f, late := run(100 * sim.Microsecond)
+	if used, live := f.NICs[0].QPsUsed(), f.qstate.Live(); used != 64 || live != 0 {
+		t.Fatalf("after draining: %d QPs used (want 64), %d states live (want 0)", used, live)
+	}
+	// Retired between the rounds, the queues must carry the second round
+	// exactly as the first, shifted by the gap.
+	if len(late) != 128 {
+		t.Fatalf("%d completions, want 128", len(late))
+	}
+	for i := range 64 {
+		if d := late[64+i] - late[i]; d != 100*sim.Microsecond {
+			t.Fatalf("completion %d of the second round came %v after the first's, want 100µs", i, d)
+		}
+	}
+}

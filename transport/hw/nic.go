@@ -187,6 +187,7 @@ type qpState struct {
 	// A DC initiator (DCI) serves one destination at a time: re-targeting
 	// it waits out the previous destination and connects to the new DCT.
 	target int32
+	rung   int32 // doorbells on their way to the NIC
 	busy   bool
 	dc     bool
 	hasTgt bool
@@ -220,7 +221,7 @@ type NIC struct {
 	fab   *Fabric
 	id    sim.HandlerID
 	// qpIx maps a QP number to its state in the fabric's slab, plus one;
-	// 0 is a QP not used yet.
+	// 0 is a QP not used yet, -1 one whose state was retired (see retire).
 	qpIx   []int32
 	fetch  sim.Time // WQE fetch latency of GPU-memory queues
 	hostF  sim.Time // and of host-memory ones
@@ -250,6 +251,7 @@ func (n *NIC) qp(qp int) *qpState {
 	if i := n.qpIx[qp]; i > 0 {
 		return f.qstate.At(i - 1)
 	}
+	// New, or retired idle: a fresh state is exact (see retire).
 	i := f.qstate.Alloc()
 	n.qpIx[qp] = i + 1
 	q := f.qstate.At(i)
@@ -270,11 +272,30 @@ func (n *NIC) fetchTime(*qpState) sim.Time {
 func (n *NIC) QPsUsed() int {
 	c := 0
 	for _, i := range n.qpIx {
-		if i > 0 {
+		if i != 0 {
 			c++
 		}
 	}
 	return c
+}
+
+// retire frees qp's state once nothing about it can matter again, so that
+// memory follows the queues in use, not every queue ever used (a rank of an
+// RC all-to-all touches one per peer, each for a message or two). That is
+// when the queue is idle with every posted WQE fetched and no doorbell on
+// its way or waiting, and its last WQE's ready time cannot hold back a
+// later one: a WQE served at or after now is ready no earlier than
+// now+Doorbell+WQE. A fresh state then behaves exactly as the old one
+// would: its ring counters restart together. DC initiators keep their
+// target and are few; the emulated NIC's engines hold queues by number.
+func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
+	p := n.P
+	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || q.dc || p.EmuEngines > 0 ||
+		q.lastReady > now+p.Doorbell+p.WQE {
+		return
+	}
+	n.fab.qstate.Free(n.qpIx[qp] - 1)
+	n.qpIx[qp] = -1
 }
 
 // port is what ranks sharing a physical NIC share: its processing pipeline
@@ -431,8 +452,9 @@ func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n
 // Ring is Doorbell with the writer's own MMIO latency (a host thread's
 // doorbell store takes a different path than an SM's).
 func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
-	idx := n.qp(qp).posted
-	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(idx)<<24)
+	q := n.qp(qp)
+	q.rung++
+	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(q.posted)<<24)
 }
 
 // Handle runs the NIC's events.
@@ -440,11 +462,12 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opDoorbell:
 		qp := int(arg & (1<<24 - 1))
+		q := n.qp(qp)
+		q.rung--
 		if n.P.EmuEngines > 0 {
 			n.emuDoorbell(e, qp, int(arg>>24))
 			return
 		}
-		q := n.qp(qp)
 		f := n.fab
 		d := f.dbs.Alloc()
 		*f.dbs.At(d) = ringing{at: e.Now(), idx: int32(arg >> 24), next: -1}
@@ -462,6 +485,8 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		q.busy = false
 		if q.dbHead >= 0 {
 			n.serve(e, int(arg))
+		} else {
+			n.retire(int(arg), q, e.Now())
 		}
 	case opTxReady:
 		n.transmit(e, int32(arg))
@@ -575,6 +600,9 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	p := n.P
 	f := n.fab
 	m := f.msgs.At(id)
+	if i := n.qpIx[m.QP]; i > 0 {
+		n.retire(int(m.QP), f.qstate.At(i-1), e.Now())
+	}
 	ph := n.ph
 	slot := max(e.Now(), ph.pipeAt)
 	ph.pipeAt = slot + p.MsgSlot
