@@ -3,6 +3,9 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"unsafe"
+
+	"moebench/internal/hugepage"
 )
 
 // Handler reacts to an event. Op and Arg are the handler's own: a handler
@@ -65,6 +68,7 @@ type Engine struct {
 	blocks   []*[blockLen]item
 	blockN   []int32 // items used in each block
 	freeBlk  []int32
+	spareBlk []*[blockLen]item // allocated, never used yet
 	inWheel  int
 	far      []item
 	cur      int64 // absolute slot number of the near heap
@@ -139,6 +143,15 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 			e.run, e.ri = e.run[:0], 0
 		}
 		if n := len(e.run); n == 0 || t >= e.run[n-1].at {
+			if n == cap(e.run) && e.ri >= n/2 {
+				// Reuse the run's consumed half rather than grow: a burst
+				// whose events each schedule one more would otherwise
+				// double the slice it is draining.
+				e.run, e.ri = e.run[:copy(e.run, e.run[e.ri:])], 0
+			}
+			if len(e.run) == cap(e.run) {
+				e.run = grow(e.run, 1)
+			}
 			e.run = append(e.run, it)
 			return
 		}
@@ -157,6 +170,9 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 		e.blockN[b]++
 		e.inWheel++
 	default:
+		if len(e.far) == cap(e.far) {
+			e.far = grow(e.far, 1)
+		}
 		e.far = append(e.far, it)
 		heapUp(e.far, len(e.far)-1)
 	}
@@ -180,9 +196,40 @@ func (e *Engine) newBlock() int32 {
 		e.freeBlk = e.freeBlk[:k-1]
 		return b
 	}
-	e.blocks = append(e.blocks, new([blockLen]item))
+	if len(e.spareBlk) == 0 {
+		// Past the first few, blocks come a huge-page batch at a time.
+		n := 1
+		if len(e.blocks) >= blockBatch {
+			n = blockBatch
+		}
+		b := hugepage.Make[[blockLen]item](n)
+		for i := range b {
+			e.spareBlk = append(e.spareBlk, &b[i])
+		}
+	}
+	e.blocks = append(e.blocks, e.spareBlk[len(e.spareBlk)-1])
+	e.spareBlk = e.spareBlk[:len(e.spareBlk)-1]
 	e.blockN = append(e.blockN, 0)
 	return int32(len(e.blocks) - 1)
+}
+
+// blockBatch is how many blocks a batch holds (4 MiB), and how many are
+// taken one at a time first, so that a small simulation stays small.
+const blockBatch = 512
+
+// grow is slices.Grow for the event arrays: large ones are advised into
+// huge pages.
+func grow(s []item, n int) []item {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	c := max(2*cap(s), len(s)+n)
+	if c*int(unsafe.Sizeof(item{})) < hugepage.Threshold {
+		return slices.Grow(s, n)
+	}
+	t := hugepage.Make[item](c)[:len(s)]
+	copy(t, s)
+	return t
 }
 
 // advance loads the next occupied wheel slot (or the far heap's first)
@@ -211,7 +258,7 @@ func (e *Engine) advance() bool {
 		for _, b := range *w {
 			n += int(e.blockN[b])
 		}
-		e.run = slices.Grow(e.run, n-len(e.run))
+		e.run = grow(e.run, n-len(e.run))
 		for _, b := range *w {
 			n := e.blockN[b]
 			e.run = append(e.run, e.blocks[b][:n]...)
@@ -255,7 +302,7 @@ func (e *Engine) sortRun() {
 		}
 		return
 	}
-	e.tmp = slices.Grow(e.tmp[:0], len(r))[:len(r)]
+	e.tmp = grow(e.tmp[:0], len(r))[:len(r)]
 	const lo = slotShift / 2
 	radixPass(r, e.tmp, 0, lo)
 	radixPass(e.tmp, r, lo, slotShift-lo)

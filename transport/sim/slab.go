@@ -1,16 +1,29 @@
 package sim
 
+import (
+	"unsafe"
+
+	"moebench/internal/hugepage"
+)
+
 // Slab stores values in fixed-size chunks and recycles freed slots, so
 // that models holding a million in-flight messages neither copy them as
 // the population grows nor allocate once it is steady. Indices stay valid
 // until freed; pointers from At stay valid until the slot is freed.
 type Slab[T any] struct {
 	chunks [][]T
+	spare  [][]T // chunks cut from a batch, not yet in use
 	n      int32 // slots handed out so far
 	free   []int32
 }
 
-const slabShift = 12 // 4,096 values a chunk
+const (
+	slabShift = 12 // 4,096 values a chunk
+	// A slab past batchAfter chunks takes new ones a huge-page batch at a
+	// time: large simulations fault their slabs in 2 MiB pages.
+	batchAfter = 8
+	batchBytes = 32 << 20
+)
 
 // Alloc returns a zeroed slot's index.
 func (s *Slab[T]) Alloc() int32 {
@@ -23,10 +36,28 @@ func (s *Slab[T]) Alloc() int32 {
 	}
 	i := s.n
 	if int(i>>slabShift) == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]T, 1<<slabShift))
+		s.chunks = append(s.chunks, s.chunk())
 	}
 	s.n++
 	return i
+}
+
+// chunk is a new chunk's storage.
+func (s *Slab[T]) chunk() []T {
+	if len(s.chunks) < batchAfter {
+		return make([]T, 1<<slabShift)
+	}
+	if len(s.spare) == 0 {
+		var zero T
+		k := max(1, batchBytes/int(unsafe.Sizeof(zero))>>slabShift)
+		b := hugepage.Make[T](k << slabShift)
+		for j := range k {
+			s.spare = append(s.spare, b[j<<slabShift:(j+1)<<slabShift:(j+1)<<slabShift])
+		}
+	}
+	c := s.spare[0]
+	s.spare = s.spare[1:]
+	return c
 }
 
 // At returns the slot at index i.
