@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"moebench/internal/hugepage"
 	"strings"
 	"time"
 
@@ -89,6 +90,10 @@ type LayerConfig struct {
 	// simulates dispatch and combine side by side: Progress may be called
 	// from two goroutines at once.
 	Progress func(messages int)
+	// InTurn simulates LL dispatch and then combine instead of side by
+	// side: the same result on one core, in about half the peak memory
+	// (EstimateCost's InTurn), for layers too large to hold both at once.
+	InTurn bool
 
 	own ownCauses // the transport's causes, set by RunLayer
 }
@@ -314,8 +319,8 @@ type warpPool[S any] struct {
 }
 
 func (p *warpPool[S]) init(n int) {
-	p.w = make([]transport.Warp, n)
-	p.st = make([]S, n)
+	p.w = hugepage.MakeTouched[transport.Warp](n)
+	p.st = hugepage.MakeTouched[S](n)
 }
 
 // RunLayer simulates dispatch and then combine, each from a common start

@@ -2,6 +2,7 @@ package moe
 
 import (
 	"fmt"
+	"runtime"
 
 	"moebench/transport"
 	"moebench/transport/hw"
@@ -932,25 +933,41 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
 	// Dispatch and combine are simulated from their own start, each on its
-	// own engine, so they run side by side on two cores; each is
-	// deterministic, and so is the result.
+	// own engine, so they run side by side on two cores, or in turn when
+	// memory is short; each is deterministic, and so is the result.
 	var (
 		probs, probs2 problemList
-		r1            transport.Resources
-		err1          error
-		done          = make(chan struct{})
+		r1, r2        transport.Resources
+		err1, err     error
 	)
-	go func() {
-		defer close(done)
+	dispatch := func() {
 		var got []Delivery
 		r1, got, err1 = runLLDispatch(cfg, l, g, &probs, &res.Dispatch)
 		if err1 == nil {
 			probs.addErr(l.CheckDispatch(got))
 		}
-	}()
-	g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
-	r2, err := runLLCombine(cfg, l, g2, &probs2, &res.Combine)
-	<-done
+	}
+	combine := func() {
+		g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
+		r2, err = runLLCombine(cfg, l, g2, &probs2, &res.Combine)
+	}
+	if cfg.InTurn {
+		dispatch()
+		// Dispatch's state is garbage now: collect it before combine
+		// grows, rather than let the heap reach twice dispatch's peak.
+		runtime.GC()
+		if err1 == nil {
+			combine()
+		}
+	} else {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			dispatch()
+		}()
+		combine()
+		<-done
+	}
 	if err1 != nil {
 		return err1
 	}

@@ -21,6 +21,16 @@ func layerShape(ranks, perNode, experts, tokens, hidden int) moe.Shape {
 
 func runLayer(t testing.TB, s moe.Shape, mode moe.Mode, presetName string, o preset.Options, bg moe.Background, nvlink bool) *moe.Result {
 	t.Helper()
+	res, err := moe.RunLayer(layerConfig(t, s, mode, presetName, o, bg, nvlink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// layerConfig is runLayer's configuration: routing seed 7 on P-IB.
+func layerConfig(t testing.TB, s moe.Shape, mode moe.Mode, presetName string, o preset.Options, bg moe.Background, nvlink bool) moe.LayerConfig {
+	t.Helper()
 	r, err := moe.Generate(s, moe.RoutingSpec{}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +50,7 @@ func runLayer(t testing.TB, s moe.Shape, mode moe.Mode, presetName string, o pre
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: mode, Transport: tr, Profile: profile.MustLoad("p-ib"), NVLink: nvlink, Background: bg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return moe.LayerConfig{Routing: r, Mode: mode, Transport: tr, Profile: profile.MustLoad("p-ib"), NVLink: nvlink, Background: bg}
 }
 
 func TestLayerIsCorrectAndConsistent(t *testing.T) {
@@ -108,6 +114,26 @@ func TestLayerIsDeterministic(t *testing.T) {
 	b := runLayer(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{CTAs: 4, Bytes: 8}, false)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("two runs with one seed differ:\n%+v\n%+v", a.Dispatch.Time, b.Dispatch.Time)
+	}
+}
+
+// Dispatch and combine in turn give what they give side by side.
+func TestLayerInTurnIsTheSame(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"mini-gda", "mini-proxy", "dc"} {
+		cfg := layerConfig(t, layerShape(16, 8, 64, 32, 1024), moe.LL, p, preset.Options{}, moe.Background{CTAs: 4, Bytes: 8}, true)
+		a, err := moe.RunLayer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.InTurn = true
+		b, err := moe.RunLayer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: in turn differs from side by side:\n%+v\n%+v", p, a.Combine.Time, b.Combine.Time)
+		}
 	}
 }
 
