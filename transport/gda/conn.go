@@ -134,7 +134,6 @@ type conn struct {
 	sqs    []sendQueue
 	nv     *nvlink
 	ops    sim.Slab[pending] // NVLink copies in flight
-	sent   sim.Slab[inFlight]
 	post   sim.Slab[poster]
 	selfID sim.HandlerID
 	perNIC int // send queues (RC QPs or DCIs) per NIC
@@ -149,15 +148,6 @@ type conn struct {
 type pending struct {
 	op    transport.Op
 	times transport.Times
-}
-
-// inFlight is what the conn keeps of a message on the NIC beyond the NIC's
-// own record: what the workload tagged it with and when the warp issued it.
-type inFlight struct {
-	tag             int64
-	issue, issueEnd sim.Time
-	channel         int32
-	flush           bool
 }
 
 // poster carries one warp's post through the protocol's phases. Posters
@@ -296,9 +286,11 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 	// Like the libraries, request a CQE only every few WQEs (and on a
 	// flush): one CQE retires the unsignaled WQEs before it.
 	every := max(1, min(64, c.cfg.Depth/4))
-	fi := c.sent.Alloc()
+	// The message carries what its delivery reports: the workload's tag
+	// and channel, and the issue times (the end once the doorbell is rung).
 	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: p.bbs,
-		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic, Tag: int64(fi),
+		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic,
+		Tag: op.Tag, Issue: p.start, Channel: int32(op.Channel), Flush: op.Flush,
 		WQE: q.published, Unsignaled: (int(q.published)+1)%every != 0 && !op.Flush}
 	if c.cfg.DCIs > 0 {
 		// Contexts: the DCI at the requester, one of the destination's
@@ -307,7 +299,7 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 		m.TxCtx = 1<<22 | int32(qp)
 		m.RxCtx = 1<<23 | int32(op.Src%c.dcts)
 	}
-	src.Post(qp, m)
+	id := src.Post(qp, m)
 	q.published++
 	q.sinceDB++
 	if len(c.pubWait) > 0 {
@@ -324,21 +316,18 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 		at := ring(th, c.cfg.Ordering)
 		src.Doorbell(e, at, qp)
 	}
-	*c.sent.At(fi) = inFlight{tag: op.Tag, issue: p.start, issueEnd: th.T, channel: int32(op.Channel), flush: op.Flush}
+	c.fab.Msg(id).IssueEnd = th.T
 	c.resume(e, pi)
 }
 
 // Delivered reports an Op whose payload is visible.
 func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
-	fi := int32(m.Tag)
-	f := c.sent.At(fi)
 	d := transport.Delivery{
-		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(f.channel), Bytes: int(m.Bytes),
-			Atomic: m.Atomic, Flush: f.flush, Tag: f.tag},
-		Times: transport.Times{IssueStart: f.issue, IssueEnd: f.issueEnd, Posted: m.Rung, Served: m.Served, Sent: m.Sent,
+		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(m.Channel), Bytes: int(m.Bytes),
+			Atomic: m.Atomic, Flush: m.Flush, Tag: m.Tag},
+		Times: transport.Times{IssueStart: m.Issue, IssueEnd: m.IssueEnd, Posted: m.Rung, Served: m.Served, Sent: m.Sent,
 			Arrived: m.Arrived, Visible: m.Visible, Own: [transport.MaxOwnCauses]sim.Time{m.ConnMiss, m.DCISwitch}},
 	}
-	c.sent.Free(fi)
 	c.env.Delivered(e, d)
 }
 

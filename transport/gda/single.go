@@ -45,7 +45,7 @@ type singleRun struct {
 }
 
 func (s *singleRun) Delivered(_ *sim.Engine, _ *hw.NIC, id int32, m *hw.Msg) { s.vis[id] = m.Visible }
-func (s *singleRun) Completed(_ *sim.Engine, _ *hw.NIC, id int32, m *hw.Msg) { s.cqe[id] = m.CQE }
+func (s *singleRun) Completed(e *sim.Engine, _ *hw.NIC, id int32, _ *hw.Msg) { s.cqe[id] = e.Now() }
 
 // SingleOp runs the single-operation experiment and returns the steady-state
 // figures (after the first iteration, which has no completion routine

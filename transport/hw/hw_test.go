@@ -24,8 +24,8 @@ func TestWireTime(t *testing.T) {
 type sink struct{ cqes []sim.Time }
 
 func (s *sink) Delivered(*sim.Engine, *NIC, int32, *Msg) {}
-func (s *sink) Completed(_ *sim.Engine, _ *NIC, _ int32, m *Msg) {
-	s.cqes = append(s.cqes, m.CQE)
+func (s *sink) Completed(e *sim.Engine, _ *NIC, _ int32, _ *Msg) {
+	s.cqes = append(s.cqes, e.Now())
 }
 
 func TestQPCompletesInOrderAndCeilingHolds(t *testing.T) {

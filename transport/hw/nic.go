@@ -134,22 +134,29 @@ func (p *NICParams) PCIeTime(bytes int) sim.Time {
 
 // Msg is one work request as the NIC sees it. Fields are ordered widest
 // first so that a million in-flight messages waste no padding.
+//
+// A message's completion is observable at its Completed report: the time
+// is the engine's then, not a field.
 type Msg struct {
 	ConnMiss  sim.Time // context fetches this message waited for
 	DCISwitch sim.Time // re-targeting of its DCI this message waited for
-	Tag       int64    // the transport's own
 	Rung      sim.Time // the doorbell announcing it reached the NIC
 	Served    sim.Time // the NIC began that doorbell's processing
 	Sent      sim.Time // first byte on the wire
 	Arrived   sim.Time // last byte at the responder's port
 	Visible   sim.Time // payload observable in the responder's memory
-	CQE       sim.Time // completion observable by the requester
-	QP        int32
-	Dst       int32 // destination NIC index in the fabric
-	Bytes     int32 // payload bytes on the wire
-	BBs       int32 // 64 B basic blocks of the WQE
-	WQE       int32 // the transport's index of this WQE in its queue
-	Src       int32 // requester NIC index
+	// The requester's own, carried for it so that it keeps no record of
+	// its own per message: a tag, when the GPU began and finished issuing
+	// the WQE, the workload's channel (and Flush below).
+	Tag             int64
+	Issue, IssueEnd sim.Time
+	Channel         int32
+	QP              int32
+	Dst             int32 // destination NIC index in the fabric
+	Bytes           int32 // payload bytes on the wire
+	BBs             int32 // 64 B basic blocks of the WQE
+	WQE             int32 // the transport's index of this WQE in its queue
+	Src             int32 // requester NIC index
 	// Connection contexts the requester (TxCtx: its QP or DCI) and the
 	// responder (RxCtx: its QP or DCT) need in their caches.
 	TxCtx, RxCtx int32
@@ -160,6 +167,7 @@ type Msg struct {
 	// the same QP retires them (§3.3).
 	Unsignaled bool
 	DC         bool // sent on a DCI to a DCT
+	Flush      bool // the requester's: the op flushed its queue
 	refs       int8
 }
 
@@ -682,13 +690,13 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 	}
 	// The ACK leaves once the message is processed; it does not wait for
 	// the write into GPU memory.
-	m.CQE = start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
+	cqe := start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
 	if m.DC {
-		m.CQE += p.DCTarget
+		cqe += p.DCTarget
 	}
 	e.At(m.Visible, n.id, opDeliver, int64(id))
 	if !m.Unsignaled {
-		e.At(m.CQE, n.fab.NICs[m.Src].id, opComplete, int64(id))
+		e.At(cqe, n.fab.NICs[m.Src].id, opComplete, int64(id))
 	}
 }
 
@@ -767,10 +775,9 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 		}
 		m.Arrived = t
 		m.Visible = t + p.Fabric
-		m.CQE = m.Visible
 		e.At(m.Visible, f.NICs[m.Dst].id, opDeliver, int64(id))
 		if !m.Unsignaled {
-			e.At(m.CQE, n.id, opComplete, int64(id))
+			e.At(m.Visible, n.id, opComplete, int64(id))
 		}
 		e.At(t, n.id, opEmuStep, int64(i))
 		return
