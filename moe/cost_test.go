@@ -33,7 +33,13 @@ func TestEstimateCost(t *testing.T) {
 		t.Errorf("a million rings: %d B", c.Bytes)
 	}
 	huge := moe.Shape{Experts: 1 << 20, TopK: 8, Tokens: 1 << 20, Ranks: 1 << 20}
-	if c := moe.EstimateCost(huge, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.Messages <= 0 {
+	// In turn, a 2,048-rank layer over RC peaks near half of side by side
+	// (3.4 GiB against 6.7 GiB measured).
+	ep := moe.Shape{Experts: 2048, TopK: 8, Tokens: 128, Ranks: 2048, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
+	if c := moe.EstimateCost(ep, moe.Queues{QPs: 4 * 2048 * 2048}); c.InTurn < c.Bytes/2 || c.InTurn > c.Bytes*2/3 {
+		t.Errorf("EP2048 in turn %d MiB against %d MiB side by side", c.InTurn>>20, c.Bytes>>20)
+	}
+	if c := moe.EstimateCost(huge, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.InTurn <= 0 || c.Messages <= 0 {
 		t.Errorf("overflowed: %+v", c)
 	}
 }

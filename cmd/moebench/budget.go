@@ -40,9 +40,12 @@ func (b *budgetFlags) check() error {
 	return nil
 }
 
+// fits reports whether an estimate of bytes is within the budget.
+func (b *budgetFlags) fits(bytes int64) bool { return b.bytes <= 0 || bytes <= b.bytes }
+
 // allow refuses an estimate over the budget; what says what was asked.
 func (b *budgetFlags) allow(what string, c moe.Cost) error {
-	if b.bytes <= 0 || c.Bytes <= b.bytes {
+	if b.fits(c.Bytes) {
 		return nil
 	}
 	limit := fmt.Sprintf("--max-memory %s (%s)", b.maxMemory, fmtBytes(b.bytes))

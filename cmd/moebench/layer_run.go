@@ -238,6 +238,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Points run concurrently, one per core: as many may be in memory at
 	// once.
 	msgs := make([]int, len(configs)*len(presets))
+	inTurn := make([]bool, len(msgs))
 	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
 	for ci, c := range configs {
 		for pi, p := range presets {
@@ -245,13 +246,23 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
 			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
 			if conc > 1 {
-				cost.Bytes = clampMul(cost.Bytes, conc)
+				cost.Bytes, cost.InTurn = clampMul(cost.Bytes, conc), clampMul(cost.InTurn, conc)
 				what += fmt.Sprintf(", %d points at once", conc)
+			}
+			i := ci*len(presets) + pi
+			// An LL layer too large to hold dispatch and combine at once
+			// simulates them in turn: the same result, one core, about
+			// half the memory.
+			if c.mode == moe.LL && !f.budget.fits(cost.Bytes) && f.budget.fits(cost.InTurn) {
+				f.log.Info("dispatch and combine in turn to fit memory", zap.String("point", what),
+					zap.String("side_by_side", fmtBytes(cost.Bytes)), zap.String("in_turn", fmtBytes(cost.InTurn)),
+					zap.String("budget", fmtBytes(f.budget.bytes)))
+				inTurn[i], cost.Bytes = true, cost.InTurn
+				what += ", dispatch and combine in turn"
 			}
 			if err := f.budget.allow(what, cost); err != nil {
 				return err
 			}
-			i := ci*len(presets) + pi
 			msgs[i] = int(min(cost.Messages, 1<<40))
 			if f.ext.shard.Has(i) {
 				total += msgs[i]
@@ -262,10 +273,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Points run concurrently over the cores; items keep the serial order.
 	routes := map[moe.Shape]*moe.Routing{}
 	type job struct {
-		cfg  config
-		rt   *moe.Routing
-		prof *profile.Profile
-		p    preset.Preset
+		cfg    config
+		rt     *moe.Routing
+		prof   *profile.Profile
+		p      preset.Preset
+		inTurn bool
 	}
 	var jobs []job
 	var left []int // per job, the messages its estimate has left for the bar
@@ -276,7 +288,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		for pi, p := range presets {
 			if i := ci*len(presets) + pi; f.ext.take(i) {
-				jobs = append(jobs, job{c, rt, prof, p})
+				jobs = append(jobs, job{c, rt, prof, p, inTurn[i]})
 				left = append(left, msgs[i])
 			}
 		}
@@ -293,7 +305,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
 		j := jobs[i]
-		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, func(n int) { advance(i, n) })
+		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
 		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
 	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
@@ -532,14 +544,14 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 
 // runOne runs one point; progress, when not nil, hears of delivered
 // messages as the simulation runs.
-func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, progress func(int)) (*moe.Result, error) {
+func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
 	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
 	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
 	if err != nil {
 		return nil, err
 	}
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress})
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"moebench/moe"
 )
 
 func TestRunIndexedKeepsOrderAndFirstError(t *testing.T) {
@@ -98,5 +102,43 @@ func TestSweepMatchesSerialRuns(t *testing.T) {
 		if string(gb) != string(wb) {
 			t.Errorf("point %d: sweep\n%s\nwant (run)\n%s", i, gb, wb)
 		}
+	}
+}
+
+// A layer whose side-by-side estimate exceeds --max-memory but whose
+// in-turn estimate fits runs dispatch and combine in turn, says so, and
+// gives the same results.
+func TestRunInTurnToFitMemory(t *testing.T) {
+	t.Parallel()
+	args := []string{"--ranks", "64", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
+	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
+	want, _, err := layerCLI(t, runCmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stderr, err := layerCLI(t, runCmd, append(args, "--max-memory", budget, "--log-level", "info")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "dispatch and combine in turn") {
+		t.Errorf("--max-memory %s between %d and %d: no word of running in turn:\n%s", budget, c.InTurn, c.Bytes, stderr)
+	}
+	results := func(s string) string {
+		var doc struct {
+			Results json.RawMessage `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(s), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+		return string(doc.Results)
+	}
+	if results(got) != results(want) {
+		t.Errorf("in turn:\n%s\nside by side:\n%s", results(got), results(want))
+	}
+	// Below the in-turn estimate the run is refused.
+	if _, _, err := layerCLI(t, runCmd, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...); err == nil {
+		t.Error("a budget below the in-turn estimate was accepted")
 	}
 }

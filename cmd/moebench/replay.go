@@ -386,7 +386,7 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // way out.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
 	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
-	res, err := runOne(&rp.lf, c, rt, rp.prof, p, nil)
+	res, err := runOne(&rp.lf, c, rt, rp.prof, p, false, nil)
 	if errors.Is(err, moe.ErrQueueDepth) {
 		msg, _, _ := strings.Cut(message(err), "; lower --tokens")
 		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: %s; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, msg)
