@@ -223,11 +223,12 @@ func grow(s []item, n int) []item {
 	if len(s)+n <= cap(s) {
 		return s
 	}
-	c := max(2*cap(s), len(s)+n)
-	if c*int(unsafe.Sizeof(item{})) < hugepage.Threshold {
+	if (len(s)+n)*int(unsafe.Sizeof(item{})) < hugepage.Threshold {
 		return slices.Grow(s, n)
 	}
-	t := hugepage.Make[item](c)[:len(s)]
+	// Large: a quarter more each time, since a burst's array is as large
+	// as all its events and doubling it would idle half.
+	t := hugepage.Make[item](max(cap(s)+cap(s)/4, len(s)+n))[:len(s)]
 	copy(t, s)
 	return t
 }
@@ -272,6 +273,10 @@ func (e *Engine) advance() bool {
 	return true
 }
 
+// inPlaceItems is the run length from which sortRun needs no scratch
+// array: 32 MiB of events.
+const inPlaceItems = 1 << 20
+
 // sortRun sorts run by time, stably: run holds one slot's events in
 // schedule order, so the result is in (time, sequence) order. Times within
 // a slot differ only in their low slotShift bits: two passes of a counting
@@ -289,6 +294,17 @@ func (e *Engine) sortRun() {
 		}
 	}
 	if sorted {
+		return
+	}
+	if len(r) > inPlaceItems {
+		// A burst: sorted in place (by time and sequence, the same order
+		// as the stable sort's) rather than beside a copy as large.
+		slices.SortFunc(r, func(a, b item) int {
+			if a.before(&b) {
+				return -1
+			}
+			return 1
+		})
 		return
 	}
 	if len(r) <= 64 {

@@ -14,7 +14,27 @@ type Slab[T any] struct {
 	chunks [][]T
 	spare  [][]T // chunks cut from a batch, not yet in use
 	n      int32 // slots handed out so far
-	free   []int32
+	free   freeList
+}
+
+// freeList is a stack of freed indices in chunks, so that a million frees
+// in a row never copy the list to grow it.
+type freeList struct {
+	chunks [][]int32
+	n      int
+}
+
+func (f *freeList) push(i int32) {
+	if f.n>>slabShift == len(f.chunks) {
+		f.chunks = append(f.chunks, make([]int32, 1<<slabShift))
+	}
+	f.chunks[f.n>>slabShift][f.n&(1<<slabShift-1)] = i
+	f.n++
+}
+
+func (f *freeList) pop() int32 {
+	f.n--
+	return f.chunks[f.n>>slabShift][f.n&(1<<slabShift-1)]
 }
 
 const (
@@ -27,9 +47,8 @@ const (
 
 // Alloc returns a zeroed slot's index.
 func (s *Slab[T]) Alloc() int32 {
-	if k := len(s.free); k > 0 {
-		i := s.free[k-1]
-		s.free = s.free[:k-1]
+	if s.free.n > 0 {
+		i := s.free.pop()
 		var zero T
 		*s.At(i) = zero
 		return i
@@ -64,7 +83,7 @@ func (s *Slab[T]) chunk() []T {
 func (s *Slab[T]) At(i int32) *T { return &s.chunks[i>>slabShift][i&(1<<slabShift-1)] }
 
 // Free returns slot i for reuse.
-func (s *Slab[T]) Free(i int32) { s.free = append(s.free, i) }
+func (s *Slab[T]) Free(i int32) { s.free.push(i) }
 
 // Live counts slots in use.
-func (s *Slab[T]) Live() int { return int(s.n) - len(s.free) }
+func (s *Slab[T]) Live() int { return int(s.n) - s.free.n }
