@@ -316,17 +316,18 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 		at := ring(th, c.cfg.Ordering)
 		src.Doorbell(e, at, qp)
 	}
-	c.fab.Msg(id).IssueEnd = th.T
+	c.fab.SetIssueEnd(id, th.T)
 	c.resume(e, pi)
 }
 
 // Delivered reports an Op whose payload is visible.
-func (c *conn) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
+func (c *conn) Delivered(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
+	t := nic.Times(id)
 	d := transport.Delivery{
 		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(m.Channel), Bytes: int(m.Bytes),
 			Atomic: m.Atomic, Flush: m.Flush, Tag: m.Tag},
-		Times: transport.Times{IssueStart: m.Issue, IssueEnd: m.IssueEnd, Posted: m.Rung, Served: m.Served, Sent: m.Sent,
-			Arrived: m.Arrived, Visible: m.Visible, Own: [transport.MaxOwnCauses]sim.Time{m.ConnMiss, m.DCISwitch}},
+		Times: transport.Times{IssueStart: t.Issue, IssueEnd: t.IssueEnd, Posted: t.Rung, Served: t.Served, Sent: t.Sent,
+			Arrived: t.Arrived, Visible: t.Visible, Own: [transport.MaxOwnCauses]sim.Time{t.ConnMiss, t.DCISwitch}},
 	}
 	c.env.Delivered(e, d)
 }

@@ -122,8 +122,8 @@ type rateRun struct {
 
 func (r *rateRun) Delivered(*sim.Engine, *hw.NIC, int32, *hw.Msg) {}
 
-func (r *rateRun) Completed(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
-	r.sent = append(r.sent, m.Sent)
+func (r *rateRun) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
+	r.sent = append(r.sent, nic.Times(id).Sent)
 	q := &r.qps[m.QP]
 	q.outstanding--
 	if len(q.spaceWait) > 0 {

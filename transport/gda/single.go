@@ -44,7 +44,7 @@ type singleRun struct {
 	cqe, vis map[int32]sim.Time
 }
 
-func (s *singleRun) Delivered(_ *sim.Engine, _ *hw.NIC, id int32, m *hw.Msg) { s.vis[id] = m.Visible }
+func (s *singleRun) Delivered(e *sim.Engine, _ *hw.NIC, id int32, _ *hw.Msg) { s.vis[id] = e.Now() }
 func (s *singleRun) Completed(e *sim.Engine, _ *hw.NIC, id int32, _ *hw.Msg) { s.cqe[id] = e.Now() }
 
 // SingleOp runs the single-operation experiment and returns the steady-state

@@ -41,7 +41,7 @@ func TestFloorBoundsAFabricRun(t *testing.T) {
 
 type lastSink struct{ at *sim.Time }
 
-func (s *lastSink) Delivered(_ *sim.Engine, _ *NIC, _ int32, m *Msg) { *s.at = max(*s.at, m.Visible) }
+func (s *lastSink) Delivered(e *sim.Engine, _ *NIC, _ int32, _ *Msg) { *s.at = max(*s.at, e.Now()) }
 func (s *lastSink) Completed(*sim.Engine, *NIC, int32, *Msg)         {}
 
 func TestCtxFits(t *testing.T) {

@@ -90,9 +90,9 @@ func TestSmallSwitchBufferBlocksHeadOfLine(t *testing.T) {
 
 type sentSink struct{ tagged sim.Time }
 
-func (s *sentSink) Delivered(_ *sim.Engine, _ *NIC, _ int32, m *Msg) {
+func (s *sentSink) Delivered(_ *sim.Engine, nic *NIC, id int32, m *Msg) {
 	if m.Tag == 1 {
-		s.tagged = m.Sent
+		s.tagged = nic.Times(id).Sent
 	}
 }
 func (s *sentSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}
@@ -132,5 +132,46 @@ func TestIdleQueuesAreRetiredExactly(t *testing.T) {
 		if d := late[64+i] - late[i]; d != 100*sim.Microsecond {
 			t.Fatalf("completion %d of the second round came %v after the first's, want 100µs", i, d)
 		}
+	}
+}
+
+type timesSink struct{ got []MsgTimes }
+
+func (s *timesSink) Delivered(_ *sim.Engine, nic *NIC, id int32, _ *Msg) {
+	s.got = append(s.got, nic.Times(id))
+}
+func (s *timesSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}
+
+// A timeline too long for a message's 32-bit offsets (here 5 ms after its
+// Issue of 0) moves to the wide table and reads back exactly the times a
+// message issued just before its doorbell gets.
+func TestLongTimelinesStayExact(t *testing.T) {
+	t.Parallel()
+	at := 5 * sim.Millisecond
+	run := func(issue sim.Time) (MsgTimes, *Fabric) {
+		e := &sim.Engine{}
+		s := &timesSink{}
+		f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), 2, 1, s)
+		e.RunUntil(at)
+		id := f.NICs[0].Post(0, Msg{Dst: 1, Bytes: 4096, BBs: 1, Pointer: true, Issue: issue})
+		f.SetIssueEnd(id, at)
+		if w := f.msgs.At(id).wide; w != (issue == 0) {
+			t.Fatalf("issued at %v, ended at %v: wide %v", issue, at, w)
+		}
+		f.NICs[0].Doorbell(e, at, 0)
+		e.Run()
+		if len(s.got) != 1 {
+			t.Fatalf("%d deliveries, want 1", len(s.got))
+		}
+		return s.got[0], f
+	}
+	wide, f := run(0)
+	near, _ := run(at - sim.Microsecond)
+	if f.wide.Live() != 0 {
+		t.Errorf("%d wide timelines left after delivery", f.wide.Live())
+	}
+	near.Issue = 0
+	if wide != near || wide.Visible <= at || wide.IssueEnd != at {
+		t.Errorf("wide timeline %+v, want %+v (visible after %v)", wide, near, at)
 	}
 }

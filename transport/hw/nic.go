@@ -132,45 +132,6 @@ func (p *NICParams) PCIeTime(bytes int) sim.Time {
 	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
 }
 
-// Msg is one work request as the NIC sees it. Fields are ordered widest
-// first so that a million in-flight messages waste no padding.
-//
-// A message's completion is observable at its Completed report: the time
-// is the engine's then, not a field.
-type Msg struct {
-	ConnMiss  sim.Time // context fetches this message waited for
-	DCISwitch sim.Time // re-targeting of its DCI this message waited for
-	Rung      sim.Time // the doorbell announcing it reached the NIC
-	Served    sim.Time // the NIC began that doorbell's processing
-	Sent      sim.Time // first byte on the wire
-	Arrived   sim.Time // last byte at the responder's port
-	Visible   sim.Time // payload observable in the responder's memory
-	// The requester's own, carried for it so that it keeps no record of
-	// its own per message: a tag, when the GPU began and finished issuing
-	// the WQE, the workload's channel (and Flush below).
-	Tag             int64
-	Issue, IssueEnd sim.Time
-	Channel         int32
-	QP              int32
-	Dst             int32 // destination NIC index in the fabric
-	Bytes           int32 // payload bytes on the wire
-	BBs             int32 // 64 B basic blocks of the WQE
-	WQE             int32 // the transport's index of this WQE in its queue
-	Src             int32 // requester NIC index
-	// Connection contexts the requester (TxCtx: its QP or DCI) and the
-	// responder (RxCtx: its QP or DCT) need in their caches.
-	TxCtx, RxCtx int32
-	next         int32 // the next message in its QP's ring, or -1
-	Pointer      bool  // payload named by pointer: the NIC reads it by DMA
-	Atomic       bool  // an 8 B fetch-add, executed by the responder NIC
-	// Unsignaled WQEs produce no CQE of their own: a later signaled one on
-	// the same QP retires them (§3.3).
-	Unsignaled bool
-	DC         bool // sent on a DCI to a DCT
-	Flush      bool // the requester's: the op flushed its queue
-	refs       int8
-}
-
 // Sink receives the NIC's reports. Both calls run at the reported time.
 type Sink interface {
 	Delivered(e *sim.Engine, nic *NIC, id int32, m *Msg)
@@ -319,6 +280,7 @@ type Fabric struct {
 	P      NICParams
 	NICs   []*NIC
 	msgs   sim.Slab[Msg]
+	wide   sim.Slab[[nStamps]sim.Time] // timelines that outgrew a Msg's offsets
 	qstate sim.Slab[qpState]
 	dbs    sim.Slab[ringing]
 	sink   Sink
@@ -519,6 +481,9 @@ func (f *Fabric) release(id int32) {
 	m := f.msgs.At(id)
 	m.refs--
 	if m.refs == 0 {
+		if m.wide {
+			f.wide.Free(int32(m.off[0]))
+		}
 		f.msgs.Free(id)
 	}
 }
@@ -572,8 +537,9 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	id = q.head
 	for range cnt {
 		m := f.msgs.At(id)
-		m.Rung, m.Served = db.at, now
-		m.ConnMiss = miss
+		f.stamp(m, sRung, db.at)
+		f.stamp(m, sServed, now)
+		f.stamp(m, sConnMiss, miss)
 		t += p.WQE
 		if q.dc && (!q.hasTgt || q.target != m.Dst) {
 			if q.hasTgt {
@@ -581,7 +547,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 				// to the new DCT before this WQE can go; later WQEs of
 				// the DCI queue behind it.
 				t = max(t, fetched) + p.DCSwitch
-				m.DCISwitch = p.DCSwitch
+				f.stamp(m, sDCISwitch, p.DCSwitch)
 			}
 			q.target, q.hasTgt = m.Dst, true
 		}
@@ -627,11 +593,11 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	// messages behind it to other destinations too (head-of-line).
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
 	ph.linkAt = start + wire
-	m.Sent = start
+	f.stamp(m, sSent, start)
 	// The responder's port serializes arrivals from every sender.
 	arrive := max(start+p.Fabric, dp.portAt) + wire
 	dp.portAt = arrive
-	m.Arrived = arrive
+	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
 }
 
@@ -651,14 +617,14 @@ func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *Msg, dst *NIC, slot, wire si
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
 	ph.linkAt = start + wire
-	m.Sent = start
+	f.stamp(m, sSent, start)
 	s1 := max(start+half, *up)
 	*up = s1 + wire
 	s2 := max(s1+t.Hop, *down)
 	*down = s2 + wire
 	arrive := max(s2+t.Hop+p.Fabric-half, dp.portAt) + wire
 	dp.portAt = arrive
-	m.Arrived = arrive
+	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
 }
 
@@ -667,14 +633,15 @@ func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *Msg, dst *NIC, slot, wire si
 // context on a miss, which stalls the pipeline (head of line).
 func (n *NIC) receive(e *sim.Engine, id int32) {
 	p := n.P
-	m := n.fab.msgs.At(id)
+	f := n.fab
+	m := f.msgs.At(id)
 	start := max(e.Now(), n.ph.pipeAt)
 	if m.RxCtx != n.lastRx || !n.haveRx {
 		n.lastRx, n.haveRx = m.RxCtx, true
 		if !n.ctx.Touch(m.RxCtx) {
 			n.RxMisses++
 			start += p.ConnMiss
-			m.ConnMiss += p.ConnMiss
+			f.stamp(m, sConnMiss, f.at(m, sConnMiss)+p.ConnMiss)
 		}
 	}
 	n.ph.pipeAt = start + p.RxSlot
@@ -683,20 +650,21 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 		// The DCT checks the address vector's key and state per message.
 		done += p.DCTarget
 	}
-	m.Visible = done + p.DMAWrite
+	visible := done + p.DMAWrite
 	if m.Atomic {
 		// The responder NIC reads, modifies and writes GPU memory.
-		m.Visible += p.DMARead
+		visible += p.DMARead
 	}
+	f.stamp(m, sVisible, visible)
 	// The ACK leaves once the message is processed; it does not wait for
 	// the write into GPU memory.
 	cqe := start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
 	if m.DC {
 		cqe += p.DCTarget
 	}
-	e.At(m.Visible, n.id, opDeliver, int64(id))
+	e.At(visible, n.id, opDeliver, int64(id))
 	if !m.Unsignaled {
-		e.At(cqe, n.fab.NICs[m.Src].id, opComplete, int64(id))
+		e.At(cqe, f.NICs[m.Src].id, opComplete, int64(id))
 	}
 }
 
@@ -750,7 +718,8 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 		}
 		q.fetched++
 		now := e.Now()
-		m.Rung, m.Served = w.ready-p.EmuPoll, now
+		f.stamp(m, sRung, w.ready-p.EmuPoll)
+		f.stamp(m, sServed, now)
 		t := now + n.fetchTime(q)
 		if !w.begun {
 			w.begun = true
@@ -762,7 +731,7 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 		}
 		t = max(t, n.ph.linkAt)
 		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
-		m.Sent = t
+		f.stamp(m, sSent, t)
 		if m.Atomic {
 			t += p.EmuAtomic
 		} else {
@@ -773,11 +742,12 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.Bytes)/p.EmuSMBpp))
 			t = max(own, f.smAt[sm])
 		}
-		m.Arrived = t
-		m.Visible = t + p.Fabric
-		e.At(m.Visible, f.NICs[m.Dst].id, opDeliver, int64(id))
+		f.stamp(m, sArrived, t)
+		visible := t + p.Fabric
+		f.stamp(m, sVisible, visible)
+		e.At(visible, f.NICs[m.Dst].id, opDeliver, int64(id))
 		if !m.Unsignaled {
-			e.At(m.Visible, n.id, opComplete, int64(id))
+			e.At(visible, n.id, opComplete, int64(id))
 		}
 		e.At(t, n.id, opEmuStep, int64(i))
 		return

@@ -14,11 +14,11 @@ type a2aSink struct {
 	local, cross sim.Time
 }
 
-func (s *a2aSink) Delivered(_ *sim.Engine, nic *NIC, _ int32, m *Msg) {
+func (s *a2aSink) Delivered(e *sim.Engine, nic *NIC, _ int32, m *Msg) {
 	if nic.fab.NICs[m.Src].leaf == nic.leaf {
-		s.local = max(s.local, m.Visible)
+		s.local = max(s.local, e.Now())
 	} else {
-		s.cross = max(s.cross, m.Visible)
+		s.cross = max(s.cross, e.Now())
 	}
 }
 func (s *a2aSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}

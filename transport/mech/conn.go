@@ -45,8 +45,8 @@ type feeder struct {
 
 func (r *connRun) Delivered(*sim.Engine, *hw.NIC, int32, *hw.Msg) {}
 
-func (r *connRun) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
-	r.sent = append(r.sent, m.Sent)
+func (r *connRun) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
+	r.sent = append(r.sent, nic.Times(id).Sent)
 	if m.Tag == 1 { // last write of a visit: the sender moves on
 		r.post(e, nic.Index)
 	}

@@ -50,8 +50,8 @@ type dcRun struct {
 }
 
 func (r *dcRun) Delivered(*sim.Engine, *hw.NIC, int32, *hw.Msg) {}
-func (r *dcRun) Completed(e *sim.Engine, _ *hw.NIC, _ int32, m *hw.Msg) {
-	r.sent = append(r.sent, m.Sent)
+func (r *dcRun) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
+	r.sent = append(r.sent, nic.Times(id).Sent)
 	if m.Tag == 1 {
 		r.Handle(e, 0, int64(m.QP))
 	}

@@ -120,7 +120,7 @@ func (c *conn) posted(e *sim.Engine, p *producer) {
 	}
 }
 
-func (c *conn) delivered(e *sim.Engine, op int32, msg *hw.Msg) {
+func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	o := &c.m.ops[op]
 	c.env.Delivered(e, transport.Delivery{Op: c.ops[op], Times: transport.Times{
 		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,

@@ -129,7 +129,7 @@ func (s *loadedRun) next(e *sim.Engine) {
 	s.pa.post(e, s.m.nodes[0].rings[0], op, s.m.cfg.Handoff == Tuned)
 }
 
-func (s *loadedRun) delivered(e *sim.Engine, op int32, msg *hw.Msg) {
+func (s *loadedRun) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	o := &s.m.ops[op]
 	c := &s.m.c
 	switch o.user {

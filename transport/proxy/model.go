@@ -106,7 +106,7 @@ type model struct {
 	// (called at that time), the completion counter covering the op was
 	// written (called at the worker's event; op.counter says when the GPU
 	// can first see it).
-	onDeliver  func(e *sim.Engine, op int32, m *hw.Msg)
+	onDeliver  func(e *sim.Engine, op int32, t hw.MsgTimes)
 	onComplete func(e *sim.Engine, op int32)
 }
 
@@ -164,10 +164,10 @@ func (m *model) release(id int32) {
 const signaled = int64(1) << 40
 
 // Delivered runs at the destination when the payload is visible.
-func (m *model) Delivered(e *sim.Engine, _ *hw.NIC, _ int32, msg *hw.Msg) {
+func (m *model) Delivered(e *sim.Engine, nic *hw.NIC, id int32, msg *hw.Msg) {
 	op := int32(msg.Tag &^ signaled)
 	if m.onDeliver != nil {
-		m.onDeliver(e, op, msg)
+		m.onDeliver(e, op, nic.Times(id))
 	}
 	m.release(op)
 }

@@ -61,7 +61,7 @@ func Stream(p *profile.Profile, cfg StreamConfig) (float64, error) {
 	per := (total + n - 1) / n
 	s.left = make([]int, n)
 	s.sent = make([]sim.Time, 0, per*n)
-	m.onDeliver = func(_ *sim.Engine, _ int32, msg *hw.Msg) { s.sent = append(s.sent, msg.Sent) }
+	m.onDeliver = func(_ *sim.Engine, _ int32, msg hw.MsgTimes) { s.sent = append(s.sent, msg.Sent) }
 	tuned := cfg.Proxy.Handoff == Tuned
 	sms := make([]hw.SM, n)
 	for i := range n {

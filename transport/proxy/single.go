@@ -97,7 +97,7 @@ func (s *singleRun) completed(e *sim.Engine, op int32) {
 	s.next(e)
 }
 
-func (s *singleRun) delivered(e *sim.Engine, op int32, msg *hw.Msg) {
+func (s *singleRun) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	if !s.rtt {
 		return
 	}
