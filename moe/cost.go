@@ -20,33 +20,43 @@ type Queues struct {
 }
 
 // Per-item memory of the model, fit to the peak RSS of moebench run
-// --transport mini-gda on linux/amd64 (ranks 16 to 1,024, tokens 128 to
-// 512, ll mode; normal mode takes less): over those runs the estimate was
-// 0.8x to 1.25x the measured peak. A selection's layout grows with the
-// ranks up to about 256 and not beyond.
+// --transport mini-gda side by side on linux/amd64 (ranks 16 to 4,096
+// with max(256, ranks) experts, tokens 128 to 512, ll mode; normal mode
+// takes less): over those runs the estimate was 0.85x to 1.18x the
+// measured peak. Past 256 experts a rank's LL warps and its (rank,
+// expert) pairs (a count and a flag each, their queue pairs and posts)
+// outgrow everything else.
 const (
 	costBase        = 45 << 20  // the program, profile and tables
-	costPerRank     = 256 << 10 // per-rank state: SMs, warps, NIC, timelines
-	costPerSel      = 200       // a selection's routing, layout and messages
-	costPerSelRank  = 2.6       // per selection and rank, up to costRankCap
-	costRankCap     = 256
-	costPerQP       = 250
+	costPerRank     = 224 << 10 // per-rank state: SMs, NIC, timelines
+	costPerWarp     = 600       // a sending warp of either phase, its posts and events
+	costPerPair     = 300       // a (rank, expert) pair: its count and flag
+	costPerSel      = 110       // a selection's routing, layout and messages
+	costPerQP       = 28        // a send queue's GPU and NIC counters
 	costPerRing     = 1 << 10
 	costPerDCI      = 400
-	costPerProxySel = 700 // per selection through a CPU proxy
-	// The share of the rest that one phase holds at its peak: 0.52 to
-	// 0.62 of the side-by-side peak measured at 512 to 2,048 ranks.
+	costPerProxySel = 1700 // per selection through a CPU proxy
+	// costSMs is the GPU the launch shape assumes (an H100 or H200).
+	costSMs = 132
+	// The share of the rest that one phase holds at its peak: 0.51 to
+	// 0.62 of the side-by-side peak measured at 512 to 4,096 ranks.
 	costInTurnShare = 0.6
 )
 
 // EstimateCost is the memory and messages of one layer of s on queues q.
 func EstimateCost(s Shape, q Queues) Cost {
-	sel := float64(s.Ranks) * float64(s.Tokens) * float64(s.TopK)
-	perSel := costPerSel + costPerSelRank*float64(min(s.Ranks, costRankCap))
+	r := float64(s.Ranks)
+	sel := r * float64(s.Tokens) * float64(s.TopK)
+	perSel := float64(costPerSel)
 	if q.Proxy {
 		perSel += costPerProxySel
 	}
-	b := costBase + costPerRank*float64(s.Ranks) + sel*perSel +
+	var warps float64
+	if s.Physical() > 0 {
+		l := llLaunch(s, 0, costSMs)
+		warps = r * float64(l.S*max(s.TopK, l.G))
+	}
+	b := costBase + costPerRank*r + costPerWarp*warps + costPerPair*r*float64(s.Physical()) + sel*perSel +
 		costPerQP*float64(q.QPs) + costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)
 	return Cost{Bytes: clampInt64(b), InTurn: clampInt64(costBase + costInTurnShare*(b-costBase)), Messages: clampInt64(2 * sel)}
 }
