@@ -79,26 +79,27 @@ const (
 )
 
 // llOp is a warp's op in progress, in the few bytes a million warps can
-// afford: a control op (a count, a flag or a tail) is an 8 B fetch-add
-// that flushes.
+// afford (its source is the warp's rank): a control op (a count, a flag
+// or a tail) is an 8 B fetch-add that flushes.
 type llOp struct {
-	tag                 int64
-	src, dst, ch, bytes int32
-	ctl                 bool
+	tag            int64
+	dst, ch, bytes int32
+	ctl            bool
 }
 
-func (o *llOp) op() transport.Op {
-	return transport.Op{Src: int(o.src), Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.ctl, Flush: o.ctl, Tag: o.tag}
+// op is the op from rank src.
+func (o *llOp) op(src int) transport.Op {
+	return transport.Op{Src: src, Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.ctl, Flush: o.ctl, Tag: o.tag}
 }
 
-// dataOp is a write of bytes from src to (dst, local expert ch).
-func dataOp(src, dst, ch, bytes int, tag int64) llOp {
-	return llOp{tag: tag, src: int32(src), dst: int32(dst), ch: int32(ch), bytes: int32(bytes)}
+// dataOp is a write of bytes to (dst, local expert ch).
+func dataOp(dst, ch, bytes int, tag int64) llOp {
+	return llOp{tag: tag, dst: int32(dst), ch: int32(ch), bytes: int32(bytes)}
 }
 
-// ctlOp is a count or flag atomic from src to (dst, local expert ch).
-func ctlOp(src, dst, ch int, tag int64) llOp {
-	return llOp{tag: tag, src: int32(src), dst: int32(dst), ch: int32(ch), bytes: 8, ctl: true}
+// ctlOp is a count or flag atomic to (dst, local expert ch).
+func ctlOp(dst, ch int, tag int64) llOp {
+	return llOp{tag: tag, dst: int32(dst), ch: int32(ch), bytes: 8, ctl: true}
 }
 
 // llWarp is the workload's state of one sending warp.
@@ -175,7 +176,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	ws := &b.pool.st[i]
 	w.T.T = max(w.T.T, e.Now())
 	ws.start = w.T.T
-	op := ws.op.op()
+	op := ws.op.op(w.Rank)
 	if op.Src != op.Dst {
 		b.messages++
 		b.conn.Post(e, w, op)
@@ -451,7 +452,7 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 		w := &d.pool.w[wi]
 		ws := &d.pool.st[wi]
 		ws.role = roleData
-		ws.op = dataOp(r, int(m.DstRank), int(m.LocalExpert), msg, int64(mi-1))
+		ws.op = dataOp(int(m.DstRank), int(m.LocalExpert), msg, int64(mi-1))
 		w.T.T = max(w.T.T, tc)
 		st.pending++
 		e.At(w.T.T, d.id, opPost, int64(wi))
@@ -542,7 +543,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		return
 	}
 	dst, le := ex/d.nl, ex%d.nl
-	ws.op = ctlOp(r, dst, le, tagCount|int64(ex*d.R+r))
+	ws.op = ctlOp(dst, le, tagCount|int64(ex*d.R+r))
 	x := r*d.E + ex
 	if d.remaining[x] > 0 {
 		d.waiter[x] = int32(wi)
@@ -824,14 +825,14 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 			fw.T.T = max(fw.T.T, gr.t)
 			ex := r*c.nl + le
 			fs.role = roleFlag
-			fs.op = ctlOp(r, dst, le, tagCount|int64(ex*c.R+dst))
+			fs.op = ctlOp(dst, le, tagCount|int64(ex*c.R+dst))
 			e.At(max(fw.T.T, e.Now()), c.id, opPost, int64(f))
 		}
 		return
 	}
 	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
-	ws.op = dataOp(r, dst, le, bytes, int64(mi))
+	ws.op = dataOp(dst, le, bytes, int64(mi))
 	if dst != r {
 		// Remote: stage the token in the send buffer first.
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)

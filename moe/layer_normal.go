@@ -422,11 +422,11 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	c := p.plan.chunks[ci]
 	snd, peer := p.ends(c)
 	if p.wtail[w] {
-		ws.op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
+		ws.op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
 		// The chunk is staged in the registered send buffer first.
-		ws.op = dataOp(snd, peer, int(c.ch), bytes, int64(ci))
+		ws.op = dataOp(peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
@@ -462,7 +462,7 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 	}
 	ci := p.wlist[pos]
 	c := p.plan.chunks[ci]
-	snd, peer := p.ends(c)
+	_, peer := p.ends(c)
 	k, per := p.split(c)
 	p.gPending[g] = int32(k)
 	p.gBar[g] = t
@@ -470,7 +470,7 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 		w := g*p.perDst + i
 		wr := &p.pool.w[w]
 		n := min(per, int(c.n)-i*per)
-		p.pool.st[w].op = dataOp(snd, peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
+		p.pool.st[w].op = dataOp(peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
 		wr.T.T = max(wr.T.T, t)
 		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 	}
@@ -503,11 +503,11 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	}
 	ci := p.wlist[p.woff[g]+p.wpos[g]]
 	c := p.plan.chunks[ci]
-	snd, peer := p.ends(c)
+	_, peer := p.ends(c)
 	lead := g * p.perDst
 	wr := &p.pool.w[lead]
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
-	p.pool.st[lead].op = ctlOp(snd, peer, int(c.ch), tagCount|int64(ci))
+	p.pool.st[lead].op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
 }

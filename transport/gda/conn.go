@@ -154,18 +154,17 @@ type pending struct {
 // live in the conn's slab for the length of one post, so a layer of a
 // million warps keeps only as many as are posting at once.
 type poster struct {
-	w                   *transport.Warp
-	tag                 int64
-	start               sim.Time // IssueStart
-	src, dst, ch, bytes int32
-	sq, slot            int32
-	segs, bbs, loads    int32 // the WQE's Layout
-	atomic, flush       bool
+	w              *transport.Warp
+	tag            int64
+	start          sim.Time // IssueStart
+	dst, ch, bytes int32
+	sq, slot       int32
+	atomic, flush  bool
 }
 
 // op is the Op being posted.
 func (p *poster) op() transport.Op {
-	return transport.Op{Src: int(p.src), Dst: int(p.dst), Channel: int(p.ch), Bytes: int(p.bytes), Atomic: p.atomic, Flush: p.flush, Tag: p.tag}
+	return transport.Op{Src: p.w.Rank, Dst: int(p.dst), Channel: int(p.ch), Bytes: int(p.bytes), Atomic: p.atomic, Flush: p.flush, Tag: p.tag}
 }
 
 // Event ops of the conn's handler: a poster's phases (arg: the poster) and
@@ -203,18 +202,24 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		return
 	}
 	p.start, p.tag = w.T.T, op.Tag
-	p.src, p.dst, p.ch, p.bytes = int32(op.Src), int32(op.Dst), int32(op.Channel), int32(op.Bytes)
+	p.dst, p.ch, p.bytes = int32(op.Dst), int32(op.Channel), int32(op.Bytes)
 	p.atomic, p.flush = op.Atomic, op.Flush
-	av := 0
 	if c.cfg.DCIs > 0 {
 		p.sq = int32(op.Src*c.perNIC + op.Channel%c.cfg.DCIs)
-		av = avBytes
 	} else {
 		p.sq = int32(op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
-	lay := WriteLayout(op.Bytes, op.Bytes <= c.cfg.InlineMax && !op.Atomic, av)
-	p.segs, p.bbs, p.loads = int32(lay.Segments), int32(lay.BBs), int32(lay.Loads)
 	c.step(e, pReserve, pi)
+}
+
+// layout is the WQE p writes: recomputed where needed rather than kept,
+// since every warp of a large layer may be mid-post at once.
+func (c *conn) layout(p *poster) Layout {
+	av := 0
+	if c.cfg.DCIs > 0 {
+		av = avBytes
+	}
+	return WriteLayout(int(p.bytes), int(p.bytes) <= c.cfg.InlineMax && !p.atomic, av)
 }
 
 func (c *conn) deliver(e *sim.Engine, idx int32) {
@@ -260,8 +265,9 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		p.slot = q.reserved
 		q.reserved++
 		q.outstanding++
-		th.Compute(sim.Time(p.loads) * g.L2Load)
-		th.Store(int(p.segs), 1)
+		lay := c.layout(p)
+		th.Compute(sim.Time(lay.Loads) * g.L2Load)
+		th.Store(lay.Segments, 1)
 		e.At(th.T, c.selfID, pPublish, int64(pi))
 	case pPublish:
 		if c.cfg.Publication != PubThread && q.published != p.slot {
@@ -288,7 +294,7 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 	every := max(1, min(64, c.cfg.Depth/4))
 	// The message carries what its delivery reports: the workload's tag
 	// and channel, and the issue times (the end once the doorbell is rung).
-	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: p.bbs,
+	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(c.layout(p).BBs),
 		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic,
 		Tag: op.Tag, Issue: p.start, Channel: int32(op.Channel), Flush: op.Flush,
 		WQE: q.published, Unsignaled: (int(q.published)+1)%every != 0 && !op.Flush}
