@@ -22,8 +22,16 @@ type budgetFlags struct {
 	bytes     int64 // resolved: --max-memory, else this machine's memory
 }
 
+const maxMemoryUsage = "refuse work whose estimated memory exceeds `SIZE` (e.g. 8GiB, 500MB; default this machine's memory)"
+
 func (b *budgetFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&b.maxMemory, "max-memory", "", "refuse work whose estimated memory exceeds `SIZE` (e.g. 8GiB, 500MB; default this machine's memory)")
+	fs.StringVar(&b.maxMemory, "max-memory", "", maxMemoryUsage)
+}
+
+// registerInTurn is register for the commands that run an LL layer too
+// large side by side with dispatch and combine in turn.
+func (b *budgetFlags) registerInTurn(fs *pflag.FlagSet) {
+	fs.StringVar(&b.maxMemory, "max-memory", "", maxMemoryUsage+"; an LL layer that fits only with dispatch and combine in turn runs them in turn")
 }
 
 // check resolves the budget.

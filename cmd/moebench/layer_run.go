@@ -98,7 +98,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
-	f.budget.register(fs)
+	f.budget.registerInTurn(fs)
 	f.native.register(fs)
 }
 
