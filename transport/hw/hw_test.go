@@ -102,34 +102,33 @@ func (s *sentSink) Completed(*sim.Engine, *NIC, int32, *Msg) {}
 // the queues in use, and QPsUsed still counts every queue used.
 func TestIdleQueuesAreRetiredExactly(t *testing.T) {
 	t.Parallel()
-	run := func(gap sim.Time) (*Fabric, []sim.Time) {
-		t.Helper()
-		e := &sim.Engine{}
-		s := &sink{}
-		f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), 2, 64, s)
-		n := f.NICs[0]
-		for round := range 2 {
-			at := sim.Time(round) * gap
-			e.RunUntil(at)
-			for qp := range 64 {
-				n.Post(qp, Msg{Dst: 1, Bytes: 4096, BBs: 1, Pointer: true})
-				n.Doorbell(e, at, qp)
-			}
+	e := &sim.Engine{}
+	s := &sink{}
+	f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), 2, 64, s)
+	const gap = 100 * sim.Microsecond
+	for round := range 2 {
+		at := sim.Time(round) * gap
+		e.RunUntil(at)
+		if live := f.qstate.Live(); round > 0 && live != 0 {
+			t.Fatalf("drained before round %d: %d queue states live, want 0", round, live)
 		}
-		e.Run()
-		return f, s.cqes
+		for qp := range 64 {
+			f.NICs[0].Post(qp, Msg{Dst: 1, Bytes: 4096, BBs: 1, Pointer: true})
+			f.NICs[0].Doorbell(e, at, qp)
+		}
 	}
-	f, late := run(100 * sim.Microsecond)
+	e.Run()
+	cqes := s.cqes
 	if used, live := f.NICs[0].QPsUsed(), f.qstate.Live(); used != 64 || live != 0 {
 		t.Fatalf("after draining: %d QPs used (want 64), %d states live (want 0)", used, live)
 	}
 	// Retired between the rounds, the queues must carry the second round
 	// exactly as the first, shifted by the gap.
-	if len(late) != 128 {
-		t.Fatalf("%d completions, want 128", len(late))
+	if len(cqes) != 128 {
+		t.Fatalf("%d completions, want 128", len(cqes))
 	}
 	for i := range 64 {
-		if d := late[64+i] - late[i]; d != 100*sim.Microsecond {
+		if d := cqes[64+i] - cqes[i]; d != gap {
 			t.Fatalf("completion %d of the second round came %v after the first's, want 100µs", i, d)
 		}
 	}
