@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -300,10 +301,10 @@ func (e *Engine) sortRun() {
 		// A burst: sorted in place (by time and sequence, the same order
 		// as the stable sort's) rather than beside a copy as large.
 		slices.SortFunc(r, func(a, b item) int {
-			if a.before(&b) {
-				return -1
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
 			}
-			return 1
+			return cmp.Compare(a.seq, b.seq)
 		})
 		return
 	}
