@@ -23,6 +23,9 @@ type Deployment struct {
 	Background moe.Background
 	BothQueues bool
 	NoPayload  bool // skip the payload checksums in the runs
+	// InTurn runs LL dispatch and combine in turn (moe.LayerConfig.InTurn):
+	// for layers too large to hold both at once, --jobs of them.
+	InTurn bool
 }
 
 // Channels is how many channels the layer's own traffic posts on: DeepEP

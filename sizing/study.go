@@ -349,7 +349,7 @@ func (s *Study) runOne(c *Candidate) error {
 	}
 	wall := time.Now()
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
-		Log: log, NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg, NoPayload: d.NoPayload})
+		Log: log, NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg, NoPayload: d.NoPayload, InTurn: d.InTurn})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)

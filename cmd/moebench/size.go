@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go.uber.org/zap"
 	"io"
 	"os"
 	"runtime"
@@ -84,7 +85,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	f.prof.registerTopology(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
-	f.budget.register(fs)
+	f.budget.registerInTurn(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -127,6 +128,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	study.Log = log
+	if study.Deployment.InTurn {
+		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", fmtBytes(f.budget.bytes)))
+	}
 	softMemoryLimit()
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
@@ -243,10 +247,25 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 			big.knobs[n] = strconv.Itoa(slices.Max(*v))
 		}
 	}
+	var costs []moe.Cost
+	inTurn := false
 	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
 		c := moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts()))
-		c.Bytes *= int64(jobs)
-		if err := f.budget.allow(fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs), c); err != nil {
+		c.Bytes, c.InTurn = clampMul(c.Bytes, int64(jobs)), clampMul(c.InTurn, int64(jobs))
+		// Like run, an LL study too large side by side runs its layers
+		// in turn when that fits.
+		inTurn = inTurn || mode == moe.LL && !f.budget.fits(c.Bytes) && f.budget.fits(c.InTurn)
+		costs = append(costs, c)
+	}
+	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs)
+	if inTurn {
+		what += ", dispatch and combine in turn"
+	}
+	for _, c := range costs {
+		if inTurn {
+			c.Bytes = c.InTurn
+		}
+		if err := f.budget.allow(what, c); err != nil {
 			return nil, h, err
 		}
 	}
@@ -281,7 +300,7 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	}
 	st := &sizing.Study{
 		Deployment: sizing.Deployment{Routing: rt, Mode: mode, NVLink: nv, NumSMs: f.numSMs, Chunk: f.chunk,
-			Background: bg, BothQueues: both, NoPayload: f.noPayload},
+			Background: bg, BothQueues: both, NoPayload: f.noPayload, InTurn: inTurn},
 		Space:  sizing.Space{Presets: presets, Knobs: lists},
 		Limits: lim,
 		Jobs:   f.jobs,

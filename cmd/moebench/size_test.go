@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"moebench/moe"
 	"moebench/sizing"
 )
 
@@ -179,5 +181,50 @@ func TestREADMEQuotesTheSizeStudy(t *testing.T) {
 		if s := strings.TrimSpace(l); s != "" && s != "..." && !lines[l] {
 			t.Errorf("README.md quotes a line the study does not print (go test -update, then copy it):\n%s", l)
 		}
+	}
+}
+
+// A study whose candidates fit only with dispatch and combine in turn runs
+// them so, says so, and sizes as it does side by side.
+func TestSizeInTurnToFitMemory(t *testing.T) {
+	t.Parallel()
+	args := []string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "8", "--workers", "1", "--jobs", "1", "--format", "json"}
+	s := moe.Shape{Experts: 16, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 8, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+	var budget int64
+	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
+		budget = max(budget, moe.EstimateCost(s, layerQueues(config{shape: s}, m, s.LocalExperts())).InTurn)
+	}
+	study := func(extra ...string) (sizeDoc, string) {
+		t.Helper()
+		out, stderr, err := runCLI(t, append(args, extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc sizeDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Result == nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return doc, stderr
+	}
+	want, _ := study()
+	got, stderr := study("--max-memory", strconv.FormatInt(budget, 10), "--log-level", "info")
+	if !strings.Contains(stderr, "dispatch and combine in turn") {
+		t.Errorf("--max-memory %d: no word of running in turn:\n%s", budget, stderr)
+	}
+	if len(got.Candidates) != len(want.Candidates) || got.Recommended != want.Recommended {
+		t.Fatalf("in turn: %d candidates, recommended %d; side by side %d, %d", len(got.Candidates), got.Recommended, len(want.Candidates), want.Recommended)
+	}
+	modelled := 0
+	for i, c := range got.Candidates {
+		if c.Figures != nil {
+			modelled++
+		}
+		w := want.Candidates[i]
+		if c.Name != w.Name || (c.Figures == nil) != (w.Figures == nil) || c.Figures != nil && *c.Figures != *w.Figures {
+			t.Errorf("candidate %d: %s %+v in turn, %s %+v side by side", i, c.Name, c.Figures, w.Name, w.Figures)
+		}
+	}
+	if modelled == 0 {
+		t.Fatal("no candidate was modelled")
 	}
 }
