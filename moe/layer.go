@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"moebench/internal/hugepage"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"moebench/internal/hugepage"
 	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/profile"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"moebench/internal/hugepage"
 	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
@@ -344,19 +345,19 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	for r := range R {
 		d.sendLeft[r] = int32(S)
 	}
-	d.remaining = make([]int32, R*E)
-	d.lastPost = make([]sim.Time, R*E)
-	d.waiter = make([]int32, R*E)
+	d.remaining = hugepage.MakeTouched[int32](R * E)
+	d.lastPost = hugepage.Make[sim.Time](R * E)
+	d.waiter = hugepage.MakeTouched[int32](R * E)
 	for src := range R {
 		copy(d.remaining[src*E:(src+1)*E], l.Counts[src*E:(src+1)*E])
 	}
 	for i := range d.waiter {
 		d.waiter[i] = -1
 	}
-	d.detect = make([]sim.Time, E*R)
-	d.ctIx = make([]int32, E*R)
+	d.detect = hugepage.Make[sim.Time](E * R)
+	d.ctIx = hugepage.Make[int32](E * R)
 	d.gateT = make([]transport.Times, R)
-	d.counted = make([]uint8, E*R)
+	d.counted = hugepage.Make[uint8](E * R)
 	d.grpNext = make([]int32, R*S*G)
 	d.grpFree = make([]sim.Time, R*S*G)
 	d.tasksLeft = make([]int32, R)
@@ -725,7 +726,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 	for r := range R {
 		c.sendLeft[r] = int32(SG)
 	}
-	c.flagSeen = make([]bool, E*R)
+	c.flagSeen = hugepage.Make[bool](E * R)
 	c.flagsLeft = make([]int32, R)
 	c.maxDetect = make([]sim.Time, R)
 	c.gateT = make([]transport.Times, R)

@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"go.uber.org/zap"
 	"io"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+
+	"go.uber.org/zap"
 
 	"moebench/internal/report"
 	"moebench/internal/shard"

@@ -3,6 +3,7 @@ package gda
 import (
 	"fmt"
 
+	"moebench/internal/hugepage"
 	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
@@ -110,7 +111,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 			}
 		}
 	}
-	c.sqs = make([]sendQueue, env.Ranks*qps)
+	c.sqs = hugepage.Make[sendQueue](env.Ranks * qps)
 	c.selfID = env.E.Register(c)
 	return c, nil
 }
