@@ -312,15 +312,20 @@ func (g *gpuModel) pollDetect(v sim.Time) sim.Time {
 }
 
 // warpPool holds the sending warps of a phase in one slice, so that
-// Warp.ID indexes the workload's own state.
+// Warp.ID indexes the workload's own state, which sits beside the warp:
+// a warp's every step touches both, and a million warps do not fit in
+// cache.
 type warpPool[S any] struct {
-	w  []transport.Warp
-	st []S
+	a []pooled[S]
+}
+
+type pooled[S any] struct {
+	w  transport.Warp
+	st S
 }
 
 func (p *warpPool[S]) init(n int) {
-	p.w = hugepage.MakeTouched[transport.Warp](n)
-	p.st = hugepage.MakeTouched[S](n)
+	p.a = hugepage.MakeTouched[pooled[S]](n)
 }
 
 // RunLayer simulates dispatch and then combine, each from a common start

@@ -405,14 +405,14 @@ func (b *nodeBase) headLocal(e *sim.Engine, st, value int, path critPath) (sim.T
 // (an index into b.sms: (rank·C + channel)·2, +1 for the forwarder SM).
 func (b *nodeBase) newTransportWarp(i, r, sm int, resume func(*sim.Engine, *transport.Warp)) {
 	b.sms[sm].Lanes++
-	b.pool.w[i] = transport.Warp{Rank: r, SM: sm % (2 * b.plan.C), ID: i, T: hw.Thread{C: &b.g.costs, SM: &b.sms[sm]}, Resume: resume}
+	b.pool.a[i].w = transport.Warp{Rank: r, SM: sm % (2 * b.plan.C), ID: i, T: hw.Thread{C: &b.g.costs, SM: &b.sms[sm]}, Resume: resume}
 }
 
 // send posts op from pool warp i at the warp's time.
 func (b *nodeBase) send(e *sim.Engine, i int, op transport.Op) {
-	w := &b.pool.w[i]
+	w := &b.pool.a[i].w
 	w.T.T = max(w.T.T, e.Now())
-	b.pool.st[i].start = w.T.T
+	b.pool.a[i].st.start = w.T.T
 	b.messages++
 	b.conn.Post(e, w, op)
 }

@@ -386,7 +386,7 @@ func (c *nodeCombine) postNext(e *sim.Engine, st int) {
 	f := dn*p.G + src%p.G
 	i := c.p0 + st
 	if f == src {
-		w := &c.pool.w[i]
+		w := &c.pool.a[i].w
 		w.T.T = max(w.T.T, e.Now())
 		t0 := w.T.T
 		w.T.Compute(c.g.costs.FenceGPU + c.g.costs.Atomic)
@@ -403,7 +403,7 @@ func (c *nodeCombine) postNext(e *sim.Engine, st int) {
 
 func (c *nodeCombine) resume(e *sim.Engine, w *transport.Warp) {
 	i := w.ID
-	c.noteIssue(w, c.pool.st[i].start)
+	c.noteIssue(w, c.pool.a[i].st.start)
 	if i >= c.q0 {
 		c.headNext(e, i-c.q0)
 		return

@@ -255,8 +255,8 @@ func (d *nodeDispatch) startRank(e *sim.Engine, r int) {
 		sc := r*C + ch
 		for w := range rdmaSenderWarps {
 			i := sc*rdmaSenderWarps + w
-			d.pool.w[i].T.T = e.Now()
-			d.pool.st[i].j = 0
+			d.pool.a[i].w.T.T = e.Now()
+			d.pool.a[i].st.j = 0
 			d.nextMeta(e, i)
 		}
 		d.openForwarder(e, sc)
@@ -273,7 +273,7 @@ func (d *nodeDispatch) metaBytes() int { return 4 * (2*d.plan.G + 2) }
 func (d *nodeDispatch) nextMeta(e *sim.Engine, i int) {
 	sc, w := i/rdmaSenderWarps, i%rdmaSenderWarps
 	src, ch := sc/d.plan.C, sc%d.plan.C
-	ws := &d.pool.st[i]
+	ws := &d.pool.a[i].st
 	for {
 		dn := w + rdmaSenderWarps*int(ws.j)
 		if dn >= d.plan.N {
@@ -294,7 +294,7 @@ func (d *nodeDispatch) nextMeta(e *sim.Engine, i int) {
 	// Barrier of the sender warps, then the token loop.
 	t := e.Now()
 	for w := range rdmaSenderWarps {
-		t = max(t, d.pool.w[sc*rdmaSenderWarps+w].T.T)
+		t = max(t, d.pool.a[sc*rdmaSenderWarps+w].w.T.T)
 	}
 	for w := range rdmaSenderWarps {
 		d.sFree[sc*rdmaSenderWarps+w] = t
@@ -373,7 +373,7 @@ func (d *nodeDispatch) coordNext(e *sim.Engine, sc int) {
 	src, ch, dn := d.plan.streamSrc(st)
 	i := d.c0 + sc
 	if dn == d.s.NodeOf(src) {
-		w := &d.pool.w[i]
+		w := &d.pool.a[i].w
 		w.T.T = max(w.T.T, e.Now())
 		t0 := w.T.T
 		w.T.Compute(d.g.costs.FenceGPU + d.g.costs.Atomic)
@@ -391,7 +391,7 @@ func (d *nodeDispatch) coordNext(e *sim.Engine, sc int) {
 
 func (d *nodeDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	i := w.ID
-	d.noteIssue(w, d.pool.st[i].start)
+	d.noteIssue(w, d.pool.a[i].st.start)
 	switch {
 	case i < d.c0:
 		d.nextMeta(e, i)

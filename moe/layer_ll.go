@@ -165,16 +165,16 @@ func (b *llBase) init(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problem
 }
 
 func (b *llBase) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
-	b.pool.w[i] = transport.Warp{Rank: rank, SM: sm % b.ls.S, ID: i,
+	b.pool.a[i].w = transport.Warp{Rank: rank, SM: sm % b.ls.S, ID: i,
 		T: hw.Thread{C: &b.g.costs, SM: &b.sms[sm]}, Resume: resume}
-	b.pool.st[i].sm = int32(sm)
+	b.pool.a[i].st.sm = int32(sm)
 }
 
 // post sends warp i's op at the warp's time: through the transport, or as
 // a local copy (same rank) that the warp makes itself.
 func (b *llBase) post(e *sim.Engine, i int) {
-	w := &b.pool.w[i]
-	ws := &b.pool.st[i]
+	w := &b.pool.a[i].w
+	ws := &b.pool.a[i].st
 	w.T.T = max(w.T.T, e.Now())
 	ws.start = w.T.T
 	op := ws.op.op(w.Rank)
@@ -450,8 +450,8 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 		m := d.l.Msgs[mi]
 		mi++
 		wi := int(st.warp0) + j
-		w := &d.pool.w[wi]
-		ws := &d.pool.st[wi]
+		w := &d.pool.a[wi].w
+		ws := &d.pool.a[wi].st
 		ws.role = roleData
 		ws.op = dataOp(int(m.DstRank), int(m.LocalExpert), msg, int64(mi-1))
 		w.T.T = max(w.T.T, tc)
@@ -479,7 +479,7 @@ func (d *llDispatch) msgIndex(r, tok int) int {
 }
 
 func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
-	ws := &d.pool.st[w.ID]
+	ws := &d.pool.a[w.ID].st
 	d.noteIssue(w, ws.start)
 	st := &d.smst[ws.sm]
 	r := w.Rank
@@ -491,7 +491,7 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 		if d.remaining[x] == 0 {
 			if wi := d.waiter[x]; wi >= 0 {
 				d.waiter[x] = -1
-				ww := &d.pool.w[wi]
+				ww := &d.pool.a[wi].w
 				ww.T.T = max(ww.T.T, d.lastPost[x])
 				e.At(max(ww.T.T, e.Now()), d.id, opPost, int64(wi))
 			}
@@ -513,22 +513,22 @@ func (d *llDispatch) startCounts(e *sim.Engine, sm int) {
 	st := &d.smst[sm]
 	t := max(st.t, e.Now())
 	for j := range d.nw {
-		t = max(t, d.pool.w[int(st.warp0)+j].T.T)
+		t = max(t, d.pool.a[int(st.warp0)+j].w.T.T)
 	}
 	for j := range d.nw {
-		d.pool.w[int(st.warp0)+j].T.T = t
+		d.pool.a[int(st.warp0)+j].w.T.T = t
 	}
 	for g := range d.ls.G {
 		wi := int(st.warp0) + g
-		ws := &d.pool.st[wi]
+		ws := &d.pool.a[wi].st
 		ws.role, ws.g, ws.j = roleCount, int32(g), 0
 		d.nextCount(e, wi)
 	}
 }
 
 func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
-	w := &d.pool.w[wi]
-	ws := &d.pool.st[wi]
+	w := &d.pool.a[wi].w
+	ws := &d.pool.a[wi].st
 	st := &d.smst[ws.sm]
 	r := w.Rank
 	ex := (int(st.s)*d.ls.G + int(ws.g)) + int(ws.j)*d.ls.S*d.ls.G
@@ -719,7 +719,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 		c.sms[sm].Lanes = warpsPerSM
 		for j := range int(gr.nw) {
 			c.newWarp(int(gr.warp0)+j, r, sm, resume)
-			c.pool.st[int(gr.warp0)+j].g = int32(gi)
+			c.pool.a[int(gr.warp0)+j].st.g = int32(gi)
 		}
 		e.At(cfg.Background.origin()+g.kern.start, c.id, opSMStep, int64(gi))
 	}
@@ -799,9 +799,9 @@ func (c *llCombine) startBlock(e *sim.Engine, gi int) {
 	gr.pending = gr.nw
 	for j := range int(gr.nw) {
 		wi := int(gr.warp0) + j
-		ws := &c.pool.st[wi]
+		ws := &c.pool.a[wi].st
 		ws.role, ws.j = roleCombine, int32(j)
-		c.pool.w[wi].T.T = max(c.pool.w[wi].T.T, gr.t)
+		c.pool.a[wi].w.T.T = max(c.pool.a[wi].w.T.T, gr.t)
 		c.nextToken(e, wi, le, dst)
 	}
 }
@@ -809,8 +809,8 @@ func (c *llCombine) startBlock(e *sim.Engine, gi int) {
 // nextToken has warp wi copy its next token of the block into the send
 // buffer and post it, or reports the warp done with the block.
 func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
-	w := &c.pool.w[wi]
-	ws := &c.pool.st[wi]
+	w := &c.pool.a[wi].w
+	ws := &c.pool.a[wi].st
 	gr := &c.groups[ws.g]
 	r := w.Rank
 	b := (r*c.nl+le)*c.R + dst
@@ -821,8 +821,8 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 		if gr.pending == 0 {
 			// bar.sync of the group, then its first warp posts the flag.
 			f := int(gr.warp0)
-			fw := &c.pool.w[f]
-			fs := &c.pool.st[f]
+			fw := &c.pool.a[f].w
+			fs := &c.pool.a[f].st
 			fw.T.T = max(fw.T.T, gr.t)
 			ex := r*c.nl + le
 			fs.role = roleFlag
@@ -842,7 +842,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 }
 
 func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
-	ws := &c.pool.st[w.ID]
+	ws := &c.pool.a[w.ID].st
 	c.noteIssue(w, ws.start)
 	gr := &c.groups[ws.g]
 	switch ws.role {

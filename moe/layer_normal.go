@@ -395,7 +395,7 @@ func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
 		}
 		W := p.W
 		for w := r * p.plan.C * W; w < (r+1)*p.plan.C*W; w++ {
-			p.pool.w[w].T.T = e.Now()
+			p.pool.a[w].w.T.T = e.Now()
 			p.next(e, w)
 		}
 	case opPost:
@@ -411,8 +411,8 @@ func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
 
 // next posts warp w's next chunk (or its tail), or retires the warp.
 func (p *normalPhase) next(e *sim.Engine, w int) {
-	wr := &p.pool.w[w]
-	ws := &p.pool.st[w]
+	wr := &p.pool.a[w].w
+	ws := &p.pool.a[w].st
 	pos := p.woff[w] + p.wpos[w]
 	if pos >= p.woff[w+1] {
 		p.retire(wr.Rank)
@@ -468,9 +468,9 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 	p.gBar[g] = t
 	for i := range k {
 		w := g*p.perDst + i
-		wr := &p.pool.w[w]
+		wr := &p.pool.a[w].w
 		n := min(per, int(c.n)-i*per)
-		p.pool.st[w].op = dataOp(peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
+		p.pool.a[w].st.op = dataOp(peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
 		wr.T.T = max(wr.T.T, t)
 		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 	}
@@ -487,7 +487,7 @@ func (p *normalPhase) split(c nChunk) (k, per int) {
 // groupResume: a share written (the last one meets the others and posts
 // the tail), or the tail posted (the next chunk).
 func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
-	ws := &p.pool.st[w.ID]
+	ws := &p.pool.a[w.ID].st
 	p.noteIssue(w, ws.start)
 	g := w.ID / p.perDst
 	if p.wtail[g] {
@@ -505,9 +505,9 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	c := p.plan.chunks[ci]
 	_, peer := p.ends(c)
 	lead := g * p.perDst
-	wr := &p.pool.w[lead]
+	wr := &p.pool.a[lead].w
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
-	p.pool.st[lead].op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
+	p.pool.a[lead].st.op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
 }
@@ -517,7 +517,7 @@ func (p *normalPhase) resume(e *sim.Engine, w *transport.Warp) {
 		p.groupResume(e, w)
 		return
 	}
-	ws := &p.pool.st[w.ID]
+	ws := &p.pool.a[w.ID].st
 	p.noteIssue(w, ws.start)
 	if p.wtail[w.ID] {
 		p.wpos[w.ID]++
