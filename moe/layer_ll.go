@@ -287,21 +287,31 @@ type llSM struct {
 	t         sim.Time
 }
 
+// llSend is a rank's writes to one expert, read and written together as
+// each is posted: one cache line for all three.
+type llSend struct {
+	lastPost  sim.Time // when the last of them was posted
+	remaining int32    // writes not yet posted
+	waiter    int32    // the count warp waiting for them, -1 none
+}
+
+// llTask is a receive task: its count's detection. A count's path is kept
+// from its delivery until its task is copied (ctIx indexes ctimes; the
+// rank's gate keeps the one that set it).
+type llTask struct {
+	detect  sim.Time
+	ctIx    int32
+	counted bool
+}
+
 type llDispatch struct {
 	llBase
 	nw        int // warps per SM
 	smst      []llSM
-	remaining []int32    // [rank][expert] writes not yet posted
-	lastPost  []sim.Time // [rank][expert] when the last of them was posted
-	waiter    []int32    // [rank][expert] count warp waiting, -1 none
-	// per receive task (expert·R + source)
-	detect []sim.Time
-	// A count's path is kept from its delivery until its task is copied
-	// (ctIx indexes ctimes; the rank's gate keeps the one that set it).
-	ctIx      []int32
+	sends     []llSend // [rank][expert]
+	tasks     []llTask // per receive task (expert·R + source)
 	ctimes    sim.Slab[transport.Times]
 	gateT     []transport.Times
-	counted   []uint8
 	grpNext   []int32    // [rank][group] next round
 	grpFree   []sim.Time // [rank][group]
 	tasksLeft []int32    // per rank
@@ -345,19 +355,12 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	for r := range R {
 		d.sendLeft[r] = int32(S)
 	}
-	d.remaining = hugepage.MakeTouched[int32](R * E)
-	d.lastPost = hugepage.Make[sim.Time](R * E)
-	d.waiter = hugepage.MakeTouched[int32](R * E)
-	for src := range R {
-		copy(d.remaining[src*E:(src+1)*E], l.Counts[src*E:(src+1)*E])
+	d.sends = hugepage.MakeTouched[llSend](R * E)
+	for i := range d.sends {
+		d.sends[i] = llSend{remaining: l.Counts[i], waiter: -1}
 	}
-	for i := range d.waiter {
-		d.waiter[i] = -1
-	}
-	d.detect = hugepage.Make[sim.Time](E * R)
-	d.ctIx = hugepage.Make[int32](E * R)
+	d.tasks = hugepage.Make[llTask](E * R)
 	d.gateT = make([]transport.Times, R)
-	d.counted = hugepage.Make[uint8](E * R)
 	d.grpNext = make([]int32, R*S*G)
 	d.grpFree = make([]sim.Time, R*S*G)
 	d.tasksLeft = make([]int32, R)
@@ -486,13 +489,14 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	switch ws.role {
 	case roleData:
 		x := r*d.E + int(ws.op.dst)*d.nl + int(ws.op.ch)
-		d.remaining[x]--
-		d.lastPost[x] = max(d.lastPost[x], w.T.T)
-		if d.remaining[x] == 0 {
-			if wi := d.waiter[x]; wi >= 0 {
-				d.waiter[x] = -1
+		sd := &d.sends[x]
+		sd.remaining--
+		sd.lastPost = max(sd.lastPost, w.T.T)
+		if sd.remaining == 0 {
+			if wi := sd.waiter; wi >= 0 {
+				sd.waiter = -1
 				ww := &d.pool.a[wi].w
-				ww.T.T = max(ww.T.T, d.lastPost[x])
+				ww.T.T = max(ww.T.T, sd.lastPost)
 				e.At(max(ww.T.T, e.Now()), d.id, opPost, int64(wi))
 			}
 		}
@@ -546,11 +550,12 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 	dst, le := ex/d.nl, ex%d.nl
 	ws.op = ctlOp(dst, le, tagCount|int64(ex*d.R+r))
 	x := r*d.E + ex
-	if d.remaining[x] > 0 {
-		d.waiter[x] = int32(wi)
+	sd := &d.sends[x]
+	if sd.remaining > 0 {
+		sd.waiter = int32(wi)
 		return
 	}
-	w.T.T = max(w.T.T, d.lastPost[x])
+	w.T.T = max(w.T.T, sd.lastPost)
 	e.At(max(w.T.T, e.Now()), d.id, opPost, int64(wi))
 }
 
@@ -561,22 +566,21 @@ func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 	tag, dst := dl.Op.Tag, dl.Op.Dst
 	if tag&tagCount != 0 {
 		t := int(tag &^ tagCount)
-		if d.counted[t] > 0 {
+		tk := &d.tasks[t]
+		if tk.counted {
 			d.probs.add("dispatch: count of expert %d from rank %d delivered twice", t/d.R, t%d.R)
 			return
 		}
-		d.counted[t] = 1
 		ci := d.ctimes.Alloc()
 		*d.ctimes.At(ci) = dl.Times
-		d.ctIx[t] = ci
-		d.detect[t] = d.g.pollDetect(dl.Times.Visible)
-		e.At(d.detect[t], d.id, opTaskReady, int64(t))
+		*tk = llTask{detect: d.g.pollDetect(dl.Times.Visible), ctIx: ci, counted: true}
+		e.At(tk.detect, d.id, opTaskReady, int64(t))
 		return
 	}
 	m := d.l.Msgs[tag]
 	src := dl.Op.Src
 	t := (int(m.DstRank)*d.nl+int(m.LocalExpert))*d.R + src
-	if d.counted[t] > 0 {
+	if d.tasks[t].counted {
 		d.probs.add("dispatch: rank %d token %d reached expert %d after its count: the receiver would copy a stale slot",
 			src, m.Token, int(m.DstRank)*d.nl+int(m.LocalExpert))
 	}
@@ -603,7 +607,8 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		le, src := i/d.R, i%d.R
 		ex := r*d.nl + le
 		t := ex*d.R + src
-		if d.counted[t] == 0 || d.detect[t] > e.Now() {
+		tk := &d.tasks[t]
+		if !tk.counted || tk.detect > e.Now() {
 			return
 		}
 		d.grpNext[gi]++
@@ -615,9 +620,9 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
-			d.gateT[r] = *d.ctimes.At(d.ctIx[t])
+			d.gateT[r] = *d.ctimes.At(tk.ctIx)
 		}
-		d.ctimes.Free(d.ctIx[t])
+		d.ctimes.Free(tk.ctIx)
 		d.tasksLeft[r]--
 		if d.tasksLeft[r] == 0 {
 			d.finishRank(r)
@@ -628,9 +633,9 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 func (d *llDispatch) finishRank(r int) {
 	t := int(d.gate[r])
 	var bd Breakdown
-	if d.detect[t] >= d.sendDone[r] {
+	if d.tasks[t].detect >= d.sendDone[r] {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.detect[t], d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.tasks[t].detect, d.gateStart[r], d.ready[r], CauseCopy)
 	} else {
 		bd = attribute(d.cfg.Background.origin(), d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
 	}
