@@ -20,27 +20,28 @@ type Queues struct {
 }
 
 // Per-item memory of the model, fit to the peak RSS of moebench run
-// --transport mini-gda side by side on linux/amd64 (ranks 16 to 4,096
+// --transport mini-gda side by side on linux/amd64 (ranks 16 to 8,192
 // with max(256, ranks) experts, tokens 128 to 512, ll mode; normal mode
-// takes less): over those runs the estimate was 0.85x to 1.18x the
+// takes less): over those runs the estimate was 0.84x to 1.18x the
 // measured peak. Past 256 experts a rank's LL warps and its (rank,
 // expert) pairs (a count and a flag each, their queue pairs and posts)
 // outgrow everything else.
 const (
 	costBase        = 45 << 20  // the program, profile and tables
-	costPerRank     = 224 << 10 // per-rank state: SMs, NIC, timelines
-	costPerWarp     = 600       // a sending warp of either phase, its posts and events
-	costPerPair     = 300       // a (rank, expert) pair: its count and flag
-	costPerSel      = 110       // a selection's routing, layout and messages
+	costPerRank     = 284 << 10 // per-rank state: SMs, NIC, timelines
+	costPerWarp     = 440       // a sending warp of either phase, its posts and events
+	costPerPair     = 505       // a (rank, expert) pair: its count and flag
+	costPerSel      = 135       // a selection's routing, layout and messages
 	costPerQP       = 28        // a send queue's GPU and NIC counters
 	costPerRing     = 1 << 10
 	costPerDCI      = 400
 	costPerProxySel = 1700 // per selection through a CPU proxy
 	// costSMs is the GPU the launch shape assumes (an H100 or H200).
 	costSMs = 132
-	// The share of the rest that one phase holds at its peak: 0.51 to
-	// 0.62 of the side-by-side peak measured at 512 to 4,096 ranks.
-	costInTurnShare = 0.6
+	// The share of the rest that one phase holds at its peak: 0.47 to
+	// 0.62 of the side-by-side estimate, measured in turn at 512 to 4,096
+	// ranks (the estimate was 0.90x to 1.16x of those runs).
+	costInTurnShare = 0.55
 )
 
 // EstimateCost is the memory and messages of one layer of s on queues q.

@@ -34,7 +34,7 @@ func TestEstimateCost(t *testing.T) {
 	}
 	huge := moe.Shape{Experts: 1 << 20, TopK: 8, Tokens: 1 << 20, Ranks: 1 << 20}
 	// A 2,048-rank layer over RC peaks at 4.9 GiB side by side and 2.5 GiB
-	// in turn (measured); the estimate stays within 0.85x to 1.2x.
+	// in turn (measured); the estimate stays within 0.85x to 1.2x of both.
 	ep := moe.Shape{Experts: 2048, TopK: 8, Tokens: 128, Ranks: 2048, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
 	c := moe.EstimateCost(ep, moe.Queues{QPs: 4 * 2048 * 2048})
 	if gib := float64(c.Bytes) / (1 << 30); gib < 0.85*4.87 || gib > 1.2*4.87 {
