@@ -10,7 +10,11 @@ type Cost struct {
 	// InTurn is the peak with LL dispatch and combine simulated one after
 	// the other (LayerConfig.InTurn) rather than side by side.
 	InTurn   int64
-	Messages int64 // messages dispatch and combine send, an upper bound
+	// Messages is what dispatch and combine deliver, an upper bound: a
+	// message per selection and, in LL mode, a count and a flag per
+	// (rank, expert) pair, which outnumber the selections past a few
+	// hundred experts.
+	Messages int64
 }
 
 // Queues are the transport's queues over all ranks, for EstimateCost.
@@ -59,7 +63,7 @@ func EstimateCost(s Shape, q Queues) Cost {
 	}
 	b := costBase + costPerRank*r + costPerWarp*warps + costPerPair*r*float64(s.Physical()) + sel*perSel +
 		costPerQP*float64(q.QPs) + costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)
-	return Cost{Bytes: clampInt64(b), InTurn: clampInt64(costBase + costInTurnShare*(b-costBase)), Messages: clampInt64(2 * sel)}
+	return Cost{Bytes: clampInt64(b), InTurn: clampInt64(costBase + costInTurnShare*(b-costBase)), Messages: clampInt64(2 * (sel + r*float64(s.Physical())))}
 }
 
 func clampInt64(v float64) int64 {

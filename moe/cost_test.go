@@ -21,7 +21,7 @@ func TestEstimateCost(t *testing.T) {
 	if base.Bytes < 40<<20 || base.Bytes > 80<<20 {
 		t.Errorf("default layer: %d MiB", base.Bytes>>20)
 	}
-	if base.Messages != 2*16*128*8 {
+	if base.Messages != 2*(16*128*8+16*256) {
 		t.Errorf("messages %d", base.Messages)
 	}
 	more := s
@@ -51,8 +51,16 @@ func TestEstimateCost(t *testing.T) {
 // A run reports its deliveries as it goes, never more than the estimate.
 func TestLayerProgress(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []moe.Mode{moe.LL, moe.Normal} {
-		s := moe.Shape{Experts: 64, TopK: 4, Hidden: 1024, Tokens: 256, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	for _, tc := range []struct {
+		mode   moe.Mode
+		tokens int
+	}{
+		{moe.LL, 256}, {moe.Normal, 256},
+		// Counts and flags, one per (rank, expert), outnumber the tokens.
+		{moe.LL, 2},
+	} {
+		mode := tc.mode
+		s := moe.Shape{Experts: 64, TopK: 4, Hidden: 1024, Tokens: tc.tokens, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 		r, err := moe.Generate(s, moe.RoutingSpec{}, 1)
 		if err != nil {
 			t.Fatal(err)
