@@ -9,7 +9,7 @@ type Cost struct {
 	Bytes int64 // peak memory of the simulation, routing included
 	// InTurn is the peak with LL dispatch and combine simulated one after
 	// the other (LayerConfig.InTurn) rather than side by side.
-	InTurn   int64
+	InTurn int64
 	// Messages is what dispatch and combine deliver, an upper bound: a
 	// message per selection and, in LL mode, a count and a flag per
 	// (rank, expert) pair, which outnumber the selections past a few

@@ -259,6 +259,8 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 					zap.String("budget", fmtBytes(f.budget.bytes)))
 				inTurn[i], cost.Bytes = true, cost.InTurn
 				what += ", dispatch and combine in turn"
+			} else if c.mode == moe.LL && !f.budget.fits(cost.Bytes) {
+				what += fmt.Sprintf(" (about %s even with dispatch and combine in turn)", fmtBytes(cost.InTurn))
 			}
 			if err := f.budget.allow(what, cost); err != nil {
 				return err
