@@ -308,3 +308,25 @@ func TestREADMEReplayExample(t *testing.T) {
 		t.Errorf("README lacks %q", want)
 	}
 }
+
+// The README's refusal of 16,384 ranks is what moebench says, word for
+// word: the estimate side by side and in turn, before any work.
+func TestREADMEScaleRefusal(t *testing.T) {
+	t.Parallel()
+	text := readme(t)
+	i := strings.Index(text, "```\n$ moebench run --ranks 16384")
+	if i < 0 {
+		t.Fatal("README lacks the 16,384-rank refusal")
+	}
+	lines := blockLines(text[i+4:])
+	if len(lines) != 2 {
+		t.Fatalf("the refusal block has %d lines, want the command and its answer", len(lines))
+	}
+	_, _, err := runCLI(t, strings.Fields(strings.TrimPrefix(lines[0], "$ moebench "))...)
+	if err == nil {
+		t.Fatal("moebench ran 16,384 ranks instead of refusing them")
+	}
+	if got := "moebench: " + message(err); got != lines[1] {
+		t.Errorf("moebench says\n%s\nthe README\n%s", got, lines[1])
+	}
+}
