@@ -51,6 +51,12 @@ func (b *budgetFlags) check() error {
 // fits reports whether an estimate of bytes is within the budget.
 func (b *budgetFlags) fits(bytes int64) bool { return b.bytes <= 0 || bytes <= b.bytes }
 
+// inTurn reports whether a layer in mode needs dispatch and combine in
+// turn to fit: an LL layer over the budget side by side but not in turn.
+func (b *budgetFlags) inTurn(mode moe.Mode, c moe.Cost) bool {
+	return mode == moe.LL && !b.fits(c.Bytes) && b.fits(c.InTurn)
+}
+
 // allow refuses an estimate over the budget; what says what was asked.
 func (b *budgetFlags) allow(what string, c moe.Cost) error {
 	if b.fits(c.Bytes) {

@@ -253,7 +253,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			// An LL layer too large to hold dispatch and combine at once
 			// simulates them in turn: the same result, one core, about
 			// half the memory.
-			if c.mode == moe.LL && !f.budget.fits(cost.Bytes) && f.budget.fits(cost.InTurn) {
+			if f.budget.inTurn(c.mode, cost) {
 				f.log.Info("dispatch and combine in turn to fit memory", zap.String("point", what),
 					zap.String("side_by_side", fmtBytes(cost.Bytes)), zap.String("in_turn", fmtBytes(cost.InTurn)),
 					zap.String("budget", fmtBytes(f.budget.bytes)))

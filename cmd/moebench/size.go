@@ -255,7 +255,7 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		c.Bytes, c.InTurn = clampMul(c.Bytes, int64(jobs)), clampMul(c.InTurn, int64(jobs))
 		// Like run, an LL study too large side by side runs its layers
 		// in turn when that fits.
-		inTurn = inTurn || mode == moe.LL && !f.budget.fits(c.Bytes) && f.budget.fits(c.InTurn)
+		inTurn = inTurn || f.budget.inTurn(mode, c)
 		costs = append(costs, c)
 	}
 	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs)
