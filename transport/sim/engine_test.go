@@ -78,6 +78,42 @@ func TestSchedulingInThePastPanics(t *testing.T) {
 	e.Run()
 }
 
+// An event's handler and op share a word with its sequence: every
+// handler and op in range comes back as scheduled, and one out of range
+// is refused rather than silently aliased.
+func TestEventKeyRoundTrips(t *testing.T) {
+	t.Parallel()
+	var e Engine
+	type got struct {
+		h  int
+		op int32
+	}
+	var ran []got
+	var ids []HandlerID
+	for i := range 300 {
+		ids = append(ids, e.Register(HandlerFunc(func(_ *Engine, op int32, _ int64) { ran = append(ran, got{i, op}) })))
+	}
+	for i, id := range ids {
+		e.At(Time(i), id, int32(i%256), int64(i))
+	}
+	e.Run()
+	for i, g := range ran {
+		if g.h != i || g.op != int32(i%256) {
+			t.Fatalf("event %d ran handler %d op %d, want handler %d op %d", i, g.h, g.op, i, i%256)
+		}
+	}
+	for _, op := range []int32{-1, 256} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("op %d did not panic", op)
+				}
+			}()
+			e.At(e.Now(), ids[0], op, 0)
+		}()
+	}
+}
+
 func TestRunUntilAndStop(t *testing.T) {
 	t.Parallel()
 	var e Engine
