@@ -116,15 +116,15 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	return c, nil
 }
 
-// sendQueue is the GPU-side state of one RC send queue: counters only.
-// Warps waiting on a queue are rare (handoff out of order, a full queue)
-// and wait in the conn's maps, so a queue is 24 bytes.
+// sendQueue is the GPU-side state of one RC send queue: counters only,
+// one per (rank, peer QP), so 16 bytes. Warps waiting on a queue are rare
+// (handoff out of order, a full queue) and wait in the conn's maps. The
+// WQEs outstanding are those reserved and not retired; a queue was used
+// once any was reserved.
 type sendQueue struct {
 	reserved, published int32
-	outstanding         int32
 	retired             int32 // WQEs retired by signaled completions
 	sinceDB             int32
-	used                bool
 }
 
 type conn struct {
@@ -249,14 +249,13 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 	case pResume:
 		c.resume(e, pi)
 	case pReserve:
-		if int(q.outstanding) >= c.cfg.Depth {
+		if int(q.reserved-q.retired) >= c.cfg.Depth {
 			if c.spaceWait == nil {
 				c.spaceWait = map[int][]int32{}
 			}
 			c.spaceWait[int(p.sq)] = append(c.spaceWait[int(p.sq)], pi)
 			return
 		}
-		q.used = true
 		th.Compute(c.cfg.libCost(g))
 		if c.cfg.Publication == PubThread {
 			th.Compute(g.Reserve)
@@ -265,7 +264,6 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		}
 		p.slot = q.reserved
 		q.reserved++
-		q.outstanding++
 		lay := c.layout(p)
 		th.Compute(sim.Time(lay.Loads) * g.L2Load)
 		th.Store(lay.Segments, 1)
@@ -345,7 +343,6 @@ func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
 	q := &c.sqs[sq]
 	n := m.WQE + 1 - q.retired
 	q.retired += n
-	q.outstanding -= n
 	if len(c.spaceWait) == 0 {
 		return
 	}
@@ -371,7 +368,7 @@ func (c *conn) Resources() transport.Resources {
 	perNIC := c.perNIC
 	used := 0
 	for _, q := range c.sqs {
-		if q.used {
+		if q.reserved > 0 {
 			used++
 		}
 	}
