@@ -40,6 +40,18 @@ func LLLaunch(s Shape, numSMs, deviceSMs int) (sms, groups, warpsPerGroup int) {
 	return l.S, l.G, l.wpg
 }
 
+// LLBeyondDeepEP reports whether a shape's LL launch needs a warp group to
+// serve more than one expert: DeepEP's kernels give each expert its own
+// warp group and refuse more than 32 groups per SM (num_warps_per_group =
+// 32 / groups must be positive), so at most 32 × SMs experts, 4,224 on a
+// 132-SM GPU. Past that the model lets each warp group serve its experts
+// in turn, a launch the library itself does not make; limit is the most
+// experts the launch gives a warp group each.
+func LLBeyondDeepEP(s Shape, numSMs, deviceSMs int) (limit int, beyond bool) {
+	l := llLaunch(s, numSMs, deviceSMs)
+	return l.S * l.G, s.Physical() > l.S*l.G
+}
+
 func llLaunch(s Shape, numSMs, deviceSMs int) llShape {
 	e := s.Physical()
 	var S, G int

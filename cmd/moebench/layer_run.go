@@ -324,6 +324,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if n := topologyNote(base, configs[0].sets); n != "" {
 		h.Extra = append(h.Extra, n)
 	}
+	if n := launchNote(base, configs, f.numSMs); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
 	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 
@@ -637,6 +640,35 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
 	}
 	return l
+}
+
+// launchNote says when an LL configuration's experts outnumber the warp
+// groups DeepEP's kernels launch (32 per SM): the library refuses such a
+// layer, and the model runs it with each warp group serving its experts in
+// turn. "" when every configuration launches as DeepEP does.
+func launchNote(base *profile.Profile, configs []config, numSMs int) string {
+	var over []string
+	for _, c := range configs {
+		if c.mode != moe.LL {
+			continue
+		}
+		p := base
+		if len(c.sets) > 0 {
+			p = base.Clone()
+			if p.ApplySets(c.sets) != nil {
+				continue
+			}
+		}
+		n, beyond := moe.LLBeyondDeepEP(c.shape, numSMs, int(p.Get("gpu.sms")))
+		if e := fmt.Sprintf("%d experts over %d", c.shape.Physical(), n); beyond && !slices.Contains(over, e) {
+			over = append(over, e)
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	return "ll launch: more experts than the launch's warp groups (32 per SM): " + strings.Join(over, ", ") +
+		"; DeepEP's LL kernels give each expert its own and refuse such a layer, modelled here with each warp group serving its experts in turn"
 }
 
 // configInputs is a configuration's routing (generated once per shape,

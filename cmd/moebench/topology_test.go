@@ -86,3 +86,26 @@ func TestTopologyFlag(t *testing.T) {
 		t.Errorf("--topology ring: error %v, want one naming the flag", err)
 	}
 }
+
+// A layer with more experts than its launch has warp groups is one DeepEP
+// refuses: the header says so, and only then.
+func TestLaunchBeyondDeepEPIsNoted(t *testing.T) {
+	t.Parallel()
+	args := append([]string{"--transport", "mini-gda"}, small...)
+	def, _, err := layerCLI(t, runCmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(def, "ll launch") {
+		t.Errorf("a launch DeepEP makes is noted as beyond it:\n%s", def)
+	}
+	// An SM of 32 warp groups serves 32 experts at most; a sweep over the
+	// GPU's SMs names each launch beyond.
+	over, _, err := layerCLI(t, sweepCmd, append(args, "--num-sms", "1", "--experts", "64", "--set", "gpu.sms=100,132")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(over, "# ll launch: more experts than the launch's warp groups (32 per SM): 64 experts over 32;") {
+		t.Errorf("a launch beyond DeepEP's is not noted:\n%s", over)
+	}
+}
