@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
 
 	"moebench/moe"
 )
@@ -55,6 +56,24 @@ func (b *budgetFlags) fits(bytes int64) bool { return b.bytes <= 0 || bytes <= b
 // turn to fit: an LL layer over the budget side by side but not in turn.
 func (b *budgetFlags) inTurn(mode moe.Mode, c moe.Cost) bool {
 	return mode == moe.LL && !b.fits(c.Bytes) && b.fits(c.InTurn)
+}
+
+// place decides how one layer of cost runs within the budget and refuses
+// it when it cannot: an LL layer over the budget side by side that fits
+// with dispatch and combine in turn runs them in turn (the same result,
+// one core, about half the memory), logged; what says what was asked.
+func (b *budgetFlags) place(log *zap.Logger, what string, mode moe.Mode, c moe.Cost) (inTurn bool, _ moe.Cost, _ error) {
+	switch {
+	case b.inTurn(mode, c):
+		log.Info("dispatch and combine in turn to fit memory", zap.String("point", what),
+			zap.String("side_by_side", fmtBytes(c.Bytes)), zap.String("in_turn", fmtBytes(c.InTurn)),
+			zap.String("budget", fmtBytes(b.bytes)))
+		inTurn, c.Bytes = true, c.InTurn
+		what += ", dispatch and combine in turn"
+	case mode == moe.LL && !b.fits(c.Bytes):
+		what += fmt.Sprintf(" (about %s even with dispatch and combine in turn)", fmtBytes(c.InTurn))
+	}
+	return inTurn, c, b.allow(what, c)
 }
 
 // allow refuses an estimate over the budget; what says what was asked.

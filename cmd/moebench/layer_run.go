@@ -250,19 +250,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 				what += fmt.Sprintf(", %d points at once", conc)
 			}
 			i := ci*len(presets) + pi
-			// An LL layer too large to hold dispatch and combine at once
-			// simulates them in turn: the same result, one core, about
-			// half the memory.
-			if f.budget.inTurn(c.mode, cost) {
-				f.log.Info("dispatch and combine in turn to fit memory", zap.String("point", what),
-					zap.String("side_by_side", fmtBytes(cost.Bytes)), zap.String("in_turn", fmtBytes(cost.InTurn)),
-					zap.String("budget", fmtBytes(f.budget.bytes)))
-				inTurn[i], cost.Bytes = true, cost.InTurn
-				what += ", dispatch and combine in turn"
-			} else if c.mode == moe.LL && !f.budget.fits(cost.Bytes) {
-				what += fmt.Sprintf(" (about %s even with dispatch and combine in turn)", fmtBytes(cost.InTurn))
-			}
-			if err := f.budget.allow(what, cost); err != nil {
+			if inTurn[i], cost, err = f.budget.place(f.log, what, c.mode, cost); err != nil {
 				return err
 			}
 			msgs[i] = int(min(cost.Messages, 1<<40))

@@ -93,7 +93,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	f.prof.register(fs)
 	f.out.register(fs)
 	f.logs.register(fs)
-	f.budget.register(fs)
+	f.budget.registerInTurn(fs)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -137,7 +137,8 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err != nil {
 		return err
 	}
-	rp.lf.log = log
+	rp.lf.log, rp.lf.budget = log, f.budget
+	softMemoryLimit()
 	src, err := f.open()
 	if err != nil {
 		return err
@@ -384,9 +385,20 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // runOne models one group's routing on preset p as run does; a layer
 // whose queues cannot hold what LL mode keeps in flight names the trace's
 // way out.
+//
+// Groups run one at a time, each checked against --max-memory before it
+// starts (its busiest rank sets its size): an LL group that fits only
+// with dispatch and combine in turn runs them in turn, as run does.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
 	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
-	res, err := runOne(&rp.lf, c, rt, rp.prof, p, false, nil)
+	layer, _ := moe.Channels(c.shape, c.mode, rp.lf.numSMs, c.bg)
+	cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
+	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
+	inTurn, _, err := rp.lf.budget.place(rp.lf.log, what, c.mode, cost)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runOne(&rp.lf, c, rt, rp.prof, p, inTurn, nil)
 	if errors.Is(err, moe.ErrQueueDepth) {
 		msg, _, _ := strings.Cut(message(err), "; lower --tokens")
 		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: %s; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, msg)

@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"moebench/moe"
 	"moebench/replay"
 )
 
@@ -627,5 +629,45 @@ func TestReplayReportsGroupLimitViolations(t *testing.T) {
 	_, err = replayCLI(t, append(base, "--topk-groups", "1", "--expert-groups", "3")...)
 	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--expert-groups: 8 logical experts do not split into 3 equal groups") {
 		t.Errorf("uneven groups: %v, want a usage error naming --expert-groups", err)
+	}
+}
+
+// A replayed group too large for --max-memory side by side runs dispatch
+// and combine in turn, with the same results, as run does; one too large
+// even so is refused, naming its step and layer, before it runs.
+func TestReplayInTurnToFitMemory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := genTrace(t, dir, "t.bin", "--ranks", "64", "--experts", "64", "--tokens", "32", "--layers", "2")
+	args := []string{"--trace", trace, "--transport", "mini-gda", "--format", "json"}
+	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 32, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	want, err := replayCLI(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
+	var out, errb bytes.Buffer
+	if err := runReplay(append(args, "--max-memory", budget, "--log-level", "info"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(errb.String(), "dispatch and combine in turn"); n != 2 {
+		t.Errorf("--max-memory %s between %d and %d: %d groups said they ran in turn, want 2:\n%s", budget, c.InTurn, c.Bytes, n, errb.String())
+	}
+	layers := func(doc string) string {
+		var d struct {
+			Layers json.RawMessage `json:"layers"`
+		}
+		if err := json.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		return string(d.Layers)
+	}
+	if layers(out.String()) != layers(want) {
+		t.Errorf("in turn:\n%s\nside by side:\n%s", layers(out.String()), layers(want))
+	}
+	_, err = replayCLI(t, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...)
+	if err == nil || !strings.Contains(err.Error(), "step 0, layer 0") || !strings.Contains(err.Error(), "even with dispatch and combine in turn") {
+		t.Errorf("a budget below the in-turn estimate: error %v, want one naming the group and the in-turn estimate", err)
 	}
 }
