@@ -91,33 +91,22 @@ const (
 	roleFlag
 )
 
-// llOp is a warp's op in progress, in the few bytes a million warps can
-// afford (its source is the warp's rank): a control op (a count, a flag
-// or a tail) is an 8 B fetch-add that flushes.
-type llOp struct {
-	tag            int64
-	dst, ch, bytes int32
-	ctl            bool
+// dataOp is a write of bytes from src to (dst, local expert ch).
+func dataOp(src, dst, ch, bytes int, tag int64) transport.Op {
+	return transport.Op{Src: src, Dst: dst, Channel: ch, Bytes: bytes, Tag: tag}
 }
 
-// op is the op from rank src.
-func (o *llOp) op(src int) transport.Op {
-	return transport.Op{Src: src, Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.ctl, Flush: o.ctl, Tag: o.tag}
+// ctlOp is a count or flag atomic from src to (dst, local expert ch): an
+// 8 B fetch-add that flushes.
+func ctlOp(src, dst, ch int, tag int64) transport.Op {
+	return transport.Op{Src: src, Dst: dst, Channel: ch, Bytes: 8, Atomic: true, Flush: true, Tag: tag}
 }
 
-// dataOp is a write of bytes to (dst, local expert ch).
-func dataOp(dst, ch, bytes int, tag int64) llOp {
-	return llOp{tag: tag, dst: int32(dst), ch: int32(ch), bytes: int32(bytes)}
-}
-
-// ctlOp is a count or flag atomic to (dst, local expert ch).
-func ctlOp(dst, ch int, tag int64) llOp {
-	return llOp{tag: tag, dst: int32(dst), ch: int32(ch), bytes: 8, ctl: true}
-}
-
-// llWarp is the workload's state of one sending warp.
+// llWarp is the workload's state of one sending warp, in the few bytes a
+// million warps can afford: its op in progress is only a tag, from which
+// the phase rebuilds the op (llPhase.op).
 type llWarp struct {
-	op    llOp
+	tag   int64
 	start sim.Time // IssueStart of the post in progress
 	sm    int32    // global SM (rank·S + s)
 	g     int32    // warp group (count and combine roles)
@@ -136,7 +125,14 @@ const (
 )
 
 // llBase is what both LL phases share.
+// llPhase is the op pooled warp i is posting (LL rebuilds it from the
+// warp's tag and role).
+type llPhase interface {
+	op(i int) transport.Op
+}
+
 type llBase struct {
+	ph     llPhase
 	cfg    *LayerConfig
 	s      Shape
 	l      *LLLayout
@@ -164,7 +160,8 @@ type llBase struct {
 	deliveries int64
 }
 
-func (b *llBase) init(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, phase *Phase) {
+func (b *llBase) init(ph llPhase, cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, phase *Phase) {
+	b.ph = ph
 	b.cfg, b.s, b.l, b.g, b.probs, b.phase = cfg, l.Shape, l, g, probs, phase
 	b.ls = llLaunch(b.s, cfg.NumSMs, g.costs.SMs)
 	b.nl, b.R, b.E = b.s.LocalExperts(), b.s.Ranks, b.s.Physical()
@@ -189,7 +186,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	ws := &b.pool.a[i].st
 	w.T.T = max(w.T.T, e.Now())
 	ws.start = w.T.T
-	op := ws.op.op(w.Rank)
+	op := b.ph.op(i)
 	if op.Src != op.Dst {
 		b.messages++
 		b.conn.Post(e, w, op)
@@ -307,23 +304,26 @@ type llSend struct {
 	waiter    int32    // the count warp waiting for them, -1 none
 }
 
-// llTask is a receive task: its count's detection. A count's path is kept
-// from its delivery until its task is copied (ctIx indexes ctimes; the
-// rank's gate keeps the one that set it).
-type llTask struct {
-	detect  sim.Time
-	ctIx    int32
-	counted bool
+// llCount is a delivered count whose receive task has not run yet: its
+// path and when the receiver observes it. A task's entry in tasks is 0
+// before its count arrives, then 1 + its llCount's index in counts, then
+// taskDone once copied; the rank's gate keeps the path that set it.
+type llCount struct {
+	times  transport.Times
+	detect sim.Time
 }
+
+const taskDone = -1
 
 type llDispatch struct {
 	llBase
 	nw        int // warps per SM
 	smst      []llSM
 	sends     []llSend // [rank][expert]
-	tasks     []llTask // per receive task (expert·R + source)
-	ctimes    sim.Slab[transport.Times]
+	tasks     []int32  // per receive task (expert·R + source), see llCount
+	counts    sim.Slab[llCount]
 	gateT     []transport.Times
+	gateDet   []sim.Time // the gate's count detection
 	grpNext   []int32    // [rank][group] next round
 	grpFree   []sim.Time // [rank][group]
 	tasksLeft []int32    // per rank
@@ -338,7 +338,7 @@ type llDispatch struct {
 
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, []Delivery, error) {
 	d := &llDispatch{}
-	d.init(cfg, l, g, probs, ph)
+	d.init(d, cfg, l, g, probs, ph)
 	e, conn, err := openPhaseOn(cfg, d.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, nil, err
@@ -371,8 +371,9 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	for i := range d.sends {
 		d.sends[i] = llSend{remaining: l.Counts[i], waiter: -1}
 	}
-	d.tasks = hugepage.Make[llTask](E * R)
+	d.tasks = hugepage.Make[int32](E * R)
 	d.gateT = make([]transport.Times, R)
+	d.gateDet = make([]sim.Time, R)
 	d.grpNext = make([]int32, R*S*G)
 	d.grpFree = make([]sim.Time, R*S*G)
 	d.tasksLeft = make([]int32, R)
@@ -462,13 +463,12 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 		if ex < 0 {
 			continue
 		}
-		m := d.l.Msgs[mi]
 		mi++
 		wi := int(st.warp0) + j
 		w := &d.pool.a[wi].w
 		ws := &d.pool.a[wi].st
 		ws.role = roleData
-		ws.op = dataOp(int(m.DstRank), int(m.LocalExpert), msg, int64(mi-1))
+		ws.tag = int64(mi - 1)
 		w.T.T = max(w.T.T, tc)
 		st.pending++
 		e.At(w.T.T, d.id, opPost, int64(wi))
@@ -500,7 +500,8 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	r := w.Rank
 	switch ws.role {
 	case roleData:
-		x := r*d.E + int(ws.op.dst)*d.nl + int(ws.op.ch)
+		m := d.l.Msgs[ws.tag]
+		x := r*d.E + int(m.DstRank)*d.nl + int(m.LocalExpert)
 		sd := &d.sends[x]
 		sd.remaining--
 		sd.lastPost = max(sd.lastPost, w.T.T)
@@ -521,6 +522,18 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 		ws.j++
 		d.nextCount(e, w.ID)
 	}
+}
+
+// op is a dispatch warp's op: a token's write (the tag is its message)
+// or an expert's count (the tag is the count's receive task).
+func (d *llDispatch) op(i int) transport.Op {
+	src, ws := d.pool.a[i].w.Rank, &d.pool.a[i].st
+	if ws.role == roleCount {
+		ex := int(ws.tag&^tagCount) / d.R
+		return ctlOp(src, ex/d.nl, ex%d.nl, ws.tag)
+	}
+	m := &d.l.Msgs[ws.tag]
+	return dataOp(src, int(m.DstRank), int(m.LocalExpert), d.s.LLDispatchBytes(), ws.tag)
 }
 
 // startCounts runs after SM sm's token loop (__syncthreads): its warp
@@ -559,8 +572,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		}
 		return
 	}
-	dst, le := ex/d.nl, ex%d.nl
-	ws.op = ctlOp(dst, le, tagCount|int64(ex*d.R+r))
+	ws.tag = tagCount | int64(ex*d.R+r)
 	x := r*d.E + ex
 	sd := &d.sends[x]
 	if sd.remaining > 0 {
@@ -578,21 +590,21 @@ func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 	tag, dst := dl.Op.Tag, dl.Op.Dst
 	if tag&tagCount != 0 {
 		t := int(tag &^ tagCount)
-		tk := &d.tasks[t]
-		if tk.counted {
+		if d.tasks[t] != 0 {
 			d.probs.add("dispatch: count of expert %d from rank %d delivered twice", t/d.R, t%d.R)
 			return
 		}
-		ci := d.ctimes.Alloc()
-		*d.ctimes.At(ci) = dl.Times
-		*tk = llTask{detect: d.g.pollDetect(dl.Times.Visible), ctIx: ci, counted: true}
-		e.At(tk.detect, d.id, opTaskReady, int64(t))
+		ci := d.counts.Alloc()
+		c := d.counts.At(ci)
+		*c = llCount{times: dl.Times, detect: d.g.pollDetect(dl.Times.Visible)}
+		d.tasks[t] = ci + 1
+		e.At(c.detect, d.id, opTaskReady, int64(t))
 		return
 	}
 	m := d.l.Msgs[tag]
 	src := dl.Op.Src
 	t := (int(m.DstRank)*d.nl+int(m.LocalExpert))*d.R + src
-	if d.tasks[t].counted {
+	if d.tasks[t] != 0 {
 		d.probs.add("dispatch: rank %d token %d reached expert %d after its count: the receiver would copy a stale slot",
 			src, m.Token, int(m.DstRank)*d.nl+int(m.LocalExpert))
 	}
@@ -619,10 +631,11 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		le, src := i/d.R, i%d.R
 		ex := r*d.nl + le
 		t := ex*d.R + src
-		tk := &d.tasks[t]
-		if !tk.counted || tk.detect > e.Now() {
+		ci := d.tasks[t] - 1
+		if ci < 0 || d.counts.At(ci).detect > e.Now() {
 			return
 		}
+		c := d.counts.At(ci)
 		d.grpNext[gi]++
 		start := max(e.Now(), d.grpFree[gi])
 		n := int64(d.l.Counts[src*d.E+ex])
@@ -632,9 +645,10 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
-			d.gateT[r] = *d.ctimes.At(tk.ctIx)
+			d.gateT[r], d.gateDet[r] = c.times, c.detect
 		}
-		d.ctimes.Free(tk.ctIx)
+		d.counts.Free(ci)
+		d.tasks[t] = taskDone
 		d.tasksLeft[r]--
 		if d.tasksLeft[r] == 0 {
 			d.finishRank(r)
@@ -645,9 +659,9 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 func (d *llDispatch) finishRank(r int) {
 	t := int(d.gate[r])
 	var bd Breakdown
-	if d.tasks[t].detect >= d.sendDone[r] {
+	if d.gateDet[r] >= d.sendDone[r] {
 		op := transport.Op{Atomic: true, Bytes: 8}
-		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.tasks[t].detect, d.gateStart[r], d.ready[r], CauseCopy)
+		bd = attribute(d.cfg.Background.origin(), d.gateT[r], t%d.R == r, d.g.nic.floor(op, d.gateT[r].NVLink), d.gateDet[r], d.gateStart[r], d.ready[r], CauseCopy)
 	} else {
 		bd = attribute(d.cfg.Background.origin(), d.selfPath(r), true, nicShare{}, 0, d.gateStart[r], d.ready[r], CauseCopy)
 	}
@@ -683,7 +697,7 @@ type llCombine struct {
 
 func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
 	c := &llCombine{}
-	c.init(cfg, l, g, probs, ph)
+	c.init(c, cfg, l, g, probs, ph)
 	e, conn, err := openPhaseOn(cfg, c.delivered, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
@@ -843,19 +857,32 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 			fw.T.T = max(fw.T.T, gr.t)
 			ex := r*c.nl + le
 			fs.role = roleFlag
-			fs.op = ctlOp(dst, le, tagCount|int64(ex*c.R+dst))
+			fs.tag = tagCount | int64(ex*c.R+dst)
 			e.At(max(fw.T.T, e.Now()), c.id, opPost, int64(f))
 		}
 		return
 	}
 	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
-	ws.op = dataOp(dst, le, bytes, int64(mi))
+	ws.tag = int64(mi)
 	if dst != r {
 		// Remote: stage the token in the send buffer first.
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
 	}
 	e.At(max(w.T.T, e.Now()), c.id, opPost, int64(wi))
+}
+
+// op is a combine warp's op: a token back to its source (the tag is its
+// dispatch message; the group's block says where) or an expert's flag
+// (the tag is the flag's index, expert·R + destination).
+func (c *llCombine) op(i int) transport.Op {
+	src, ws := c.pool.a[i].w.Rank, &c.pool.a[i].st
+	if ws.role == roleFlag {
+		f := int(ws.tag &^ tagCount)
+		return ctlOp(src, f%c.R, f/c.R%c.nl, ws.tag)
+	}
+	le, dst, _ := c.block(int(ws.g))
+	return dataOp(src, dst, le, c.s.LLCombineBytes(), ws.tag)
 }
 
 func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {

@@ -125,9 +125,10 @@ type normalPhase struct {
 	// chunk. wlist/woff/wpos then index groups.
 	W        int // sender warps per (rank, channel)
 	perDst   int
-	gPending []int32    // pieces of the current chunk still being written
-	gBar     []sim.Time // the latest piece's end: the group's barrier
-	pieces   []int16    // per chunk: pieces delivered
+	gPending []int32        // pieces of the current chunk still being written
+	gBar     []sim.Time     // the latest piece's end: the group's barrier
+	pieces   []int16        // per chunk: pieces delivered
+	ops      []transport.Op // per warp: the op it is posting
 	// receive
 	dataSeen  []bool
 	tailSeen  []bool
@@ -147,6 +148,7 @@ const opStartKernel int32 = 50
 
 func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuModel, probs *problemList, ph *Phase, combine bool, notify []sim.Time) (transport.Resources, error) {
 	p := &normalPhase{plan: plan, combine: combine}
+	p.ph = p
 	p.cfg, p.s, p.g, p.probs, p.phase = cfg, n.Shape, g, probs, ph
 	s := n.Shape
 	p.ls = llShape{S: normalSMsOr(cfg.NumSMs), G: 1, wpg: warpsPerSM}
@@ -305,6 +307,7 @@ func (p *normalPhase) warpSenders() {
 	p.wtail = make([]bool, nw)
 	p.sms = make([]hw.SM, R*C)
 	p.pool.init(nw)
+	p.ops = make([]transport.Op, nw)
 	for w := range nw {
 		r := w / (C * W)
 		sm := w / W
@@ -346,6 +349,7 @@ func (p *normalPhase) nvlSenders() {
 	p.sms = make([]hw.SM, R*C)
 	nw := ng * p.perDst
 	p.pool.init(nw)
+	p.ops = make([]transport.Op, nw)
 	for w := range nw {
 		sm := w / p.W
 		p.sms[sm].Lanes = p.W
@@ -409,10 +413,12 @@ func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
 	}
 }
 
+// op is the op warp i is posting.
+func (p *normalPhase) op(i int) transport.Op { return p.ops[i] }
+
 // next posts warp w's next chunk (or its tail), or retires the warp.
 func (p *normalPhase) next(e *sim.Engine, w int) {
 	wr := &p.pool.a[w].w
-	ws := &p.pool.a[w].st
 	pos := p.woff[w] + p.wpos[w]
 	if pos >= p.woff[w+1] {
 		p.retire(wr.Rank)
@@ -422,11 +428,11 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	c := p.plan.chunks[ci]
 	snd, peer := p.ends(c)
 	if p.wtail[w] {
-		ws.op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
+		p.ops[w] = ctlOp(wr.Rank, peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
 		// The chunk is staged in the registered send buffer first.
-		ws.op = dataOp(peer, int(c.ch), bytes, int64(ci))
+		p.ops[w] = dataOp(wr.Rank, peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
@@ -470,7 +476,7 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 		w := g*p.perDst + i
 		wr := &p.pool.a[w].w
 		n := min(per, int(c.n)-i*per)
-		p.pool.a[w].st.op = dataOp(peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
+		p.ops[w] = dataOp(wr.Rank, peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
 		wr.T.T = max(wr.T.T, t)
 		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 	}
@@ -507,7 +513,7 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	lead := g * p.perDst
 	wr := &p.pool.a[lead].w
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
-	p.pool.a[lead].st.op = ctlOp(peer, int(c.ch), tagCount|int64(ci))
+	p.ops[lead] = ctlOp(wr.Rank, peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
 }
