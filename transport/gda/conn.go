@@ -153,20 +153,17 @@ type pending struct {
 
 // poster carries one warp's post through the protocol's phases. Posters
 // live in the conn's slab for the length of one post, so a layer of a
-// million warps keeps only as many as are posting at once.
+// million warps keeps only as many as are posting at once, and each is 16
+// bytes: the op being posted lives in its message from the start (the
+// fabric's record from NewMsg, its QP and, until published, its reserved
+// slot in WQE).
 type poster struct {
-	w              *transport.Warp
-	tag            int64
-	start          sim.Time // IssueStart
-	dst, ch, bytes int32
-	sq, slot       int32
-	atomic, flush  bool
+	w   *transport.Warp
+	msg int32
 }
 
-// op is the Op being posted.
-func (p *poster) op() transport.Op {
-	return transport.Op{Src: p.w.Rank, Dst: int(p.dst), Channel: int(p.ch), Bytes: int(p.bytes), Atomic: p.atomic, Flush: p.flush, Tag: p.tag}
-}
+// sq is the index of m's send queue in sqs.
+func (c *conn) sq(m *hw.Msg) int { return int(m.Src)*c.perNIC + int(m.QP) }
 
 // Event ops of the conn's handler: a poster's phases (arg: the poster) and
 // an NVLink delivery (arg: the pending copy).
@@ -202,25 +199,28 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		e.At(w.T.T, c.selfID, pResume, int64(pi))
 		return
 	}
-	p.start, p.tag = w.T.T, op.Tag
-	p.dst, p.ch, p.bytes = int32(op.Dst), int32(op.Channel), int32(op.Bytes)
-	p.atomic, p.flush = op.Atomic, op.Flush
+	// The message carries what its delivery reports: the workload's tag
+	// and channel, and the issue times (the end once the doorbell is rung).
+	p.msg = c.fab.NewMsg()
+	m := c.fab.Msg(p.msg)
+	*m = hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush,
+		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Tag: op.Tag, Issue: w.T.T, Channel: int32(op.Channel)}
 	if c.cfg.DCIs > 0 {
-		p.sq = int32(op.Src*c.perNIC + op.Channel%c.cfg.DCIs)
+		m.QP = int32(op.Channel % c.cfg.DCIs)
 	} else {
-		p.sq = int32(op.Src*c.perNIC + op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
+		m.QP = int32(op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
+	m.BBs = int32(c.layout(m).BBs)
 	c.step(e, pReserve, pi)
 }
 
-// layout is the WQE p writes: recomputed where needed rather than kept,
-// since every warp of a large layer may be mid-post at once.
-func (c *conn) layout(p *poster) Layout {
+// layout is the WQE of message m.
+func (c *conn) layout(m *hw.Msg) Layout {
 	av := 0
 	if c.cfg.DCIs > 0 {
 		av = avBytes
 	}
-	return WriteLayout(int(p.bytes), int(p.bytes) <= c.cfg.InlineMax && !p.atomic, av)
+	return WriteLayout(int(m.Bytes), int(m.Bytes) <= c.cfg.InlineMax && !m.Atomic, av)
 }
 
 func (c *conn) deliver(e *sim.Engine, idx int32) {
@@ -243,7 +243,9 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 	p := c.post.At(pi)
 	th := &p.w.T
 	th.T = max(th.T, e.Now())
-	q := &c.sqs[p.sq]
+	m := c.fab.Msg(p.msg)
+	sq := c.sq(m)
+	q := &c.sqs[sq]
 	g := &c.gpu
 	switch op {
 	case pResume:
@@ -253,7 +255,7 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 			if c.spaceWait == nil {
 				c.spaceWait = map[int][]int32{}
 			}
-			c.spaceWait[int(p.sq)] = append(c.spaceWait[int(p.sq)], pi)
+			c.spaceWait[sq] = append(c.spaceWait[sq], pi)
 			return
 		}
 		th.Compute(c.cfg.libCost(g))
@@ -262,18 +264,18 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		} else {
 			th.Compute(g.Atomic) // shared producer index (or the lock)
 		}
-		p.slot = q.reserved
+		m.WQE = q.reserved // its slot until published
 		q.reserved++
-		lay := c.layout(p)
+		lay := c.layout(m)
 		th.Compute(sim.Time(lay.Loads) * g.L2Load)
 		th.Store(lay.Segments, 1)
 		e.At(th.T, c.selfID, pPublish, int64(pi))
 	case pPublish:
-		if c.cfg.Publication != PubThread && q.published != p.slot {
+		if c.cfg.Publication != PubThread && q.published != m.WQE {
 			if c.pubWait == nil {
 				c.pubWait = map[int64]int32{}
 			}
-			c.pubWait[int64(p.sq)<<32|int64(p.slot)] = pi
+			c.pubWait[int64(sq)<<32|int64(m.WQE)] = pi
 			return
 		}
 		c.publish(e, pi, q)
@@ -285,30 +287,28 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 	p := c.post.At(pi)
 	th := &p.w.T
-	op := p.op()
-	src := c.fab.NICs[op.Src]
-	qp := int(p.sq) - op.Src*c.perNIC
+	id := p.msg
+	m := c.fab.Msg(id)
+	src := c.fab.NICs[m.Src]
+	qp, sq := int(m.QP), c.sq(m)
 	// Like the libraries, request a CQE only every few WQEs (and on a
 	// flush): one CQE retires the unsignaled WQEs before it.
 	every := max(1, min(64, c.cfg.Depth/4))
-	// The message carries what its delivery reports: the workload's tag
-	// and channel, and the issue times (the end once the doorbell is rung).
-	m := hw.Msg{Dst: int32(op.Dst), Bytes: int32(op.Bytes), BBs: int32(c.layout(p).BBs),
-		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Atomic: op.Atomic,
-		Tag: op.Tag, Issue: p.start, Channel: int32(op.Channel), Flush: op.Flush,
-		WQE: q.published, Unsignaled: (int(q.published)+1)%every != 0 && !op.Flush}
+	m.WQE = q.published
+	m.Unsignaled = (int(q.published)+1)%every != 0 && !m.Flush
 	if c.cfg.DCIs > 0 {
 		// Contexts: the DCI at the requester, one of the destination's
 		// DCTs at the responder (keyed apart from RC QP numbers).
 		m.DC = true
 		m.TxCtx = 1<<22 | int32(qp)
-		m.RxCtx = 1<<23 | int32(op.Src%c.dcts)
+		m.RxCtx = 1<<23 | m.Src%int32(c.dcts)
 	}
-	id := src.Post(qp, m)
+	flush := m.Flush
+	src.Enqueue(qp, id)
 	q.published++
 	q.sinceDB++
 	if len(c.pubWait) > 0 {
-		k := int64(p.sq)<<32 | int64(q.published)
+		k := int64(sq)<<32 | int64(q.published)
 		if wi, ok := c.pubWait[k]; ok {
 			delete(c.pubWait, k)
 			w := c.post.At(wi).w
@@ -316,7 +316,7 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 			e.At(w.T.T, c.selfID, pDoPublish, int64(wi))
 		}
 	}
-	if int(q.sinceDB) >= c.cfg.PerDoorbell || op.Flush {
+	if int(q.sinceDB) >= c.cfg.PerDoorbell || flush {
 		q.sinceDB = 0
 		at := ring(th, c.cfg.Ordering)
 		src.Doorbell(e, at, qp)

@@ -388,8 +388,21 @@ func (f *Fabric) Msg(id int32) *Msg { return f.msgs.At(id) }
 // Post writes a WQE into qp's ring: the GPU built it, the NIC learns of it
 // only at the next doorbell.
 func (n *NIC) Post(qp int, m Msg) int32 {
+	id := n.fab.msgs.Alloc()
+	*n.fab.msgs.At(id) = m
+	n.Enqueue(qp, id)
+	return id
+}
+
+// NewMsg returns a zeroed message for a requester to fill while it builds
+// the WQE, then Enqueue: a requester that would otherwise keep the same
+// fields in its own record until the WQE is written keeps only the id.
+func (f *Fabric) NewMsg() int32 { return f.msgs.Alloc() }
+
+// Enqueue is Post of message id, from NewMsg.
+func (n *NIC) Enqueue(qp int, id int32) {
 	f := n.fab
-	id := f.msgs.Alloc()
+	m := f.msgs.At(id)
 	m.QP = int32(qp)
 	m.Src = int32(n.Index)
 	if m.TxCtx == 0 && m.RxCtx == 0 {
@@ -403,7 +416,6 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 		m.refs = 1
 	}
 	m.next = -1
-	*f.msgs.At(id) = m
 	q := n.qp(qp)
 	if q.tail >= 0 {
 		f.msgs.At(q.tail).next = id
@@ -412,7 +424,6 @@ func (n *NIC) Post(qp int, m Msg) int32 {
 	}
 	q.tail = id
 	q.posted++
-	return id
 }
 
 // Doorbell records a doorbell store that leaves the SM at `at`, announcing
