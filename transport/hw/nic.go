@@ -153,13 +153,8 @@ type qpState struct {
 	// ringing.next); -1 when empty.
 	head, tail     int32
 	dbHead, dbTail int32
-	// A DC initiator (DCI) serves one destination at a time: re-targeting
-	// it waits out the previous destination and connects to the new DCT.
-	target int32
-	rung   int32 // doorbells on their way to the NIC
-	busy   bool
-	dc     bool
-	hasTgt bool
+	rung           int32 // doorbells on their way to the NIC
+	busy           bool
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
@@ -191,13 +186,19 @@ type NIC struct {
 	id    sim.HandlerID
 	// qpIx maps a QP number to its state in the fabric's slab, plus one;
 	// 0 is a QP not used yet, -1 one whose state was retired (see retire).
-	qpIx   []int32
-	fetch  sim.Time // WQE fetch latency of GPU-memory queues
-	hostF  sim.Time // and of host-memory ones
-	host   bool     // every queue is in host memory
-	ph     *port    // the physical NIC's pipeline, link and port
-	leaf   int32    // its leaf switch (two tiers)
-	ctx    *CtxCache
+	qpIx  []int32
+	fetch sim.Time // WQE fetch latency of GPU-memory queues
+	hostF sim.Time // and of host-memory ones
+	host  bool     // every queue is in host memory
+	ph    *port    // the physical NIC's pipeline, link and port
+	leaf  int32    // its leaf switch (two tiers)
+	ctx   *CtxCache
+	// dci marks the NIC's DC initiators, by QP: a DCI serves one
+	// destination at a time, and re-targeting it waits out the previous
+	// destination and connects to the new DCT. noDCI for an RC queue,
+	// noTarget for a DCI not yet used, else its destination. nil when the
+	// NIC has none.
+	dci    []int32
 	lastRx int32
 	haveRx bool
 	// Context-cache misses by role.
@@ -212,7 +213,23 @@ func (n *NIC) Ctx() *CtxCache { return n.ctx }
 func (n *NIC) HostQueues(fetch sim.Time) { n.hostF, n.host = fetch, true }
 
 // DCI makes qp a DC initiator.
-func (n *NIC) DCI(qp int) { n.qp(qp).dc = true }
+func (n *NIC) DCI(qp int) {
+	if n.dci == nil {
+		n.dci = make([]int32, len(n.qpIx))
+		for i := range n.dci {
+			n.dci[i] = noDCI
+		}
+	}
+	n.dci[qp] = noTarget
+}
+
+const (
+	noDCI    = -2
+	noTarget = -1
+)
+
+// isDCI reports whether qp is a DC initiator.
+func (n *NIC) isDCI(qp int) bool { return n.dci != nil && n.dci[qp] != noDCI }
 
 // qp returns qp's state, creating it on first use.
 func (n *NIC) qp(qp int) *qpState {
@@ -259,7 +276,7 @@ func (n *NIC) QPsUsed() int {
 // target and are few; the emulated NIC's engines hold queues by number.
 func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 	p := n.P
-	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || q.dc || p.EmuEngines > 0 ||
+	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || n.isDCI(qp) || p.EmuEngines > 0 ||
 		q.lastReady > now+p.Doorbell+p.WQE {
 		return
 	}
@@ -552,15 +569,15 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		f.stamp(m, sServed, now)
 		f.stamp(m, sConnMiss, miss)
 		t += p.WQE
-		if q.dc && (!q.hasTgt || q.target != m.Dst) {
-			if q.hasTgt {
+		if tgt := n.dci; tgt != nil && tgt[qp] != noDCI && tgt[qp] != m.Dst {
+			if tgt[qp] != noTarget {
 				// The DCI drains its previous destination and connects
 				// to the new DCT before this WQE can go; later WQEs of
 				// the DCI queue behind it.
 				t = max(t, fetched) + p.DCSwitch
 				f.stamp(m, sDCISwitch, p.DCSwitch)
 			}
-			q.target, q.hasTgt = m.Dst, true
+			tgt[qp] = m.Dst
 		}
 		ready := max(t, fetched)
 		if m.Pointer {
