@@ -25,26 +25,28 @@ type Queues struct {
 
 // Per-item memory of the model, fit to the peak RSS of moebench run
 // --transport mini-gda side by side on linux/amd64 (ranks 16 to 8,192
-// with max(256, ranks) experts, tokens 128 to 512, ll mode; normal mode
-// takes less): over those runs the estimate was 0.84x to 1.18x the
-// measured peak. Past 256 experts a rank's LL warps and its (rank,
-// expert) pairs (a count and a flag each, their queue pairs and posts)
-// outgrow everything else.
+// with max(256, ranks) experts, tokens 128 and 512, ll mode, plus 256
+// ranks through the proxy, over DC and in normal mode): from 512 ranks up
+// the estimate was 0.93x to 1.06x the measured peak, at 16 to 256 ranks
+// (40 to 690 MiB) 0.75x to 1.18x. Past 256 experts a rank's LL warps and
+// its (rank, expert) pairs (a count and a flag each, their messages, queue
+// pairs and posts) outgrow everything else. A send queue's dense GPU and
+// NIC counters are 20 bytes whatever else the fit says.
 const (
-	costBase        = 45 << 20  // the program, profile and tables
-	costPerRank     = 284 << 10 // per-rank state: SMs, NIC, timelines
-	costPerWarp     = 440       // a sending warp of either phase, its posts and events
-	costPerPair     = 505       // a (rank, expert) pair: its count and flag
-	costPerSel      = 135       // a selection's routing, layout and messages
-	costPerQP       = 28        // a send queue's GPU and NIC counters
+	costBase        = 29 << 20  // the program, profile and tables
+	costPerRank     = 356 << 10 // per-rank state: SMs, NIC, timelines
+	costPerWarp     = 160       // a sending warp of either phase and its post
+	costPerPair     = 517       // a (rank, expert) pair: its count and flag
+	costPerSel      = 198       // a selection's routing, layout and messages
+	costPerQP       = 20        // a send queue's GPU and NIC counters
 	costPerRing     = 1 << 10
 	costPerDCI      = 400
 	costPerProxySel = 1700 // per selection through a CPU proxy
 	// costSMs is the GPU the launch shape assumes (an H100 or H200).
 	costSMs = 132
-	// The share of the rest that one phase holds at its peak: 0.47 to
-	// 0.62 of the side-by-side estimate, measured in turn at 512 to 4,096
-	// ranks (the estimate was 0.90x to 1.16x of those runs).
+	// The share of the rest that one phase holds at its peak: 0.49 to
+	// 0.66 of the side-by-side estimate, measured in turn at 512 to 4,096
+	// ranks (the estimate was 0.83x to 1.12x of those runs).
 	costInTurnShare = 0.55
 )
 
