@@ -243,13 +243,16 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 	p := c.post.At(pi)
 	th := &p.w.T
 	th.T = max(th.T, e.Now())
+	if op == pResume {
+		// An NVLink copy: no message, no send queue.
+		c.resume(e, pi)
+		return
+	}
 	m := c.fab.Msg(p.msg)
 	sq := c.sq(m)
 	q := &c.sqs[sq]
 	g := &c.gpu
 	switch op {
-	case pResume:
-		c.resume(e, pi)
 	case pReserve:
 		if int(q.reserved-q.retired) >= c.cfg.Depth {
 			if c.spaceWait == nil {

@@ -109,6 +109,29 @@ func TestConnDeliversEveryOpOnceInPathOrder(t *testing.T) {
 	}
 }
 
+// Peers all on one node with NVLink on never touch the NIC: their posts
+// take no message and no send queue.
+func TestConnNVLinkOnlyTakesNoMessage(t *testing.T) {
+	t.Parallel()
+	const ranks = 4
+	ops := make([][]transport.Op, ranks)
+	for r := range ranks {
+		for i := range 3 {
+			dst := (r + 1 + i) % ranks
+			ops[r] = append(ops[r], transport.Op{Src: r, Dst: dst, Bytes: 7408, Tag: int64(r*3 + i)})
+		}
+	}
+	got := runConn(t, DefaultConfig(), ranks, ranks, true, ops)
+	if len(got) != 3*ranks {
+		t.Fatalf("%d deliveries, want %d", len(got), 3*ranks)
+	}
+	for _, d := range got {
+		if !d.Times.NVLink {
+			t.Errorf("op %d did not go over NVLink", d.Op.Tag)
+		}
+	}
+}
+
 func TestConnConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []Config{{QPsPerPeer: 0, Depth: 8, PerDoorbell: 1}, {QPsPerPeer: 1, Depth: 4, PerDoorbell: 8}} {
