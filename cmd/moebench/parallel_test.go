@@ -125,20 +125,21 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 	if !strings.Contains(stderr, "dispatch and combine in turn") {
 		t.Errorf("--max-memory %s between %d and %d: no word of running in turn:\n%s", budget, c.InTurn, c.Bytes, stderr)
 	}
-	results := func(s string) string {
-		var doc struct {
-			Results json.RawMessage `json:"results"`
-		}
-		if err := json.Unmarshal([]byte(s), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, s)
-		}
-		return string(doc.Results)
-	}
-	if results(got) != results(want) {
-		t.Errorf("in turn:\n%s\nside by side:\n%s", results(got), results(want))
+	if g, w := jsonMember(t, got, "results"), jsonMember(t, want, "results"); g != w {
+		t.Errorf("in turn:\n%s\nside by side:\n%s", g, w)
 	}
 	// Below the in-turn estimate the run is refused.
 	if _, _, err := layerCLI(t, runCmd, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...); err == nil {
 		t.Error("a budget below the in-turn estimate was accepted")
 	}
+}
+
+// jsonMember is the raw JSON of a top-level member of doc.
+func jsonMember(t *testing.T, doc, name string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	return string(m[name])
 }

@@ -654,17 +654,8 @@ func TestReplayInTurnToFitMemory(t *testing.T) {
 	if n := strings.Count(errb.String(), "dispatch and combine in turn"); n != 2 {
 		t.Errorf("--max-memory %s between %d and %d: %d groups said they ran in turn, want 2:\n%s", budget, c.InTurn, c.Bytes, n, errb.String())
 	}
-	layers := func(doc string) string {
-		var d struct {
-			Layers json.RawMessage `json:"layers"`
-		}
-		if err := json.Unmarshal([]byte(doc), &d); err != nil {
-			t.Fatalf("%v\n%s", err, doc)
-		}
-		return string(d.Layers)
-	}
-	if layers(out.String()) != layers(want) {
-		t.Errorf("in turn:\n%s\nside by side:\n%s", layers(out.String()), layers(want))
+	if g, w := jsonMember(t, out.String(), "layers"), jsonMember(t, want, "layers"); g != w {
+		t.Errorf("in turn:\n%s\nside by side:\n%s", g, w)
 	}
 	_, err = replayCLI(t, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...)
 	if err == nil || !strings.Contains(err.Error(), "step 0, layer 0") || !strings.Contains(err.Error(), "even with dispatch and combine in turn") {
