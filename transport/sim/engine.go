@@ -33,17 +33,19 @@ type item struct {
 	key uint64 // seq<<keySeq | handler<<keyH | op
 }
 
-// Key layout: 36 bits of sequence (68 billion events), 20 of handler, 8
-// of op.
+// Key layout: 32 bits of sequence, 24 of handler, 8 of op. When the
+// sequence runs out (every 4 billion events), the pending events are
+// numbered afresh in their order (renumber), so it never wraps.
 const (
-	keyH        = 8
-	keySeq      = 28
-	maxHandlers = 1 << (keySeq - keyH)
+	keyH   = 8
+	keySeq = 32
+	// MaxHandlers is how many handlers an engine takes.
+	MaxHandlers = 1 << (keySeq - keyH)
 	maxSeq      = 1<<(64-keySeq) - 1
 )
 
 func (it *item) seq() uint64      { return it.key >> keySeq }
-func (it *item) handler() uint32  { return uint32(it.key>>keyH) & (maxHandlers - 1) }
+func (it *item) handler() uint32  { return uint32(it.key>>keyH) & (MaxHandlers - 1) }
 func (it *item) operation() int32 { return int32(uint8(it.key)) }
 
 // before orders by time, then by schedule sequence. Written so that the
@@ -92,6 +94,7 @@ type Engine struct {
 	seq      uint64
 	handled  uint64
 	stopped  bool
+	seqLimit uint64 // tests' renumbering point; 0 = maxSeq
 	// hole is true while a handler runs and q[0] is the event being
 	// handled: the first event the handler schedules replaces it with a
 	// single sift-down, the common pop-then-push case at half the cost.
@@ -130,8 +133,8 @@ type HandlerID uint32
 // Register makes h schedulable and returns its id. Models register each
 // component once when they are built.
 func (e *Engine) Register(h Handler) HandlerID {
-	if len(e.handlers) == maxHandlers {
-		panic(fmt.Sprintf("sim: more than %d handlers registered", maxHandlers))
+	if len(e.handlers) == MaxHandlers {
+		panic(fmt.Sprintf("sim: more than %d handlers registered", MaxHandlers))
 	}
 	e.handlers = append(e.handlers, h)
 	return HandlerID(len(e.handlers) - 1)
@@ -143,8 +146,11 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 	if t < e.now {
 		panic(fmt.Sprintf("sim: event scheduled at %v, before now (%v)", t, e.now))
 	}
-	if uint32(op) > 0xff || e.seq == maxSeq {
-		panic(fmt.Sprintf("sim: op %d out of [0, 255], or more than %d events scheduled", op, uint64(maxSeq)))
+	if uint32(op) > 0xff {
+		panic(fmt.Sprintf("sim: op %d out of [0, 255]", op))
+	}
+	if e.seq >= e.seqEnd() {
+		e.renumber()
 	}
 	e.seq++
 	it := item{at: t, arg: arg, key: e.seq<<keySeq | uint64(h)<<keyH | uint64(op)}
@@ -197,6 +203,52 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 		e.far = append(e.far, it)
 		heapUp(e.far, len(e.far)-1)
 	}
+}
+
+func (e *Engine) seqEnd() uint64 {
+	if e.seqLimit > 0 {
+		return e.seqLimit
+	}
+	return maxSeq
+}
+
+// renumber gives the pending events fresh sequences 1..n in their (time,
+// sequence) order, and the next event n+1: relative order, the only use
+// of a sequence, is kept everywhere, since every structure holding events
+// orders them by (time, key) or, within a wheel slot, by insertion, which
+// the new numbers follow too.
+func (e *Engine) renumber() {
+	var all []*item
+	for i := range e.q {
+		all = append(all, &e.q[i])
+	}
+	for i := e.ri; i < len(e.run); i++ {
+		all = append(all, &e.run[i])
+	}
+	for _, w := range e.wheel {
+		for _, b := range w {
+			for i := range e.blockN[b] {
+				all = append(all, &e.blocks[b][i])
+			}
+		}
+	}
+	for i := range e.far {
+		all = append(all, &e.far[i])
+	}
+	slices.SortFunc(all, func(a, b *item) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	if uint64(len(all)) >= maxSeq {
+		panic(fmt.Sprintf("sim: %d events pending, more than an engine numbers", len(all)))
+	}
+	const low = 1<<keySeq - 1
+	for i, it := range all {
+		it.key = uint64(i+1)<<keySeq | it.key&low
+	}
+	e.seq = uint64(len(all))
 }
 
 // initWheel gives every slot room for a few blocks up front, so that

@@ -114,6 +114,57 @@ func TestEventKeyRoundTrips(t *testing.T) {
 	}
 }
 
+// Running out of sequence numbers renumbers the pending events without
+// moving any: an engine that renumbers every few dozen events runs a
+// random cascade (ties, the near heap, the wheel and the far heap alike)
+// in exactly the order of one that never does.
+func TestRenumberingKeepsOrder(t *testing.T) {
+	t.Parallel()
+	run := func(limit uint64) []int64 {
+		rng := rand.New(rand.NewPCG(7, 9))
+		e := Engine{seqLimit: limit}
+		var order []int64
+		var id HandlerID
+		n := int64(0)
+		id = e.Register(HandlerFunc(func(e *Engine, op int32, arg int64) {
+			order = append(order, arg)
+			for range rng.IntN(3) {
+				if n >= 20000 {
+					return
+				}
+				n++
+				var d Time
+				switch rng.IntN(4) {
+				case 0: // a tie with now
+				case 1:
+					d = Time(rng.IntN(1000))
+				case 2:
+					d = Time(rng.IntN(int(SlotWidth) * 64))
+				default: // past the wheel
+					d = Time(rng.IntN(int(SlotWidth)*wheelSlots*3)) + SlotWidth*wheelSlots
+				}
+				e.At(e.Now()+d, id, op, n)
+			}
+		}))
+		for i := range 200 {
+			n++
+			e.At(Time(rng.IntN(5))*SlotWidth, id, int32(i%7), n)
+		}
+		e.Run()
+		return order
+	}
+	want := run(0)
+	for _, limit := range []uint64{300, 1000} {
+		got := run(limit)
+		if !slices.Equal(got, want) {
+			t.Fatalf("renumbering every %d events changed the order of %d events", limit, len(want))
+		}
+	}
+	if len(want) < 5000 {
+		t.Fatalf("only %d events ran", len(want))
+	}
+}
+
 func TestRunUntilAndStop(t *testing.T) {
 	t.Parallel()
 	var e Engine
