@@ -406,6 +406,7 @@ func badInputs() []badInput {
 		{name: "mech set unread constant", args: []string{"mech", "single-op", "--set", "proxy.base_publish_ns=1"}, code: 2, msg: "proxy.base_publish_ns"},
 		{name: "mech unknown experiment", args: []string{"mech", "warp-speed"}, code: 2, msg: "warp-speed"},
 		{name: "mech threads zero", args: []string{"mech", "rate", "--threads", "0"}, code: 2, msg: "threads"},
+		{name: "mech threads beyond the model", args: []string{"mech", "rate", "--threads", "2000000"}, code: 2, msg: "more than the 1048576"},
 		{name: "mech style unknown", args: []string{"mech", "rate", "--style", "magic"}, code: 2, msg: "magic"},
 		{name: "mech ordering unknown", args: []string{"mech", "single", "--ordering", "relaxed"}, code: 2, msg: "relaxed"},
 		{name: "mech payload negative", args: []string{"mech", "single", "--payload", "-8"}, code: 2, msg: "--payload"},

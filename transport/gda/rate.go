@@ -58,6 +58,8 @@ func (c RateConfig) Validate() error {
 	switch {
 	case c.Threads < 1 || c.QPs < 1 || c.SMs < 1 || c.PerDoorbell < 1:
 		return fmt.Errorf("threads, qps, sms and wqes per doorbell must be at least 1 (got %d, %d, %d, %d)", c.Threads, c.QPs, c.SMs, c.PerDoorbell)
+	case c.Threads > hw.MaxThreads:
+		return fmt.Errorf("threads: %d is more than the %d the model takes", c.Threads, hw.MaxThreads)
 	case c.Threads%c.QPs != 0:
 		return fmt.Errorf("%d threads do not divide evenly over %d QPs", c.Threads, c.QPs)
 	case c.Style == PubCoop && (c.Threads/c.QPs)%32 != 0:

@@ -67,6 +67,11 @@ func NewGPUCosts(p *profile.Profile) GPUCosts {
 // event clock.
 type SM struct{ Lanes int }
 
+// MaxThreads is the most submitting threads a rate experiment takes, about
+// four GPUs' resident threads (an H200 holds 132 SMs × 2,048): each is a
+// handler of the engine.
+const MaxThreads = 1 << 20
+
 // Thread is the timeline of one submitting GPU thread (or the leader lane of
 // a cooperating warp): a cursor of local time plus the drain state of its
 // stores. Methods advance the cursor by the cost of each step.

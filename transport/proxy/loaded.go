@@ -42,6 +42,8 @@ func (c LoadedConfig) Validate() error {
 	switch {
 	case c.BackgroundCTAs < 0 || c.ThreadsPerCTA < 1:
 		return fmt.Errorf("background CTAs must be non-negative and threads per CTA at least 1 (got %d, %d)", c.BackgroundCTAs, c.ThreadsPerCTA)
+	case c.ThreadsPerCTA > hw.MaxThreads/max(1, c.BackgroundCTAs):
+		return fmt.Errorf("background: %d CTAs of %d threads is more than the %d threads the model takes", c.BackgroundCTAs, c.ThreadsPerCTA, hw.MaxThreads)
 	case c.Reserved && c.Proxy.Rings < 2:
 		return fmt.Errorf("a reserved probe ring needs at least 2 rings (got %d)", c.Proxy.Rings)
 	case c.BackgroundCTAs > 0 && c.Proxy.Handoff == Tuned:

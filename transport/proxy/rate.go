@@ -27,6 +27,8 @@ func (c StreamConfig) Validate() error {
 	switch {
 	case c.ThreadsPerRing < 1:
 		return fmt.Errorf("threads per ring must be at least 1 (got %d)", c.ThreadsPerRing)
+	case c.ThreadsPerRing > hw.MaxThreads/c.Proxy.withDefaults().Rings:
+		return fmt.Errorf("threads per ring: %d on %d rings is more than the %d threads the model takes", c.ThreadsPerRing, c.Proxy.withDefaults().Rings, hw.MaxThreads)
 	case c.Proxy.Handoff == Tuned && c.ThreadsPerRing > 1:
 		return fmt.Errorf("the tuned handoff has one producer per ring (got %d threads per ring)", c.ThreadsPerRing)
 	case c.Bytes < 1:
