@@ -228,9 +228,6 @@ const (
 	noTarget = -1
 )
 
-// isDCI reports whether qp is a DC initiator.
-func (n *NIC) isDCI(qp int) bool { return n.dci != nil && n.dci[qp] != noDCI }
-
 // qp returns qp's state, creating it on first use.
 func (n *NIC) qp(qp int) *qpState {
 	f := n.fab
@@ -272,11 +269,11 @@ func (n *NIC) QPsUsed() int {
 // its way or waiting, and its last WQE's ready time cannot hold back a
 // later one: a WQE served at or after now is ready no earlier than
 // now+Doorbell+WQE. A fresh state then behaves exactly as the old one
-// would: its ring counters restart together. DC initiators keep their
-// target and are few; the emulated NIC's engines hold queues by number.
+// would: its ring counters restart together (a DC initiator's target is
+// the NIC's, kept apart). The emulated NIC's engines hold queues by number.
 func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 	p := n.P
-	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || n.isDCI(qp) || p.EmuEngines > 0 ||
+	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 ||
 		q.lastReady > now+p.Doorbell+p.WQE {
 		return
 	}
