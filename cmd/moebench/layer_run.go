@@ -640,12 +640,9 @@ func launchNote(base *profile.Profile, configs []config, numSMs int) string {
 		if c.mode != moe.LL {
 			continue
 		}
-		p := base
-		if len(c.sets) > 0 {
-			p = base.Clone()
-			if p.ApplySets(c.sets) != nil {
-				continue
-			}
+		p, err := withSets(base, c.sets)
+		if err != nil {
+			continue
 		}
 		n, beyond := moe.LLBeyondDeepEP(c.shape, numSMs, int(p.Get("gpu.sms")))
 		if e := fmt.Sprintf("%d experts over %d", c.shape.Physical(), n); beyond && !slices.Contains(over, e) {
@@ -671,12 +668,22 @@ func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingS
 		}
 		routes[c.shape] = rt
 	}
-	prof := base
-	if len(c.sets) > 0 {
-		prof = base.Clone()
-		if err := prof.ApplySets(c.sets); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
+	prof, err := withSets(base, c.sets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return rt, prof, nil
+}
+
+// withSets is base with a configuration's --set values applied: base
+// itself when there are none, else a copy.
+func withSets(base *profile.Profile, sets []string) (*profile.Profile, error) {
+	if len(sets) == 0 {
+		return base, nil
+	}
+	p := base.Clone()
+	if err := p.ApplySets(sets); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

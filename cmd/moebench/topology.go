@@ -70,12 +70,9 @@ func parseTopology(s string) ([]topoValue, error) {
 // configuration's) for a result header, or "" for the reference single
 // switch with a NIC per GPU.
 func topologyNote(base *profile.Profile, sets []string) string {
-	p := base
-	if len(sets) > 0 {
-		p = base.Clone()
-		if p.ApplySets(sets) != nil {
-			return ""
-		}
+	p, err := withSets(base, sets)
+	if err != nil {
+		return ""
 	}
 	tiers, g := int(p.Get("topo.tiers")), int(p.Get("topo.gpus_per_nic"))
 	if tiers < 2 && g <= 1 {
