@@ -210,7 +210,6 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	} else {
 		m.QP = int32(op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
-	m.BBs = int32(c.layout(m).BBs)
 	c.step(e, pReserve, pi)
 }
 
@@ -270,6 +269,7 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		m.WQE = q.reserved // its slot until published
 		q.reserved++
 		lay := c.layout(m)
+		m.BBs = int32(lay.BBs)
 		th.Compute(sim.Time(lay.Loads) * g.L2Load)
 		th.Store(lay.Segments, 1)
 		e.At(th.T, c.selfID, pPublish, int64(pi))
