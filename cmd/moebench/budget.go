@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -134,23 +132,7 @@ func parseBytes(s string) (int64, error) {
 
 // machineMemory is the physical memory (MemTotal), or 0 (no limit) where
 // it cannot be read.
-func machineMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
+func machineMemory() int64 { return meminfo("/proc/meminfo", "MemTotal") }
 
 // freeBytes is the space free to an unprivileged writer on the filesystem
 // that holds path's directory, or 0 where it cannot be told (stdout, or a

@@ -25,7 +25,11 @@ func softMemoryLimit() {
 
 // memAvailable reads MemAvailable from a Linux meminfo file, in bytes; 0
 // when it cannot.
-func memAvailable(path string) int64 {
+func memAvailable(path string) int64 { return meminfo(path, "MemAvailable") }
+
+// meminfo reads the field key of a Linux meminfo file, in bytes; 0 when it
+// cannot.
+func meminfo(path, key string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0
@@ -33,7 +37,7 @@ func memAvailable(path string) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:")
+		rest, ok := strings.CutPrefix(sc.Text(), key+":")
 		if !ok {
 			continue
 		}
