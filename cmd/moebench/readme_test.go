@@ -15,6 +15,8 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/transport/profile"
 )
 
 func readme(t *testing.T) string {
@@ -328,5 +330,35 @@ func TestREADMEScaleRefusal(t *testing.T) {
 	}
 	if got := "moebench: " + message(err); got != lines[1] {
 		t.Errorf("moebench says\n%s\nthe README\n%s", got, lines[1])
+	}
+}
+
+// The README's launch limit is the model's for P-IB's GPU, and the header
+// line it names is what a layer past it prints.
+func TestREADMELaunchLimit(t *testing.T) {
+	t.Parallel()
+	text := readme(t)
+	const claim = "Past 4,224 experts no GPU of 132 SMs runs that layer"
+	if !strings.Contains(text, claim) || !strings.Contains(text, "(`# ll launch: ...`)") {
+		t.Fatal("README lacks the LL launch limit or its header line")
+	}
+	sms := int(profile.MustLoad("p-ib").Get("gpu.sms"))
+	at := func(experts int) moe.Shape {
+		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: experts, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	}
+	if limit, beyond := moe.LLBeyondDeepEP(at(4224), 0, sms); sms != 132 || limit != 4224 || beyond {
+		t.Errorf("P-IB's %d SMs: 4,224 experts give limit %d, beyond %v", sms, limit, beyond)
+	}
+	if _, beyond := moe.LLBeyondDeepEP(at(4232), 0, sms); !beyond {
+		t.Error("4,232 experts are not past the launch")
+	}
+	// One SM of 32 warp groups, 64 experts.
+	out, _, err := layerCLI(t, runCmd, "--transport", "mini-gda", "--num-sms", "1", "--ranks", "8", "--gpus-per-node", "4",
+		"--experts", "64", "--tokens", "16", "--hidden", "1024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\n# ll launch: ") {
+		t.Errorf("a layer past its launch prints no '# ll launch: ' line:\n%s", out)
 	}
 }
