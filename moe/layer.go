@@ -133,6 +133,11 @@ func (c *LayerConfig) Validate() error {
 	if err := c.Background.Validate(); err != nil {
 		return fmt.Errorf("background: %w", err)
 	}
+	if layer, reserved := Channels(c.Routing.Shape, c.Mode, c.NumSMs, c.Background); layer+reserved > hw.MaxChannel+1 {
+		// A message record carries its channel in 16 bits.
+		return fmt.Errorf("experts: %d channels per rank (%d local experts or channels, %d for the background) exceed the %d a message carries",
+			layer+reserved, layer, reserved, hw.MaxChannel+1)
+	}
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"moebench/transport/hw"
 )
 
 // DType is the element type of a dispatched or combined hidden vector.
@@ -106,6 +108,9 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("ranks: %d ranks do not fill whole nodes of %d GPUs", s.Ranks, s.GPUsPerNode)
 	case s.Physical()%s.Ranks != 0:
 		return fmt.Errorf("physical experts: %d physical experts cannot be placed evenly on %d ranks", s.Physical(), s.Ranks)
+	case s.Physical()/s.Ranks > hw.MaxChannel+1:
+		// LL sends to each local expert on a channel of its own.
+		return fmt.Errorf("physical experts: %d per rank, more than the %d channels a message carries", s.Physical()/s.Ranks, hw.MaxChannel+1)
 	case s.Hidden < 1:
 		return fmt.Errorf("hidden: %d, want at least 1", s.Hidden)
 	}

@@ -174,6 +174,9 @@ func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) (
 			if pay <= 0 {
 				return nil, fmt.Errorf("%w: --payload %d: must be positive", errUsage, pay)
 			}
+			if err := gda.CheckWrite(pay, inline); err != nil {
+				return nil, fmt.Errorf("%w: --%v", errUsage, err)
+			}
 			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: o, Payload: pay, Inline: inline})
 			if err != nil {
 				return nil, err

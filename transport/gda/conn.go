@@ -98,11 +98,15 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 		qps = t.cfg.DCIs
 		c.dcts = max(1, t.cfg.DCTs)
 	}
-	if qps >= 1<<20 {
+	if qps >= hw.MaxQPs {
 		return nil, fmt.Errorf("mini-gda: %d ranks × %d QPs per peer = %d QPs per NIC, more than the model addresses", env.Ranks, t.cfg.QPsPerPeer, qps)
 	}
 	c.perNIC = qps
+	if env.Ranks > hw.MaxNICs {
+		return nil, fmt.Errorf("mini-gda: %d ranks, more than the model's %d NICs", env.Ranks, hw.MaxNICs)
+	}
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
+	c.fab.SetDCTs(c.dcts)
 	c.fab.Place(env.GPUsPerNode)
 	if t.cfg.DCIs > 0 {
 		for _, n := range c.fab.NICs {
@@ -202,14 +206,14 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	// The message carries what its delivery reports: the workload's tag
 	// and channel, and the issue times (the end once the doorbell is rung).
 	p.msg = c.fab.NewMsg()
-	m := c.fab.Msg(p.msg)
-	*m = hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush,
+	m := hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush,
 		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Tag: op.Tag, Issue: w.T.T, Channel: int32(op.Channel)}
 	if c.cfg.DCIs > 0 {
 		m.QP = int32(op.Channel % c.cfg.DCIs)
 	} else {
 		m.QP = int32(op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
 	}
+	c.fab.SetMsg(p.msg, m)
 	c.step(e, pReserve, pi)
 }
 
@@ -248,7 +252,7 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		return
 	}
 	m := c.fab.Msg(p.msg)
-	sq := c.sq(m)
+	sq := c.sq(&m)
 	q := &c.sqs[sq]
 	g := &c.gpu
 	switch op {
@@ -268,8 +272,9 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 		}
 		m.WQE = q.reserved // its slot until published
 		q.reserved++
-		lay := c.layout(m)
+		lay := c.layout(&m)
 		m.BBs = int32(lay.BBs)
+		c.fab.SetMsg(p.msg, m)
 		th.Compute(sim.Time(lay.Loads) * g.L2Load)
 		th.Store(lay.Segments, 1)
 		e.At(th.T, c.selfID, pPublish, int64(pi))
@@ -293,20 +298,17 @@ func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
 	id := p.msg
 	m := c.fab.Msg(id)
 	src := c.fab.NICs[m.Src]
-	qp, sq := int(m.QP), c.sq(m)
+	qp, sq := int(m.QP), c.sq(&m)
 	// Like the libraries, request a CQE only every few WQEs (and on a
 	// flush): one CQE retires the unsignaled WQEs before it.
 	every := max(1, min(64, c.cfg.Depth/4))
 	m.WQE = q.published
 	m.Unsignaled = (int(q.published)+1)%every != 0 && !m.Flush
-	if c.cfg.DCIs > 0 {
-		// Contexts: the DCI at the requester, one of the destination's
-		// DCTs at the responder (keyed apart from RC QP numbers).
-		m.DC = true
-		m.TxCtx = 1<<22 | int32(qp)
-		m.RxCtx = 1<<23 | m.Src%int32(c.dcts)
-	}
+	// DC: the DCI's context at the requester, one of the destination's
+	// DCTs at the responder (SetDCTs).
+	m.DC = c.cfg.DCIs > 0
 	flush := m.Flush
+	c.fab.SetMsg(id, m)
 	src.Enqueue(qp, id)
 	q.published++
 	q.sinceDB++

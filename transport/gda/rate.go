@@ -71,7 +71,7 @@ func (c RateConfig) Validate() error {
 	case c.LibCycles < 0 || c.LibNs < 0:
 		return fmt.Errorf("library cost must not be negative (got %v cycles, %v ns)", c.LibCycles, c.LibNs)
 	}
-	return nil
+	return CheckWrite(c.Payload, c.Inline)
 }
 
 // gpuQP is the GPU-side state of one send queue.

@@ -60,6 +60,9 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	if cfg.Payload <= 0 {
 		return SingleResult{}, fmt.Errorf("payload must be positive, got %d", cfg.Payload)
 	}
+	if err := CheckWrite(cfg.Payload, cfg.Inline); err != nil {
+		return SingleResult{}, err
+	}
 	av := 0
 	if cfg.DC {
 		av = avBytes
@@ -79,9 +82,6 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	a := hw.Thread{C: c, SM: &sms[0]}
 	b := hw.Thread{C: c, SM: &sms[1]}
 	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline, DC: cfg.DC}
-	if cfg.DC {
-		msg.TxCtx, msg.RxCtx = 1<<22, 1<<23
-	}
 	post := func(th *hw.Thread, nic, dst int) int32 {
 		reserve := c.Reserve
 		if cfg.Shared {

@@ -1,5 +1,12 @@
 package gda
 
+import (
+	"fmt"
+	"math"
+
+	"moebench/transport/hw"
+)
+
 // Ordering is what the submitting thread does to make its WQE and doorbell
 // record stores visible before the doorbell store (Table 4).
 type Ordering int
@@ -45,6 +52,19 @@ const (
 	basicBlock     = 64
 	inlineHdrBytes = 4 // the inline segment's byte-count word
 )
+
+// CheckWrite reports a write the NIC model cannot carry: an inline payload
+// whose WQE outgrows a message record's basic blocks (real adapters inline
+// at most about a kilobyte), or a payload beyond 2 GiB.
+func CheckWrite(payload int, inline bool) error {
+	switch {
+	case payload > math.MaxInt32:
+		return fmt.Errorf("payload: %d B is more than one write carries (%d B)", payload, math.MaxInt32)
+	case inline && WriteLayout(payload, true, avBytes).BBs > hw.MaxBBs:
+		return fmt.Errorf("payload: %d B inline makes a WQE of more than %d basic blocks; name it by pointer (--pointer)", payload, hw.MaxBBs)
+	}
+	return nil
+}
 
 // Layout is the shape of one RDMA-write WQE.
 type Layout struct {

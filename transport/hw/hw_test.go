@@ -154,7 +154,7 @@ func TestLongTimelinesStayExact(t *testing.T) {
 		e.RunUntil(at)
 		id := f.NICs[0].Post(0, Msg{Dst: 1, Bytes: 4096, BBs: 1, Pointer: true, Issue: issue})
 		f.SetIssueEnd(id, at)
-		if w := f.msgs.At(id).wide; w != (issue == 0) {
+		if w := f.msgs.At(id).has(fWide); w != (issue == 0) {
 			t.Fatalf("issued at %v, ended at %v: wide %v", issue, at, w)
 		}
 		f.NICs[0].Doorbell(e, at, 0)

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"fmt"
 	"math"
 
 	"moebench/transport/profile"
@@ -132,7 +133,8 @@ func (p *NICParams) PCIeTime(bytes int) sim.Time {
 	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
 }
 
-// Sink receives the NIC's reports. Both calls run at the reported time.
+// Sink receives the NIC's reports. Both calls run at the reported time;
+// m is valid only during the call.
 type Sink interface {
 	Delivered(e *sim.Engine, nic *NIC, id int32, m *Msg)
 	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
@@ -291,13 +293,18 @@ type port struct {
 // Fabric joins NICs through one switch layer of fixed latency, or (after
 // Place, with two tiers) through rail-optimized leaves and spines.
 type Fabric struct {
-	P      NICParams
-	NICs   []*NIC
-	msgs   sim.Slab[Msg]
-	wide   sim.Slab[[nStamps]sim.Time] // timelines that outgrew a Msg's offsets
-	qstate sim.Slab[qpState]
-	dbs    sim.Slab[ringing]
-	sink   Sink
+	P    NICParams
+	NICs []*NIC
+	msgs sim.Slab[rec]
+	wide sim.Slab[[nStamps]sim.Time] // timelines that outgrew a record's offsets
+	view Msg                         // the message a report is about
+	dcts int32                       // DCTs per NIC (SetDCTs)
+	// peerQPs > 0 numbers a responder's RC contexts by requester and the
+	// QP's index among the requester's QPs to it (PeerQPs).
+	peerQPs int32
+	qstate  sim.Slab[qpState]
+	dbs     sim.Slab[ringing]
+	sink    Sink
 	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
 	// queue count per NIC.
 	engines []emuEngine
@@ -328,7 +335,11 @@ type emuWork struct {
 
 // NewFabric builds n NICs with qps queue pairs each.
 func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
-	f := &Fabric{P: p, sink: sink, qps: qps}
+	if n > MaxNICs || qps > MaxQPs {
+		// Transports check their sizes against these limits first.
+		panic(fmt.Sprintf("hw: %d NICs of %d queues each, beyond %d of %d", n, qps, MaxNICs, MaxQPs))
+	}
+	f := &Fabric{P: p, sink: sink, qps: qps, dcts: 1}
 	if p.EmuEngines > 0 {
 		gpus := (n + p.EmuRanksPerGPU - 1) / p.EmuRanksPerGPU
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
@@ -376,9 +387,9 @@ func (f *Fabric) Place(gpusPerNode int) {
 // spine picks the spine a message from n to dst crosses: a hash of its
 // flow (static ECMP), or the one whose uplink and downlink free first
 // (adaptive).
-func (f *Fabric) spine(n, dst *NIC, m *Msg) int {
+func (f *Fabric) spine(n, dst *NIC, m *rec) int {
 	if !f.P.Topo.Adaptive {
-		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.QP))
+		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.qp()))
 		h ^= h >> 33
 		h *= 0xff51afd7ed558ccd
 		h ^= h >> 33
@@ -397,37 +408,44 @@ func (f *Fabric) spine(n, dst *NIC, m *Msg) int {
 }
 
 // Msg returns the message with id.
-func (f *Fabric) Msg(id int32) *Msg { return f.msgs.At(id) }
+func (f *Fabric) Msg(id int32) Msg { return f.msgs.At(id).decode() }
+
+// SetMsg writes the message with id, as its requester builds it.
+func (f *Fabric) SetMsg(id int32, m Msg) { f.msgs.At(id).encode(&m) }
+
+// SetDCTs sets the DCTs per NIC that DC messages spread over, by
+// requester: a responder caches one context per DCT.
+func (f *Fabric) SetDCTs(n int) { f.dcts = int32(max(1, n)) }
+
+// PeerQPs makes queue q of a NIC its (q mod n)-th QP to NIC q/n, as a
+// responder numbers its contexts: requester·n + q mod n.
+func (f *Fabric) PeerQPs(n int) { f.peerQPs = int32(n) }
 
 // Post writes a WQE into qp's ring: the GPU built it, the NIC learns of it
 // only at the next doorbell.
 func (n *NIC) Post(qp int, m Msg) int32 {
 	id := n.fab.msgs.Alloc()
-	*n.fab.msgs.At(id) = m
+	n.fab.msgs.At(id).encode(&m)
 	n.Enqueue(qp, id)
 	return id
 }
 
-// NewMsg returns a zeroed message for a requester to fill while it builds
-// the WQE, then Enqueue: a requester that would otherwise keep the same
-// fields in its own record until the WQE is written keeps only the id.
+// NewMsg returns a zeroed message for a requester to fill (SetMsg) while
+// it builds the WQE, then Enqueue: a requester that would otherwise keep
+// the same fields in its own record until the WQE is written keeps only
+// the id.
 func (f *Fabric) NewMsg() int32 { return f.msgs.Alloc() }
 
-// Enqueue is Post of message id, from NewMsg.
+// Enqueue is Post of message id, from NewMsg: its QP and requester are
+// set here.
 func (n *NIC) Enqueue(qp int, id int32) {
 	f := n.fab
 	m := f.msgs.At(id)
-	m.QP = int32(qp)
-	m.Src = int32(n.Index)
-	if m.TxCtx == 0 && m.RxCtx == 0 {
-		// RC by default: the requester's QP; the responder's QP for this
-		// connection is keyed by the requester and its QP.
-		m.TxCtx = int32(qp)
-		m.RxCtx = int32(n.Index)<<12 ^ int32(qp)
-	}
-	m.refs = 2
-	if m.Unsignaled {
-		m.refs = 1
+	m.setEnds(int32(n.Index), m.dst(), int32(qp))
+	if m.has(fUnsignaled) {
+		m.setRefs(1)
+	} else {
+		m.setRefs(2)
 	}
 	m.next = -1
 	q := n.qp(qp)
@@ -490,23 +508,25 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	case opRx:
 		n.receive(e, int32(arg))
 	case opDeliver:
+		f := n.fab
 		id := int32(arg)
-		m := n.fab.msgs.At(id)
-		n.fab.sink.Delivered(e, n, id, m)
-		n.fab.release(id)
+		f.view = f.msgs.At(id).decode()
+		f.sink.Delivered(e, n, id, &f.view)
+		f.release(id)
 	case opComplete:
+		f := n.fab
 		id := int32(arg)
-		m := n.fab.msgs.At(id)
-		n.fab.sink.Completed(e, n, id, m)
-		n.fab.release(id)
+		f.view = f.msgs.At(id).decode()
+		f.sink.Completed(e, n, id, &f.view)
+		f.release(id)
 	}
 }
 
 func (f *Fabric) release(id int32) {
 	m := f.msgs.At(id)
-	m.refs--
-	if m.refs == 0 {
-		if m.wide {
+	m.setRefs(m.refs() - 1)
+	if m.refs() == 0 {
+		if m.has(fWide) {
 			f.wide.Free(int32(m.off[0]))
 		}
 		f.msgs.Free(id)
@@ -546,14 +566,14 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	id := q.head
 	for range cnt {
 		m := f.msgs.At(id)
-		bbs += int(m.BBs)
+		bbs += int(m.bbs())
 		id = m.next
 	}
 	// The QP's context must be in the NIC's cache before its WQEs run; a
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := f.msgs.At(q.head).TxCtx; !n.ctx.Touch(ctx) {
+	if ctx := f.txCtx(f.msgs.At(q.head)); !n.ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
@@ -564,21 +584,23 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 		m := f.msgs.At(id)
 		f.stamp(m, sRung, db.at)
 		f.stamp(m, sServed, now)
-		f.stamp(m, sConnMiss, miss)
+		if miss > 0 {
+			m.addConnMiss()
+		}
 		t += p.WQE
-		if tgt := n.dci; tgt != nil && tgt[qp] != noDCI && tgt[qp] != m.Dst {
+		if tgt := n.dci; tgt != nil && tgt[qp] != noDCI && tgt[qp] != m.dst() {
 			if tgt[qp] != noTarget {
 				// The DCI drains its previous destination and connects
 				// to the new DCT before this WQE can go; later WQEs of
 				// the DCI queue behind it.
 				t = max(t, fetched) + p.DCSwitch
-				f.stamp(m, sDCISwitch, p.DCSwitch)
+				m.set(fDCISwitch, true)
 			}
-			tgt[qp] = m.Dst
+			tgt[qp] = m.dst()
 		}
 		ready := max(t, fetched)
-		if m.Pointer {
-			ready += p.DMARead + p.PCIeTime(int(m.Bytes))
+		if m.has(fPointer) {
+			ready += p.DMARead + p.PCIeTime(int(m.bytes))
 		}
 		ready = max(ready, q.lastReady)
 		q.lastReady = ready
@@ -599,14 +621,14 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	p := n.P
 	f := n.fab
 	m := f.msgs.At(id)
-	if i := n.qpIx[m.QP]; i > 0 {
-		n.retire(int(m.QP), f.qstate.At(i-1), e.Now())
+	if i := n.qpIx[m.qp()]; i > 0 {
+		n.retire(int(m.qp()), f.qstate.At(i-1), e.Now())
 	}
 	ph := n.ph
 	slot := max(e.Now(), ph.pipeAt)
 	ph.pipeAt = slot + p.MsgSlot
-	wire := p.WireTime(int(m.Bytes))
-	dst := f.NICs[m.Dst]
+	wire := p.WireTime(int(m.bytes))
+	dst := f.NICs[m.dst()]
 	dp := dst.ph
 	if f.up != nil && n.leaf != dst.leaf {
 		n.crossLeaf(e, id, m, dst, slot, wire)
@@ -630,7 +652,7 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 // responder's leaf, each link serializing what crosses it, two switch hops
 // more than within a leaf. A backed-up link beyond its buffer stalls the
 // sender's link, as the responder's port does.
-func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *Msg, dst *NIC, slot, wire sim.Time) {
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time) {
 	p := n.P
 	f := n.fab
 	t := &p.Topo
@@ -661,22 +683,23 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 	f := n.fab
 	m := f.msgs.At(id)
 	start := max(e.Now(), n.ph.pipeAt)
-	if m.RxCtx != n.lastRx || !n.haveRx {
-		n.lastRx, n.haveRx = m.RxCtx, true
-		if !n.ctx.Touch(m.RxCtx) {
+	if rx := f.rxCtx(m); rx != n.lastRx || !n.haveRx {
+		n.lastRx, n.haveRx = rx, true
+		if !n.ctx.Touch(rx) {
 			n.RxMisses++
 			start += p.ConnMiss
-			f.stamp(m, sConnMiss, f.at(m, sConnMiss)+p.ConnMiss)
+			m.addConnMiss()
 		}
 	}
 	n.ph.pipeAt = start + p.RxSlot
 	done := start + p.RxSlot + p.Rx
-	if m.DC {
+	dc := m.has(fDC)
+	if dc {
 		// The DCT checks the address vector's key and state per message.
 		done += p.DCTarget
 	}
 	visible := done + p.DMAWrite
-	if m.Atomic {
+	if m.has(fAtomic) {
 		// The responder NIC reads, modifies and writes GPU memory.
 		visible += p.DMARead
 	}
@@ -684,12 +707,12 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 	// The ACK leaves once the message is processed; it does not wait for
 	// the write into GPU memory.
 	cqe := start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
-	if m.DC {
+	if dc {
 		cqe += p.DCTarget
 	}
 	e.At(visible, n.id, opDeliver, int64(id))
-	if !m.Unsignaled {
-		e.At(cqe, f.NICs[m.Src].id, opComplete, int64(id))
+	if !m.has(fUnsignaled) {
+		e.At(cqe, f.NICs[m.src()].id, opComplete, int64(id))
 	}
 }
 
@@ -755,23 +778,23 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 			}
 		}
 		t = max(t, n.ph.linkAt)
-		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.Bytes))
+		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
 		f.stamp(m, sSent, t)
-		if m.Atomic {
+		if m.has(fAtomic) {
 			t += p.EmuAtomic
 		} else {
-			own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.Bytes)/p.EmuWarpBpp))
+			own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.bytes)/p.EmuWarpBpp))
 			sms := max(1, p.EmuEngines/32)
 			sm := i/p.EmuEngines*sms + i%p.EmuEngines%sms
 			s := max(t, f.smAt[sm])
-			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.Bytes)/p.EmuSMBpp))
+			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.bytes)/p.EmuSMBpp))
 			t = max(own, f.smAt[sm])
 		}
 		f.stamp(m, sArrived, t)
 		visible := t + p.Fabric
 		f.stamp(m, sVisible, visible)
-		e.At(visible, f.NICs[m.Dst].id, opDeliver, int64(id))
-		if !m.Unsignaled {
+		e.At(visible, f.NICs[m.dst()].id, opDeliver, int64(id))
+		if !m.has(fUnsignaled) {
 			e.At(visible, n.id, opComplete, int64(id))
 		}
 		e.At(t, n.id, opEmuStep, int64(i))

@@ -70,8 +70,7 @@ func (r *connRun) post(e *sim.Engine, s int) {
 	local := dst*r.qpp + qp/len(peers) // this connection's QP at the sender
 	nic := r.fab.NICs[s]
 	for i := range cfg.Visit {
-		m := hw.Msg{Dst: int32(dst), Bytes: int32(cfg.Payload), BBs: 1, Pointer: cfg.Payload > 8,
-			TxCtx: int32(local), RxCtx: int32(s*r.qpp + qp/len(peers))}
+		m := hw.Msg{Dst: int32(dst), Bytes: int32(cfg.Payload), BBs: 1, Pointer: cfg.Payload > 8}
 		if i == cfg.Visit-1 {
 			m.Tag = 1
 		}
@@ -118,6 +117,7 @@ func ConnRate(p *profile.Profile, cfg ConnConfig) (float64, error) {
 	}
 	r.qpp = (cfg.QPs + maxPeers - 1) / maxPeers
 	r.fab = hw.NewFabric(e, hw.NewNICParams(p), cfg.PEs, cfg.PEs*r.qpp, r)
+	r.fab.PeerQPs(r.qpp)
 	r.id = e.Register(r)
 	r.feed = make([]feeder, cfg.PEs)
 	for _, s := range senders {

@@ -68,7 +68,7 @@ func (r *dcRun) Handle(e *sim.Engine, _ int32, arg int64) {
 	lay := gda.WriteLayout(8, true, 16)
 	nic := r.fab.NICs[0]
 	for i := range r.burst {
-		m := hw.Msg{Dst: int32(dst), Bytes: 8, BBs: int32(lay.BBs), DC: true, TxCtx: 1<<22 | int32(q), RxCtx: 1 << 23}
+		m := hw.Msg{Dst: int32(dst), Bytes: 8, BBs: int32(lay.BBs), DC: true}
 		if i == r.burst-1 {
 			m.Tag = 1
 		}
