@@ -38,6 +38,10 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	if env.E == nil || env.Profile == nil || env.Delivered == nil {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
+	cfg := t.cfg.withDefaults()
+	if qps := cfg.Workers * cfg.classes() * env.Ranks; env.Ranks > hw.MaxNICs || qps > hw.MaxQPs {
+		return nil, fmt.Errorf("mini-proxy: %d ranks need %d QPs per NIC, more than the model's %d", env.Ranks, qps, hw.MaxQPs)
+	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
 	c.m.fab.Place(env.GPUsPerNode)
 	if env.Mem != nil {

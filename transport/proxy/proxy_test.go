@@ -223,6 +223,11 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 	if _, err := New(Config{Workers: 1, Rings: 1}).Open(env); err == nil || !strings.Contains(err.Error(), "batch") {
 		t.Fatalf("error %v", err)
 	}
+	// More queues than a message record numbers.
+	env.Ranks = 1 << 19
+	if _, err := New(Config{Workers: 4, Rings: 4, Batch: 4}).Open(env); err == nil || !strings.Contains(err.Error(), "QPs per NIC") {
+		t.Fatalf("%d ranks × 4 workers: error %v", env.Ranks, err)
+	}
 }
 
 func ExampleSingleOp() {
