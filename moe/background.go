@@ -110,8 +110,8 @@ func newBackground(e *sim.Engine, cfg Background, conn transport.Conn, g *gpuMod
 	b.id = e.Register(b)
 	for i := range b.warps {
 		b.sms[i].Lanes = 1
-		b.warps[i] = transport.Warp{Rank: i / per, SM: -1 - (i%per)/cfg.threads(), ID: i,
-			T: hw.Thread{C: &g.costs, SM: &b.sms[i]}, Resume: b.resume}
+		b.warps[i] = transport.Warp{Rank: i / per, SM: int32(-1 - (i%per)/cfg.threads()), ID: int32(i),
+			T: hw.NewThread(&g.costs, &b.sms[i]), Resume: b.resume}
 		e.At(0, b.id, 0, int64(i))
 	}
 	return b

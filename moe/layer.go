@@ -133,6 +133,11 @@ func (c *LayerConfig) Validate() error {
 	if err := c.Background.Validate(); err != nil {
 		return fmt.Errorf("background: %w", err)
 	}
+	if s := c.Routing.Shape; c.Mode == LL && int64(s.Physical())*int64(s.Ranks) > math.MaxInt32 {
+		// A sending warp keeps its count's index, expert·R + rank, in 32 bits.
+		return fmt.Errorf("experts: %d experts on %d ranks make %d (expert, rank) counts, more than the %d an LL layer indexes",
+			s.Physical(), s.Ranks, int64(s.Physical())*int64(s.Ranks), math.MaxInt32)
+	}
 	if layer, reserved := Channels(c.Routing.Shape, c.Mode, c.NumSMs, c.Background); layer+reserved > hw.MaxChannel+1 {
 		// A message record carries its channel in 16 bits.
 		return fmt.Errorf("experts: %d channels per rank (%d local experts or channels, %d for the background) exceed the %d a message carries",

@@ -402,7 +402,7 @@ func (c *nodeCombine) postNext(e *sim.Engine, st int) {
 }
 
 func (c *nodeCombine) resume(e *sim.Engine, w *transport.Warp) {
-	i := w.ID
+	i := int(w.ID)
 	c.noteIssue(w, c.pool.a[i].st.start)
 	if i >= c.q0 {
 		c.headNext(e, i-c.q0)

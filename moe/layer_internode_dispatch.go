@@ -390,7 +390,7 @@ func (d *nodeDispatch) coordNext(e *sim.Engine, sc int) {
 }
 
 func (d *nodeDispatch) resume(e *sim.Engine, w *transport.Warp) {
-	i := w.ID
+	i := int(w.ID)
 	d.noteIssue(w, d.pool.a[i].st.start)
 	switch {
 	case i < d.c0:

@@ -104,14 +104,16 @@ func ctlOp(src, dst, ch int, tag int64) transport.Op {
 
 // llWarp is the workload's state of one sending warp, in the few bytes a
 // million warps can afford: its op in progress is only a tag, from which
-// the phase rebuilds the op (llPhase.op).
+// the phase rebuilds the op (llPhase.op), and its global SM follows from
+// its rank and SM (llBase.sm).
 type llWarp struct {
-	tag   int64
 	start sim.Time // IssueStart of the post in progress
-	sm    int32    // global SM (rank·S + s)
-	g     int32    // warp group (count and combine roles)
-	j     int32    // cursor: expert round (count) or token (combine)
-	role  int8
+	// tag is the op's message (data roles) or its count's or flag's
+	// index, expert·R + rank (control roles; tagCount is added back).
+	tag  int32
+	g    int32 // warp group (count and combine roles)
+	j    int32 // cursor: expert round (count) or token (combine)
+	role int8
 }
 
 // Event ops of the LL phases.
@@ -174,10 +176,12 @@ func (b *llBase) init(ph llPhase, cfg *LayerConfig, l *LLLayout, g *gpuModel, pr
 }
 
 func (b *llBase) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
-	b.pool.a[i].w = transport.Warp{Rank: rank, SM: sm % b.ls.S, ID: i,
-		T: hw.Thread{C: &b.g.costs, SM: &b.sms[sm]}, Resume: resume}
-	b.pool.a[i].st.sm = int32(sm)
+	b.pool.a[i].w = transport.Warp{Rank: rank, SM: int32(sm % b.ls.S), ID: int32(i),
+		T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
 }
+
+// sm is warp w's global SM, rank·S + s.
+func (b *llBase) sm(w *transport.Warp) int { return w.Rank*b.ls.S + int(w.SM) }
 
 // post sends warp i's op at the warp's time: through the transport, or as
 // a local copy (same rank) that the warp makes itself.
@@ -468,7 +472,7 @@ func (d *llDispatch) step(e *sim.Engine, sm int) {
 		w := &d.pool.a[wi].w
 		ws := &d.pool.a[wi].st
 		ws.role = roleData
-		ws.tag = int64(mi - 1)
+		ws.tag = int32(mi - 1)
 		w.T.T = max(w.T.T, tc)
 		st.pending++
 		e.At(w.T.T, d.id, opPost, int64(wi))
@@ -496,7 +500,8 @@ func (d *llDispatch) msgIndex(r, tok int) int {
 func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	ws := &d.pool.a[w.ID].st
 	d.noteIssue(w, ws.start)
-	st := &d.smst[ws.sm]
+	sm := d.sm(w)
+	st := &d.smst[sm]
 	r := w.Rank
 	switch ws.role {
 	case roleData:
@@ -516,11 +521,11 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 		st.t = max(st.t, w.T.T)
 		st.pending--
 		if st.pending == 0 {
-			e.At(max(st.t, e.Now()), d.id, opSMStep, int64(ws.sm))
+			e.At(max(st.t, e.Now()), d.id, opSMStep, int64(sm))
 		}
 	case roleCount:
 		ws.j++
-		d.nextCount(e, w.ID)
+		d.nextCount(e, int(w.ID))
 	}
 }
 
@@ -529,11 +534,11 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 func (d *llDispatch) op(i int) transport.Op {
 	src, ws := d.pool.a[i].w.Rank, &d.pool.a[i].st
 	if ws.role == roleCount {
-		ex := int(ws.tag&^tagCount) / d.R
-		return ctlOp(src, ex/d.nl, ex%d.nl, ws.tag)
+		ex := int(ws.tag) / d.R
+		return ctlOp(src, ex/d.nl, ex%d.nl, tagCount|int64(ws.tag))
 	}
 	m := &d.l.Msgs[ws.tag]
-	return dataOp(src, int(m.DstRank), int(m.LocalExpert), d.s.LLDispatchBytes(), ws.tag)
+	return dataOp(src, int(m.DstRank), int(m.LocalExpert), d.s.LLDispatchBytes(), int64(ws.tag))
 }
 
 // startCounts runs after SM sm's token loop (__syncthreads): its warp
@@ -558,7 +563,7 @@ func (d *llDispatch) startCounts(e *sim.Engine, sm int) {
 func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 	w := &d.pool.a[wi].w
 	ws := &d.pool.a[wi].st
-	st := &d.smst[ws.sm]
+	st := &d.smst[d.sm(w)]
 	r := w.Rank
 	ex := (int(st.s)*d.ls.G + int(ws.g)) + int(ws.j)*d.ls.S*d.ls.G
 	if ex >= d.E {
@@ -572,7 +577,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		}
 		return
 	}
-	ws.tag = tagCount | int64(ex*d.R+r)
+	ws.tag = int32(ex*d.R + r)
 	x := r*d.E + ex
 	sd := &d.sends[x]
 	if sd.remaining > 0 {
@@ -857,14 +862,14 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 			fw.T.T = max(fw.T.T, gr.t)
 			ex := r*c.nl + le
 			fs.role = roleFlag
-			fs.tag = tagCount | int64(ex*c.R+dst)
+			fs.tag = int32(ex*c.R + dst)
 			e.At(max(fw.T.T, e.Now()), c.id, opPost, int64(f))
 		}
 		return
 	}
 	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
-	ws.tag = int64(mi)
+	ws.tag = int32(mi)
 	if dst != r {
 		// Remote: stage the token in the send buffer first.
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
@@ -878,11 +883,11 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 func (c *llCombine) op(i int) transport.Op {
 	src, ws := c.pool.a[i].w.Rank, &c.pool.a[i].st
 	if ws.role == roleFlag {
-		f := int(ws.tag &^ tagCount)
-		return ctlOp(src, f%c.R, f/c.R%c.nl, ws.tag)
+		f := int(ws.tag)
+		return ctlOp(src, f%c.R, f/c.R%c.nl, tagCount|int64(ws.tag))
 	}
 	le, dst, _ := c.block(int(ws.g))
-	return dataOp(src, dst, le, c.s.LLCombineBytes(), ws.tag)
+	return dataOp(src, dst, le, c.s.LLCombineBytes(), int64(ws.tag))
 }
 
 func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
@@ -893,7 +898,7 @@ func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
 	case roleCombine:
 		le, dst, _ := c.block(int(ws.g))
 		ws.j += gr.nw
-		c.nextToken(e, w.ID, le, dst)
+		c.nextToken(e, int(w.ID), le, dst)
 	case roleFlag:
 		gr.t = max(gr.t, w.T.T)
 		gr.round++

@@ -495,7 +495,7 @@ func (p *normalPhase) split(c nChunk) (k, per int) {
 func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	ws := &p.pool.a[w.ID].st
 	p.noteIssue(w, ws.start)
-	g := w.ID / p.perDst
+	g := int(w.ID) / p.perDst
 	if p.wtail[g] {
 		p.wtail[g] = false
 		p.wpos[g]++
@@ -529,7 +529,7 @@ func (p *normalPhase) resume(e *sim.Engine, w *transport.Warp) {
 		p.wpos[w.ID]++
 	}
 	p.wtail[w.ID] = !p.wtail[w.ID]
-	p.next(e, w.ID)
+	p.next(e, int(w.ID))
 }
 
 func (p *normalPhase) delivered(e *sim.Engine, dl transport.Delivery) {
@@ -692,7 +692,7 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	for i := range warps {
 		r := i / C
 		sms[r].Lanes = C
-		warps[i] = transport.Warp{Rank: r, SM: 0, ID: i, T: hw.Thread{C: &g.costs, SM: &sms[r]}, Resume: resume}
+		warps[i] = transport.Warp{Rank: r, SM: 0, ID: int32(i), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
 		e.At(0, id, 0, int64(i))
 	}
 	e.Run()

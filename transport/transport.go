@@ -49,9 +49,12 @@ type Delivery struct {
 // warp may continue.
 type Warp struct {
 	Rank int
-	SM   int
-	ID   int
-	T    hw.Thread
+	// SM and ID are the workload's: the SM within the rank, and an index
+	// into its own state. 32 bits each keep a warp at 48 bytes, since a
+	// large layer pools millions.
+	SM int32
+	ID int32
+	T  hw.Thread
 	// Resume is called by the Conn once a Post has returned control to the
 	// warp; the warp's next Post belongs at its local time T.T.
 	Resume func(e *sim.Engine, w *Warp)

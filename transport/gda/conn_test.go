@@ -35,7 +35,7 @@ func runConn(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops [][]
 		sms[r].Lanes = 1
 		list := ops[r]
 		k := 0
-		w := &transport.Warp{Rank: r, T: hw.Thread{C: &gpu, SM: &sms[r]}}
+		w := &transport.Warp{Rank: r, T: hw.NewThread(&gpu, &sms[r])}
 		var post sim.HandlerID
 		w.Resume = func(e *sim.Engine, w *transport.Warp) {
 			if k < len(list) {

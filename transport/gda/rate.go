@@ -167,7 +167,7 @@ func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
 	for i := range actors {
 		a := &actor{r: r, qp: i % cfg.QPs, lanes: lanes, left: per}
 		// Threads fill SMs in blocks, as a launch of SMs blocks would.
-		a.th = hw.Thread{C: &r.gpu, SM: &sms[i*cfg.SMs/units]}
+		a.th = hw.NewThread(&r.gpu, &sms[i*cfg.SMs/units])
 		a.th.SM.Lanes += lanes
 		a.id = e.Register(a)
 		actors[i] = a

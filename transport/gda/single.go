@@ -79,8 +79,8 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	c := &s.gpu
 	var res SingleResult
 	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
-	a := hw.Thread{C: c, SM: &sms[0]}
-	b := hw.Thread{C: c, SM: &sms[1]}
+	a := hw.NewThread(c, &sms[0])
+	b := hw.NewThread(c, &sms[1])
 	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline, DC: cfg.DC}
 	post := func(th *hw.Thread, nic, dst int) int32 {
 		reserve := c.Reserve

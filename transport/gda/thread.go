@@ -9,7 +9,7 @@ import (
 // ordering the mode asks for, and the MMIO doorbell store. It returns when
 // the doorbell store left the SM.
 func ring(th *hw.Thread, mode Ordering) sim.Time {
-	c := th.C
+	c := th.C()
 	switch mode {
 	case OrderNone:
 		th.Store(1, 1)

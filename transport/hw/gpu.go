@@ -65,7 +65,10 @@ func NewGPUCosts(p *profile.Profile) GPUCosts {
 // thread for at least Lanes store slots. This keeps the model free of
 // ordering artefacts between threads whose local clocks run ahead of the
 // event clock.
-type SM struct{ Lanes int }
+type SM struct {
+	C     *GPUCosts // the GPU's costs, for every thread on the SM
+	Lanes int
+}
 
 // MaxThreads is the most submitting threads a rate experiment takes, about
 // four GPUs' resident threads (an H200 holds 132 SMs × 2,048): each is a
@@ -76,11 +79,20 @@ const MaxThreads = 1 << 20
 // a cooperating warp): a cursor of local time plus the drain state of its
 // stores. Methods advance the cursor by the cost of each step.
 type Thread struct {
-	C     *GPUCosts
 	SM    *SM
 	T     sim.Time // local time cursor
 	drain sim.Time // when the last issued store becomes visible
 }
+
+// NewThread is a thread on sm of a GPU with costs c: the SM keeps the
+// costs, so that a million threads do not each hold them.
+func NewThread(c *GPUCosts, sm *SM) Thread {
+	sm.C = c
+	return Thread{SM: sm}
+}
+
+// C is the costs of the thread's GPU.
+func (t *Thread) C() *GPUCosts { return t.SM.C }
 
 // Compute spends d of SM time.
 func (t *Thread) Compute(d sim.Time) { t.T += d }
@@ -89,12 +101,13 @@ func (t *Thread) Compute(d sim.Time) { t.T += d }
 // occupies the SM's store path for one slot, and the stores drain one after
 // another behind the ones already in flight.
 func (t *Thread) Store(n, lanes int) {
-	issue := max(t.C.Store16, sim.Time(t.SM.Lanes)*t.C.StoreSlot)
+	c := t.SM.C
+	issue := max(c.Store16, sim.Time(t.SM.Lanes)*c.StoreSlot)
 	for range n {
 		t.T += issue
-		d := t.C.StoreDrain
+		d := c.StoreDrain
 		if lanes > 1 {
-			d += sim.Time(float64(d) * t.C.LaneDrain * float64(lanes-1))
+			d += sim.Time(float64(d) * c.LaneDrain * float64(lanes-1))
 		}
 		t.drain = max(t.T, t.drain) + d
 	}
@@ -104,7 +117,7 @@ func (t *Thread) Store(n, lanes int) {
 // what a completion routine's index updates leave behind.
 func (t *Thread) Pending(n int) {
 	for range n {
-		t.drain = max(t.T, t.drain) + t.C.StoreDrain
+		t.drain = max(t.T, t.drain) + t.SM.C.StoreDrain
 	}
 }
 

@@ -93,7 +93,8 @@ func Loaded(p *profile.Profile, cfg LoadedConfig) (LoadedResult, error) {
 			}
 			r := m.nodes[node].rings[ri]
 			for range cfg.ThreadsPerCTA {
-				th := &hw.Thread{C: &c.gpu, SM: &sms[cta]}
+				th0 := hw.NewThread(&c.gpu, &sms[cta])
+				th := &th0
 				var pr *producer
 				pr = m.newProducer(th, func(e *sim.Engine, _ *producer) {
 					if !s.stopped {
@@ -105,8 +106,9 @@ func Loaded(p *profile.Profile, cfg LoadedConfig) (LoadedResult, error) {
 		}
 	}
 	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
-	s.a = hw.Thread{C: &c.gpu, SM: &sms[0], T: cfg.Warmup}
-	s.b = hw.Thread{C: &c.gpu, SM: &sms[1]}
+	s.a = hw.NewThread(&c.gpu, &sms[0])
+	s.a.T = cfg.Warmup
+	s.b = hw.NewThread(&c.gpu, &sms[1])
 	nop := func(*sim.Engine, *producer) {}
 	s.pa, s.pb = m.newProducer(&s.a, nop), m.newProducer(&s.b, nop)
 	m.onDeliver = s.delivered

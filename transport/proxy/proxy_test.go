@@ -146,8 +146,8 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 			var tag int64
 			for r := range ranks {
 				for i := range warpsPerRank {
-					w := &transport.Warp{Rank: r, SM: i, ID: i}
-					w.T = hw.Thread{C: &gpu, SM: &sms[r*warpsPerRank+i]}
+					w := &transport.Warp{Rank: r, SM: int32(i), ID: int32(i)}
+					w.T = hw.NewThread(&gpu, &sms[r*warpsPerRank+i])
 					w.T.SM.Lanes = 1
 					left := perWarp
 					post := func(e *sim.Engine, w *transport.Warp) {

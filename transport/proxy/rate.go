@@ -68,7 +68,8 @@ func Stream(p *profile.Profile, cfg StreamConfig) (float64, error) {
 	sms := make([]hw.SM, n)
 	for i := range n {
 		sms[i].Lanes = 1
-		th := &hw.Thread{C: &m.c.gpu, SM: &sms[i]}
+		th0 := hw.NewThread(&m.c.gpu, &sms[i])
+		th := &th0
 		r := rings[i%len(rings)]
 		s.left[i] = per
 		idx := i

@@ -46,8 +46,8 @@ func SingleOp(p *profile.Profile, cfg Config, iters int) (SingleResult, error) {
 	s.m = newModel(e, p, cfg, 2)
 	c := &s.m.c
 	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
-	s.a = hw.Thread{C: &c.gpu, SM: &sms[0]}
-	s.b = hw.Thread{C: &c.gpu, SM: &sms[1]}
+	s.a = hw.NewThread(&c.gpu, &sms[0])
+	s.b = hw.NewThread(&c.gpu, &sms[1])
 	s.pa = s.m.newProducer(&s.a, func(*sim.Engine, *producer) {})
 	s.pb = s.m.newProducer(&s.b, func(*sim.Engine, *producer) {})
 	s.m.onComplete = s.completed

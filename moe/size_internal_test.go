@@ -1,0 +1,14 @@
+package moe
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// A large LL layer pools millions of warps (16.8 million in dispatch at
+// 4,096 ranks): each is its transport.Warp and the workload's state.
+func TestLLWarpSize(t *testing.T) {
+	if n := unsafe.Sizeof(pooled[llWarp]{}); n > 72 {
+		t.Fatalf("a pooled LL warp is %d bytes, want at most 72", n)
+	}
+}
