@@ -107,6 +107,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
 	c.fab.SetDCTs(c.dcts)
+	c.fab.DoorbellLead(c.fab.P.MMIO) // every doorbell is an SM's MMIO store
 	c.fab.Place(env.GPUsPerNode)
 	if t.cfg.DCIs > 0 {
 		for _, n := range c.fab.NICs {

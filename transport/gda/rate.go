@@ -147,6 +147,7 @@ func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
 	r := &rateRun{cfg: cfg, e: e, gpu: hw.NewGPUCosts(p), lay: WriteLayout(cfg.Payload, cfg.Inline, 0)}
 	r.lib = sim.Ns(cfg.LibCycles*1000/r.gpu.ClockMHz + cfg.LibNs)
 	r.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, r)
+	r.fab.DoorbellLead(r.fab.P.MMIO)
 	r.nic = r.fab.NICs[0]
 	r.qps = make([]gpuQP, cfg.QPs)
 	for i := range r.qps {

@@ -71,6 +71,7 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	e := &sim.Engine{}
 	s := &singleRun{gpu: hw.NewGPUCosts(p), cqe: map[int32]sim.Time{}, vis: map[int32]sim.Time{}}
 	s.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, s)
+	s.fab.DoorbellLead(s.fab.P.MMIO)
 	if cfg.DC {
 		for _, n := range s.fab.NICs {
 			n.DCI(0)

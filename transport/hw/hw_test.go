@@ -174,3 +174,49 @@ func TestLongTimelinesStayExact(t *testing.T) {
 		t.Errorf("wide timeline %+v, want %+v (visible after %v)", wide, near, at)
 	}
 }
+
+// A queue that cannot be rung again before its doorbell's handling ends
+// (the declared lead) is freed without an event, and every message's
+// timeline stays exactly as with the event. Queue 3 is rung a second time
+// while busy, so both paths run.
+func TestDoorbellLeadSkipsFreeEventsExactly(t *testing.T) {
+	t.Parallel()
+	p := NewNICParams(profile.MustLoad("p-ib"))
+	mmio := p.Doorbell + 4*p.WQE
+	run := func(lead sim.Time) ([]MsgTimes, uint64) {
+		e := &sim.Engine{}
+		s := &timesSink{}
+		f := NewFabric(e, p, 3, 8, s)
+		f.DoorbellLead(lead)
+		n := f.NICs[0]
+		h := e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, arg int64) {
+			qp := int(arg)
+			for range 1 + int(arg)%3 {
+				n.Post(qp, Msg{Dst: int32(1 + qp%2), Bytes: 4096, BBs: 1, Pointer: true, Issue: e.Now()})
+			}
+			n.Ring(e, e.Now(), qp, mmio)
+		}))
+		for round := range 50 {
+			at := sim.Time(round) * 700 * sim.Nanosecond
+			for qp := range 8 {
+				e.At(at, h, 0, int64(qp))
+			}
+			e.At(at+300*sim.Nanosecond, h, 0, 3)
+		}
+		e.Run()
+		return s.got, e.Handled()
+	}
+	with, evWith := run(mmio)
+	without, evWithout := run(0)
+	if len(with) != len(without) || len(with) == 0 {
+		t.Fatalf("%d and %d deliveries", len(with), len(without))
+	}
+	for i := range with {
+		if with[i] != without[i] {
+			t.Fatalf("delivery %d: %+v with the lead, %+v without", i, with[i], without[i])
+		}
+	}
+	if evWith >= evWithout {
+		t.Fatalf("%d events with the lead, %d without: none skipped", evWith, evWithout)
+	}
+}

@@ -302,6 +302,7 @@ type Fabric struct {
 	// peerQPs > 0 numbers a responder's RC contexts by requester and the
 	// QP's index among the requester's QPs to it (PeerQPs).
 	peerQPs int32
+	lead    sim.Time // every doorbell arrives at least this long after it is rung (DoorbellLead)
 	qstate  sim.Slab[qpState]
 	dbs     sim.Slab[ringing]
 	sink    Sink
@@ -417,6 +418,13 @@ func (f *Fabric) SetMsg(id int32, m Msg) { f.msgs.At(id).encode(&m) }
 // requester: a responder caches one context per DCT.
 func (f *Fabric) SetDCTs(n int) { f.dcts = int32(max(1, n)) }
 
+// DoorbellLead declares that every doorbell reaches its NIC at least d
+// after the event that rings it (an SM's MMIO store takes pcie.mmio_ns).
+// A queue that finishes a doorbell's handling within d of starting it,
+// with no other doorbell on its way, then needs no event to mark it free:
+// no doorbell can find it busy.
+func (f *Fabric) DoorbellLead(d sim.Time) { f.lead = d }
+
 // PeerQPs makes queue q of a NIC its (q mod n)-th QP to NIC q/n, as a
 // responder numbers its contexts: requester·n + q mod n.
 func (f *Fabric) PeerQPs(n int) { f.peerQPs = int32(n) }
@@ -465,6 +473,9 @@ func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n
 // Ring is Doorbell with the writer's own MMIO latency (a host thread's
 // doorbell store takes a different path than an SM's).
 func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
+	if at+mmio < e.Now()+n.fab.lead {
+		panic(fmt.Sprintf("hw: a doorbell rung at %v arrives at %v, sooner than the declared lead %v after now (%v)", at, at+mmio, n.fab.lead, e.Now()))
+	}
 	q := n.qp(qp)
 	q.rung++
 	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(q.posted)<<24)
@@ -559,7 +570,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	p := n.P
 	q.busy = true
 	if cnt <= 0 {
-		e.At(now+p.Doorbell, n.id, opQPFree, int64(qp))
+		n.freeAt(e, qp, q, now+p.Doorbell)
 		return
 	}
 	bbs := 0
@@ -611,6 +622,20 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	q.head = id
 	if id < 0 {
 		q.tail = -1
+	}
+	n.freeAt(e, qp, q, t)
+}
+
+// freeAt frees qp's queue at t, once its doorbell's handling is done. When
+// nothing can arrive for it before then (no doorbell waiting or on its
+// way, and t within the doorbell lead), the event is needed neither to
+// serve one nor to free the queue's state, which the transmit of its last
+// WQE (at or after t) does: it is marked free now, and the order of every
+// other event stays as it was.
+func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
+	if q.dbHead < 0 && q.rung == 0 && t <= e.Now()+n.fab.lead {
+		q.busy = false
+		return
 	}
 	e.At(t, n.id, opQPFree, int64(qp))
 }
