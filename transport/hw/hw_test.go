@@ -220,3 +220,23 @@ func TestDoorbellLeadSkipsFreeEventsExactly(t *testing.T) {
 		t.Fatalf("%d events with the lead, %d without: none skipped", evWith, evWithout)
 	}
 }
+
+// A doorbell that arrives sooner than the declared lead means the model
+// declared it wrongly: Ring refuses it rather than let a queue freed
+// without an event serve it early.
+func TestRingRefusesADoorbellInsideTheLead(t *testing.T) {
+	t.Parallel()
+	p := NewNICParams(profile.MustLoad("p-ib"))
+	e := &sim.Engine{}
+	f := NewFabric(e, p, 2, 1, &sink{})
+	f.DoorbellLead(p.MMIO)
+	n := f.NICs[0]
+	n.Post(0, Msg{Dst: 1, Bytes: 8, BBs: 1})
+	n.Ring(e, 0, 0, p.MMIO) // at the lead: accepted
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a doorbell arriving sooner than the declared lead was accepted")
+		}
+	}()
+	n.Ring(e, 0, 0, p.MMIO/2)
+}
