@@ -108,6 +108,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
 	c.fab.SetDCTs(c.dcts)
 	c.fab.DoorbellLead(c.fab.P.MMIO) // every doorbell is an SM's MMIO store
+	c.fab.DoorbellLeadOf(c.lead)
 	c.fab.Place(env.GPUsPerNode)
 	if t.cfg.DCIs > 0 {
 		for _, n := range c.fab.NICs {
@@ -165,6 +166,24 @@ type pending struct {
 type poster struct {
 	w   *transport.Warp
 	msg int32
+}
+
+// lead is how soon a doorbell can reach queue qp of nic from now: with no
+// WQE reserved and unpublished, only a post that reserves from now on
+// can ring it, after the library's cost and its reservation, and its
+// doorbell store then takes MMIO. (A post reserves in the event that
+// starts it, so every earlier one is counted in reserved.)
+func (c *conn) lead(nic, qp int) sim.Time {
+	q := &c.sqs[nic*c.perNIC+qp]
+	if q.reserved != q.published {
+		return 0
+	}
+	g := &c.gpu
+	reserve := g.Atomic
+	if c.cfg.Publication == PubThread {
+		reserve = g.Reserve
+	}
+	return c.fab.P.MMIO + c.cfg.libCost(g) + reserve
 }
 
 // sq is the index of m's send queue in sqs.

@@ -21,21 +21,37 @@ func (d *driver) Handle(e *sim.Engine, _ int32, _ int64) {}
 
 func runConn(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops [][]transport.Op) []transport.Delivery {
 	t.Helper()
+	got, _ := runConnLead(t, cfg, ranks, perNode, nvlink, ops, true)
+	return got
+}
+
+// runConnLead is runConn that can leave out the conn's doorbell lead,
+// and also returns the events run.
+func runConnLead(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops [][]transport.Op, lead bool) ([]transport.Delivery, uint64) {
+	t.Helper()
 	e := &sim.Engine{}
 	var got []transport.Delivery
 	env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: perNode, NVLink: nvlink,
 		Delivered: func(_ *sim.Engine, d transport.Delivery) { got = append(got, d) }}
-	conn, err := cfg.Transport().Open(env)
+	cn, err := cfg.Transport().Open(env)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !lead {
+		cn.(*conn).fab.DoorbellLeadOf(nil)
+	}
+	conn := cn
 	gpu := hw.NewGPUCosts(env.Profile)
-	sms := make([]hw.SM, ranks)
-	for r := range ranks {
-		sms[r].Lanes = 1
-		list := ops[r]
+	// ops[i] is warp i's list; a warp posts from its first op's rank.
+	sms := make([]hw.SM, len(ops))
+	for i, list := range ops {
+		sms[i].Lanes = 1
+		r := i
+		if len(list) > 0 {
+			r = list[0].Src
+		}
 		k := 0
-		w := &transport.Warp{Rank: r, T: hw.NewThread(&gpu, &sms[r])}
+		w := &transport.Warp{Rank: r, T: hw.NewThread(&gpu, &sms[i])}
 		var post sim.HandlerID
 		w.Resume = func(e *sim.Engine, w *transport.Warp) {
 			if k < len(list) {
@@ -52,7 +68,49 @@ func runConn(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops [][]
 		}
 	}
 	e.Run()
-	return got
+	return got, e.Handled()
+}
+
+// A queue with nothing reserved and unpublished cannot be rung before a
+// new post's reservation and doorbell: its doorbell handling then ends
+// without an event, and every delivery is exactly as with the event.
+// Doorbells every 2 WQEs and two warps on one queue serve some queues
+// past the lead or with a post reserved, so both kinds run.
+func TestConnDoorbellLeadIsExact(t *testing.T) {
+	t.Parallel()
+	const ranks = 4
+	// Three warps a rank: the first posts to every queue in turn, the
+	// others back to back on one queue, whose doorbells then come while
+	// it is busy; a flushing atomic on each queue rings its last batch.
+	ops := make([][]transport.Op, 3*ranks)
+	for r := range ranks {
+		for i := range 40 {
+			ops[r] = append(ops[r], transport.Op{Src: r, Dst: (r + 1 + i%(ranks-1)) % ranks, Channel: i % 2, Bytes: 7408, Tag: int64(i)})
+			for w := 1; w <= 2; w++ {
+				ops[w*ranks+r] = append(ops[w*ranks+r], transport.Op{Src: r, Dst: (r + 1) % ranks, Bytes: 7408, Tag: int64(w*100 + i), Flush: true})
+			}
+		}
+		for i := range 2 * (ranks - 1) {
+			ops[r] = append(ops[r], transport.Op{Src: r, Dst: (r + 1 + i/2) % ranks, Channel: i % 2, Bytes: 8, Atomic: true, Flush: true, Tag: int64(200 + i)})
+		}
+	}
+	n := ranks * (120 + 2*(ranks-1))
+	cfg := DefaultConfig()
+	cfg.QPsPerPeer = 2
+	cfg.PerDoorbell = 2
+	with, evWith := runConnLead(t, cfg, ranks, ranks, false, ops, true)
+	without, evWithout := runConnLead(t, cfg, ranks, ranks, false, ops, false)
+	if len(with) != len(without) || len(with) != n {
+		t.Fatalf("%d and %d deliveries, want %d", len(with), len(without), n)
+	}
+	for i := range with {
+		if with[i] != without[i] {
+			t.Fatalf("delivery %d: %+v with the lead, %+v without", i, with[i], without[i])
+		}
+	}
+	if evWith >= evWithout {
+		t.Fatalf("%d events with the lead, %d without: none skipped", evWith, evWithout)
+	}
 }
 
 func TestConnDeliversEveryOpOnceInPathOrder(t *testing.T) {

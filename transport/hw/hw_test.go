@@ -221,22 +221,24 @@ func TestDoorbellLeadSkipsFreeEventsExactly(t *testing.T) {
 	}
 }
 
-// A doorbell that arrives sooner than the declared lead means the model
-// declared it wrongly: Ring refuses it rather than let a queue freed
-// without an event serve it early.
+// A doorbell that arrives while a queue's handling was taken to end
+// unrung means the declared lead is wrong: Ring refuses it rather than
+// let the queue serve it early.
 func TestRingRefusesADoorbellInsideTheLead(t *testing.T) {
 	t.Parallel()
 	p := NewNICParams(profile.MustLoad("p-ib"))
 	e := &sim.Engine{}
 	f := NewFabric(e, p, 2, 1, &sink{})
-	f.DoorbellLead(p.MMIO)
+	f.DoorbellLead(10 * sim.Microsecond)
 	n := f.NICs[0]
 	n.Post(0, Msg{Dst: 1, Bytes: 8, BBs: 1})
-	n.Ring(e, 0, 0, p.MMIO) // at the lead: accepted
+	n.Ring(e, 0, 0, p.MMIO)
+	e.RunUntil(p.MMIO + p.Doorbell/2) // the doorbell is being handled
 	defer func() {
 		if recover() == nil {
-			t.Fatal("a doorbell arriving sooner than the declared lead was accepted")
+			t.Fatal("a doorbell inside the declared lead was accepted")
 		}
 	}()
-	n.Ring(e, 0, 0, p.MMIO/2)
+	n.Post(0, Msg{Dst: 1, Bytes: 8, BBs: 1})
+	n.Ring(e, e.Now(), 0, p.MMIO)
 }

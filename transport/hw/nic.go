@@ -156,7 +156,23 @@ type qpState struct {
 	head, tail     int32
 	dbHead, dbTail int32
 	rung           int32 // doorbells on their way to the NIC
-	busy           bool
+	// free is qBusy while an event will free the queue; otherwise, when
+	// its last doorbell handling ended without one (see freeAt), 1 + how
+	// long before lastReady that was: no doorbell may arrive before it.
+	free uint32
+}
+
+const qBusy = 1 << 31
+
+func (q *qpState) busy() bool { return q.free&qBusy != 0 }
+
+// freeTime is when the queue's doorbell handling ended without an event,
+// or 0.
+func (q *qpState) freeTime() sim.Time {
+	if q.free == 0 || q.busy() {
+		return 0
+	}
+	return q.lastReady - sim.Time(q.free-1)
 }
 
 // ringing is a doorbell that reached the NIC: the ring index it announces
@@ -275,7 +291,7 @@ func (n *NIC) QPsUsed() int {
 // the NIC's, kept apart). The emulated NIC's engines hold queues by number.
 func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 	p := n.P
-	if q.busy || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 ||
+	if q.busy() || now < q.freeTime() || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 ||
 		q.lastReady > now+p.Doorbell+p.WQE {
 		return
 	}
@@ -303,6 +319,7 @@ type Fabric struct {
 	// QP's index among the requester's QPs to it (PeerQPs).
 	peerQPs int32
 	lead    sim.Time // every doorbell arrives at least this long after it is rung (DoorbellLead)
+	leadOf  func(nic, qp int) sim.Time
 	qstate  sim.Slab[qpState]
 	dbs     sim.Slab[ringing]
 	sink    Sink
@@ -425,6 +442,12 @@ func (f *Fabric) SetDCTs(n int) { f.dcts = int32(max(1, n)) }
 // no doorbell can find it busy.
 func (f *Fabric) DoorbellLead(d sim.Time) { f.lead = d }
 
+// DoorbellLeadOf is DoorbellLead per queue, asked as the NIC begins a
+// doorbell: the requester knows, for instance, that a queue with no WQE
+// reserved and unpublished cannot be rung before a new post has reserved
+// one and built it.
+func (f *Fabric) DoorbellLeadOf(lead func(nic, qp int) sim.Time) { f.leadOf = lead }
+
 // PeerQPs makes queue q of a NIC its (q mod n)-th QP to NIC q/n, as a
 // responder numbers its contexts: requester·n + q mod n.
 func (f *Fabric) PeerQPs(n int) { f.peerQPs = int32(n) }
@@ -473,10 +496,11 @@ func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n
 // Ring is Doorbell with the writer's own MMIO latency (a host thread's
 // doorbell store takes a different path than an SM's).
 func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
-	if at+mmio < e.Now()+n.fab.lead {
-		panic(fmt.Sprintf("hw: a doorbell rung at %v arrives at %v, sooner than the declared lead %v after now (%v)", at, at+mmio, n.fab.lead, e.Now()))
-	}
 	q := n.qp(qp)
+	if f := q.freeTime(); at+mmio < f {
+		panic(fmt.Sprintf("hw: NIC %d QP %d rung at %v arrives at %v, before %v, while its doorbell handling was taken to end unrung (the declared doorbell lead is wrong)",
+			n.Index, qp, at, at+mmio, f))
+	}
 	q.rung++
 	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(q.posted)<<24)
 }
@@ -501,12 +525,12 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 			q.dbHead = d
 		}
 		q.dbTail = d
-		if !q.busy {
+		if !q.busy() {
 			n.serve(e, qp)
 		}
 	case opQPFree:
 		q := n.fab.qstate.At(n.qpIx[arg] - 1)
-		q.busy = false
+		q.free = 0
 		if q.dbHead >= 0 {
 			n.serve(e, int(arg))
 		} else {
@@ -568,7 +592,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	}
 	now := e.Now()
 	p := n.P
-	q.busy = true
+	q.free = qBusy
 	if cnt <= 0 {
 		n.freeAt(e, qp, q, now+p.Doorbell)
 		return
@@ -633,10 +657,19 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 // WQE (at or after t) does: it is marked free now, and the order of every
 // other event stays as it was.
 func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
-	if q.dbHead < 0 && q.rung == 0 && t <= e.Now()+n.fab.lead {
-		q.busy = false
-		return
+	if q.dbHead < 0 && q.rung == 0 {
+		lead := n.fab.lead
+		if n.fab.leadOf != nil && t > e.Now()+lead {
+			lead = max(lead, n.fab.leadOf(n.Index, qp))
+		}
+		// The offset below lastReady fits 31 bits; lastReady is at least
+		// t once a WQE was served.
+		if d := q.lastReady - t; t <= e.Now()+lead && d >= 0 && d < qBusy-1 {
+			q.free = uint32(d) + 1
+			return
+		}
 	}
+	q.free = qBusy
 	e.At(t, n.id, opQPFree, int64(qp))
 }
 
