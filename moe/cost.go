@@ -24,30 +24,31 @@ type Queues struct {
 }
 
 // Per-item memory of the model, fit to the peak RSS of moebench run
-// --transport mini-gda side by side on linux/amd64 (ranks 16 to 8,192
-// with max(256, ranks) experts, tokens 128 and 512, ll mode, plus 256
-// ranks through the proxy, over DC and in normal mode): from 512 ranks up
-// the estimate was 0.93x to 1.06x the measured peak, at 16 to 256 ranks
-// (40 to 690 MiB) 0.75x to 1.18x. Past 256 experts a rank's LL warps and
-// its (rank, expert) pairs (a count and a flag each, their messages, queue
+// --transport mini-gda on linux/amd64 (ranks 16 to 4,096 on a 2-core
+// machine and 8,192 on a 16-core one, with max(256, ranks) experts,
+// tokens 128 and 512, ll mode, plus 256 ranks through the proxy, over DC
+// and in normal mode): from 512 ranks up the estimate is 0.97x to 1.15x
+// the measured peak side by side, at 16 to 256 ranks (40 to 700 MiB)
+// 0.78x to 1.09x. Past 256 experts a rank's LL warps and its (rank,
+// expert) pairs (a count and a flag each, their messages, events, queue
 // pairs and posts) outgrow everything else. A send queue's dense GPU and
 // NIC counters are 20 bytes whatever else the fit says.
 const (
-	costBase        = 29 << 20  // the program, profile and tables
-	costPerRank     = 356 << 10 // per-rank state: SMs, NIC, timelines
-	costPerWarp     = 160       // a sending warp of either phase and its post
-	costPerPair     = 517       // a (rank, expert) pair: its count and flag
-	costPerSel      = 198       // a selection's routing, layout and messages
+	costBase        = 32 << 20  // the program, profile and tables
+	costPerRank     = 448 << 10 // per-rank state: SMs, NIC, timelines
+	costPerWarp     = 130       // a sending warp of either phase and its post
+	costPerPair     = 460       // a (rank, expert) pair: its count and flag
+	costPerSel      = 112       // a selection's routing, layout and messages
 	costPerQP       = 20        // a send queue's GPU and NIC counters
 	costPerRing     = 1 << 10
 	costPerDCI      = 400
 	costPerProxySel = 1700 // per selection through a CPU proxy
 	// costSMs is the GPU the launch shape assumes (an H100 or H200).
 	costSMs = 132
-	// The share of the rest that one phase holds at its peak: 0.49 to
-	// 0.66 of the side-by-side estimate, measured in turn at 512 to 4,096
-	// ranks (the estimate was 0.83x to 1.12x of those runs).
-	costInTurnShare = 0.55
+	// The share of the rest that one phase holds at its peak, measured in
+	// turn at 512 to 8,192 ranks (the estimate is 0.86x to 1.13x of those
+	// runs, 0.99x at 4,096 and 8,192).
+	costInTurnShare = 0.52
 )
 
 // EstimateCost is the memory and messages of one layer of s on queues q.
