@@ -178,12 +178,16 @@ func (c *conn) lead(nic, qp int) sim.Time {
 	if q.reserved != q.published {
 		return 0
 	}
-	g := &c.gpu
-	reserve := g.Atomic
+	return c.fab.P.MMIO + c.cfg.libCost(&c.gpu) + c.reserveCost()
+}
+
+// reserveCost is a post's reservation of its slot: thread-private, or an
+// atomic on the shared producer index (or the lock).
+func (c *conn) reserveCost() sim.Time {
 	if c.cfg.Publication == PubThread {
-		reserve = g.Reserve
+		return c.gpu.Reserve
 	}
-	return c.fab.P.MMIO + c.cfg.libCost(g) + reserve
+	return c.gpu.Atomic
 }
 
 // sq is the index of m's send queue in sqs.
@@ -284,12 +288,7 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 			c.spaceWait[sq] = append(c.spaceWait[sq], pi)
 			return
 		}
-		th.Compute(c.cfg.libCost(g))
-		if c.cfg.Publication == PubThread {
-			th.Compute(g.Reserve)
-		} else {
-			th.Compute(g.Atomic) // shared producer index (or the lock)
-		}
+		th.Compute(c.cfg.libCost(g) + c.reserveCost())
 		m.WQE = q.reserved // its slot until published
 		q.reserved++
 		lay := c.layout(&m)
@@ -306,17 +305,17 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 			c.pubWait[int64(sq)<<32|int64(m.WQE)] = pi
 			return
 		}
-		c.publish(e, pi, q)
+		c.publish(e, pi, q, m)
 	case pDoPublish:
-		c.publish(e, pi, q)
+		c.publish(e, pi, q, m)
 	}
 }
 
-func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue) {
+// publish writes m, poster pi's message, into its queue q.
+func (c *conn) publish(e *sim.Engine, pi int32, q *sendQueue, m hw.Msg) {
 	p := c.post.At(pi)
 	th := &p.w.T
 	id := p.msg
-	m := c.fab.Msg(id)
 	src := c.fab.NICs[m.Src]
 	qp, sq := int(m.QP), c.sq(&m)
 	// Like the libraries, request a CQE only every few WQEs (and on a

@@ -142,8 +142,8 @@ func (r *rec) decode() Msg {
 // txCtx and rxCtx are the connection contexts the requester (its QP or
 // DCI) and the responder (its QP for this connection, keyed by the
 // requester and its QP, or one of its DCTs, keyed apart from QP numbers)
-// need in their caches.
-func (f *Fabric) txCtx(r *rec) int32 {
+// need in their caches; the responder's numbering is the fabric's.
+func (r *rec) txCtx() int32 {
 	if r.has(fDC) {
 		return 1<<22 | r.qp()
 	}

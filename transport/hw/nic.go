@@ -608,7 +608,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := f.txCtx(f.msgs.At(q.head)); !n.ctx.Touch(ctx) {
+	if ctx := f.msgs.At(q.head).txCtx(); !n.ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}

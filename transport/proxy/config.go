@@ -186,6 +186,10 @@ func (c *Config) classes() int {
 	return 1
 }
 
+// qpsPerNIC is the send queues of a NIC: every worker's, per class, to
+// every one of ranks destinations.
+func (c *Config) qpsPerNIC(ranks int) int { return c.Workers * c.classes() * ranks }
+
 // ring is the ring channel ch's operations go through: reserved
 // background channels to the background rings, atomics (counts, tails) to
 // the reserved rings when there are any, writes to the rest.

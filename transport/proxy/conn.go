@@ -39,7 +39,7 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
 	cfg := t.cfg.withDefaults()
-	if qps := cfg.Workers * cfg.classes() * env.Ranks; env.Ranks > hw.MaxNICs || qps > hw.MaxQPs {
+	if qps := cfg.qpsPerNIC(env.Ranks); env.Ranks > hw.MaxNICs || qps > hw.MaxQPs {
 		return nil, fmt.Errorf("mini-proxy: %d ranks need %d QPs per NIC, more than the model's %d", env.Ranks, qps, hw.MaxQPs)
 	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
@@ -141,7 +141,7 @@ func (c *conn) Resources() transport.Resources {
 		active = max(active, len(u)*cfg.Workers)
 	}
 	return transport.Resources{
-		QPsPerNIC:         cfg.Workers * cfg.classes() * c.env.Ranks,
+		QPsPerNIC:         cfg.qpsPerNIC(c.env.Ranks),
 		ActiveConnPerNIC:  active,
 		ConnKnee:          c.m.fab.P.ConnEntries,
 		ProxyRings:        cfg.Rings,

@@ -97,7 +97,7 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		active = max(active, p*cfg.Workers)
 	}
 	est := transport.Estimate{Resources: transport.Resources{
-		QPsPerNIC:         cfg.Workers * cfg.classes() * d.Ranks,
+		QPsPerNIC:         cfg.qpsPerNIC(d.Ranks),
 		ActiveConnPerNIC:  active,
 		ConnKnee:          np.ConnEntries,
 		ProxyRings:        cfg.Rings,

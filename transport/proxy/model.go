@@ -113,7 +113,7 @@ type model struct {
 func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	cfg = cfg.withDefaults()
 	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks, readAt: make([]sim.Time, ranks), perGPU: 1}
-	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.Workers*cfg.classes()*ranks, m)
+	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.qpsPerNIC(ranks), m)
 	m.fab.DoorbellLead(m.c.hostMMIO) // workers ring from their own clock, never behind the engine's
 	m.pubID = e.Register(sim.HandlerFunc(m.publish))
 	for i := range ranks {
