@@ -87,6 +87,13 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 		errUsage, what, fmtBytes(c.Bytes), fmtCount(c.Messages), limit)
 }
 
+// layerCost is the estimated cost of one layer of configuration c on a
+// mechanism, its queues following the layer's channels.
+func layerCost(c config, mechanism string, numSMs int) moe.Cost {
+	layer, _ := moe.Channels(c.shape, c.mode, numSMs, c.bg)
+	return moe.EstimateCost(c.shape, layerQueues(c, mechanism, layer))
+}
+
 // layerQueues estimates a configuration's queues on a mechanism from the
 // knobs in force: the preset's own values are small, a knob can be large.
 func layerQueues(c config, mechanism string, channels int) moe.Queues {

@@ -242,8 +242,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
 	for ci, c := range configs {
 		for pi, p := range presets {
-			layer, _ := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-			cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
+			cost := layerCost(c, p.Mechanism, f.numSMs)
 			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
 			if conc > 1 {
 				cost.Bytes, cost.InTurn = clampMul(cost.Bytes, conc), clampMul(cost.InTurn, conc)

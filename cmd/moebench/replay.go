@@ -391,8 +391,7 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // with dispatch and combine in turn runs them in turn, as run does.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
 	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
-	layer, _ := moe.Channels(c.shape, c.mode, rp.lf.numSMs, c.bg)
-	cost := moe.EstimateCost(c.shape, layerQueues(c, p.Mechanism, layer))
+	cost := layerCost(c, p.Mechanism, rp.lf.numSMs)
 	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
 	inTurn, _, err := rp.lf.budget.place(rp.lf.log, what, c.mode, cost)
 	if err != nil {
