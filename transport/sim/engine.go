@@ -44,9 +44,17 @@ const (
 	maxSeq      = 1<<(64-keySeq) - 1
 )
 
-func (it *item) seq() uint64      { return it.key >> keySeq }
 func (it *item) handler() uint32  { return uint32(it.key>>keyH) & (MaxHandlers - 1) }
 func (it *item) operation() int32 { return int32(uint8(it.key)) }
+
+// compareItems orders by time, then by schedule sequence, as before does,
+// for sorts.
+func compareItems(a, b *item) int {
+	if c := cmp.Compare(a.at, b.at); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.key, b.key)
+}
 
 // before orders by time, then by schedule sequence. Written so that the
 // compiler can evaluate it without branches: heap comparisons on event
@@ -235,12 +243,7 @@ func (e *Engine) renumber() {
 	for i := range e.far {
 		all = append(all, &e.far[i])
 	}
-	slices.SortFunc(all, func(a, b *item) int {
-		if c := cmp.Compare(a.at, b.at); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.key, b.key)
-	})
+	slices.SortFunc(all, compareItems)
 	if uint64(len(all)) >= maxSeq {
 		panic(fmt.Sprintf("sim: %d events pending, more than an engine numbers", len(all)))
 	}
@@ -372,12 +375,7 @@ func (e *Engine) sortRun() {
 	if len(r) > inPlaceItems {
 		// A burst: sorted in place (by time and sequence, the same order
 		// as the stable sort's) rather than beside a copy as large.
-		slices.SortFunc(r, func(a, b item) int {
-			if c := cmp.Compare(a.at, b.at); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.key, b.key)
-		})
+		slices.SortFunc(r, func(a, b item) int { return compareItems(&a, &b) })
 		return
 	}
 	if len(r) <= 64 {
