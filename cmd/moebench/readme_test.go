@@ -362,3 +362,25 @@ func TestREADMELaunchLimit(t *testing.T) {
 		t.Errorf("a layer past its launch prints no '# ll launch: ' line:\n%s", out)
 	}
 }
+
+// The README's state per (rank, expert) pair is what the memory estimate
+// charges one: two shapes that differ only in experts per rank, with the
+// same launch (132 SMs of 8 warps posting), differ by that many bytes a
+// pair.
+func TestREADMEStatePerPair(t *testing.T) {
+	t.Parallel()
+	m := regexp.MustCompile(`each \(rank, expert\) pair holds about (\d+)\s+bytes of state`).FindStringSubmatch(readme(t))
+	if m == nil {
+		t.Fatal("README lacks the state per (rank, expert) pair")
+	}
+	claim, _ := strconv.Atoi(m[1])
+	shape := func(experts int) moe.Shape {
+		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 132, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+	}
+	q := moe.Queues{QPs: 1 << 20}
+	lo, hi := moe.EstimateCost(shape(7*132), q), moe.EstimateCost(shape(8*132), q)
+	per := float64(hi.Bytes-lo.Bytes) / (132 * 132)
+	if math.Abs(per-float64(claim)) > 0.05*per {
+		t.Errorf("README says about %d bytes a pair; the estimate charges %.0f", claim, per)
+	}
+}
