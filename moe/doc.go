@@ -32,7 +32,8 @@
 //     credits); per phase the physical bytes and DeepEP's own count
 //     (DeepEPGBps);
 //   - Routing.CheckGroups counts tokens beyond a group limit;
-//   - oracles: LLLayout.CheckDispatch checks delivered messages against
+//   - oracles: LLLayout.CheckDispatch (DispatchCheck as messages arrive)
+//     checks delivered messages against
 //     the receive layout [local expert][source rank][slot], and
 //     Routing.CheckCombine checks combined outputs against
 //     CombineReference, built from the Payload and ExpertOutput stand-ins.

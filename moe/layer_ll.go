@@ -335,12 +335,12 @@ type llDispatch struct {
 	gate      []int32
 	gateStart []sim.Time
 	// correctness
-	got     []Delivery
+	check   *DispatchCheck
 	sumGot  []uint64
 	msgBase int64
 }
 
-func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, []Delivery, error) {
+func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, *DispatchCheck, error) {
 	d := &llDispatch{}
 	d.init(d, cfg, l, g, probs, ph)
 	e, conn, err := openPhaseOn(cfg, d.delivered, g.mem)
@@ -387,7 +387,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 	for r := range R {
 		d.tasksLeft[r] = int32(d.nl * R)
 	}
-	d.got = make([]Delivery, 0, len(l.Msgs))
+	d.check = l.NewDispatchCheck(blocks)
 	d.sumGot = make([]uint64, R)
 	d.bg = newBackground(e, cfg.Background, conn, g, R, d.nl)
 	if err := d.run(); err != nil {
@@ -407,7 +407,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemLis
 			}
 		}
 	}
-	return conn.Resources(), d.got, nil
+	return conn.Resources(), d.check, nil
 }
 
 // llBytes is each rank's algorithm-bandwidth numerator: its valid
@@ -613,7 +613,7 @@ func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 		d.probs.add("dispatch: rank %d token %d reached expert %d after its count: the receiver would copy a stale slot",
 			src, m.Token, int(m.DstRank)*d.nl+int(m.LocalExpert))
 	}
-	d.got = append(d.got, Delivery{SrcRank: int32(src), Token: m.Token, DstRank: int32(dst), LocalExpert: m.LocalExpert, Slot: m.RecvSlot})
+	d.check.Add(Delivery{SrcRank: int32(src), Token: m.Token, DstRank: int32(dst), LocalExpert: m.LocalExpert, Slot: m.RecvSlot})
 	if !d.cfg.NoPayload {
 		d.sumGot[dst] += Payload(src, int(m.Token))
 	}
@@ -689,10 +689,9 @@ type llGroup struct {
 type llCombine struct {
 	llBase
 	groups    []llGroup
-	blockOff  []int32 // [expert·R + src] start in blockMsg
-	blockMsg  []int32 // message indices grouped by (expert, src) block, in slot order
-	flagSeen  []bool  // [expert·R + dst]
-	flagsLeft []int32 // per rank
+	blocks    LLBlocks // the messages each (expert, source) block sends back
+	flagSeen  []bool   // [expert·R + dst]
+	flagsLeft []int32  // per rank
 	maxDetect []sim.Time
 	gateT     []transport.Times
 	gateLocal []bool
@@ -700,8 +699,8 @@ type llCombine struct {
 	out       [][]float64
 }
 
-func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
-	c := &llCombine{}
+func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
+	c := &llCombine{blocks: blocks}
 	c.init(c, cfg, l, g, probs, ph)
 	e, conn, err := openPhaseOn(cfg, c.delivered, g.mem)
 	if err != nil {
@@ -710,24 +709,6 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 	c.e, c.conn = e, conn
 	c.id = e.Register(c)
 	S, G, R, E := c.ls.S, c.ls.G, c.R, c.E
-	// Blocks: the messages expert ex received from src, in slot order.
-	c.blockOff = make([]int32, E*R+1)
-	for src := range R {
-		for ex := range E {
-			c.blockOff[ex*R+src+1] = l.Counts[src*E+ex]
-		}
-	}
-	for i := 1; i < len(c.blockOff); i++ {
-		c.blockOff[i] += c.blockOff[i-1]
-	}
-	c.blockMsg = make([]int32, len(l.Msgs))
-	for src := range R {
-		for i := l.Start[src]; i < l.Start[src+1]; i++ {
-			m := l.Msgs[i]
-			ex := int(m.DstRank)*c.nl + int(m.LocalExpert)
-			c.blockMsg[int(c.blockOff[ex*R+src])+int(m.RecvSlot)] = int32(i)
-		}
-	}
 	// Each group gets as many warps as its largest block needs, up to wpg.
 	SG := S * G
 	c.groups = make([]llGroup, R*SG)
@@ -738,7 +719,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList
 			for i := grp; i < c.nl*R; i += SG {
 				le, dst := i/R, i%R
 				b := (r*c.nl+le)*R + dst
-				most = max(most, int(c.blockOff[b+1]-c.blockOff[b]))
+				most = max(most, int(c.blocks.Off[b+1]-c.blocks.Off[b]))
 			}
 			nw := max(1, min(most, c.ls.wpg))
 			c.groups[r*SG+grp] = llGroup{rank: int32(r), grp: int32(grp), warp0: int32(nwarps), nw: int32(nw)}
@@ -850,7 +831,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 	gr := &c.groups[ws.g]
 	r := w.Rank
 	b := (r*c.nl+le)*c.R + dst
-	n := int(c.blockOff[b+1] - c.blockOff[b])
+	n := int(c.blocks.Off[b+1] - c.blocks.Off[b])
 	if int(ws.j) >= n {
 		gr.t = max(gr.t, w.T.T)
 		gr.pending--
@@ -867,7 +848,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 		}
 		return
 	}
-	mi := c.blockMsg[int(c.blockOff[b])+int(ws.j)]
+	mi := c.blocks.Msg[int(c.blocks.Off[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
 	ws.tag = int32(mi)
 	if dst != r {
@@ -981,6 +962,7 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 	}
 	l := cfg.Routing.LL()
+	blocks := l.Blocks() // read by both phases, so built before either starts
 	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 	res.NumSMs = llLaunch(s, cfg.NumSMs, g.costs.SMs).S
 	// Dispatch and combine are simulated from their own start, each on its
@@ -992,15 +974,15 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		err1, err     error
 	)
 	dispatch := func() {
-		var got []Delivery
-		r1, got, err1 = runLLDispatch(cfg, l, g, &probs, &res.Dispatch)
+		var check *DispatchCheck
+		r1, check, err1 = runLLDispatch(cfg, l, blocks, g, &probs, &res.Dispatch)
 		if err1 == nil {
-			probs.addErr(l.CheckDispatch(got))
+			probs.addErr(check.Err())
 		}
 	}
 	combine := func() {
 		g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
-		r2, err = runLLCombine(cfg, l, g2, &probs2, &res.Combine)
+		r2, err = runLLCombine(cfg, l, blocks, g2, &probs2, &res.Combine)
 	}
 	if cfg.InTurn {
 		dispatch()

@@ -1,6 +1,10 @@
 package moe
 
-import "slices"
+import (
+	"slices"
+
+	"moebench/internal/hugepage"
+)
 
 // Locality is where a selection goes relative to its source rank, which
 // decides the path: a local copy, NVLink, or the network.
@@ -141,6 +145,41 @@ func (r *Routing) LL() *LLLayout {
 
 // From returns the messages source rank src sends.
 func (l *LLLayout) From(src int) []LLMessage { return l.Msgs[l.Start[src]:l.Start[src+1]] }
+
+// LLBlocks indexes a layout by receive block, the messages physical
+// expert p received from source src: Msg[Off[p·Ranks+src]+slot] is the
+// index in Msgs of the message at that RecvSlot. Combine walks the blocks
+// to send tokens back and the dispatch check finds a slot's token through
+// them, so one table serves both: 4 bytes a (rank, expert) pair and 4 a
+// message.
+type LLBlocks struct {
+	Off []int32 // Physical()·Ranks + 1 offsets into Msg
+	Msg []int32
+}
+
+// Blocks builds the layout's block index.
+func (l *LLLayout) Blocks() LLBlocks {
+	s := l.Shape
+	R, phys := s.Ranks, s.Physical()
+	b := LLBlocks{Off: hugepage.Make[int32](phys*R + 1), Msg: make([]int32, len(l.Msgs))}
+	for src := range R {
+		for p := range phys {
+			b.Off[p*R+src+1] = l.Counts[src*phys+p]
+		}
+	}
+	for i := 1; i < len(b.Off); i++ {
+		b.Off[i] += b.Off[i-1]
+	}
+	nl := s.LocalExperts()
+	for src := range R {
+		for i := l.Start[src]; i < l.Start[src+1]; i++ {
+			m := &l.Msgs[i]
+			p := int(m.DstRank)*nl + int(m.LocalExpert)
+			b.Msg[int(b.Off[p*R+src])+int(m.RecvSlot)] = int32(i)
+		}
+	}
+	return b
+}
 
 // Count is the number of messages src sends to local expert le of rank dst:
 // the value DeepEP's sender adds to the receiver's count[le][src].

@@ -3,6 +3,7 @@ package moe
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -67,58 +68,73 @@ func (p *problems) err() error {
 // reports missing, duplicate, misplaced and unexpected deliveries, naming
 // ranks, tokens and experts; nil means the dispatch was exact.
 func (l *LLLayout) CheckDispatch(delivered []Delivery) error {
-	s := l.Shape
+	c := l.NewDispatchCheck(l.Blocks())
+	for _, d := range delivered {
+		c.Add(d)
+	}
+	return c.Err()
+}
+
+// DispatchCheck is CheckDispatch fed one delivery at a time, as a
+// simulation makes them: it holds a bit per message rather than the
+// deliveries, and finds a slot's token through the layout's blocks.
+type DispatchCheck struct {
+	l    *LLLayout
+	b    LLBlocks
+	seen []uint64 // by position in b.Msg
+	n    int      // deliveries added
+	pr   problems
+}
+
+// NewDispatchCheck starts a check against l, whose blocks are b.
+func (l *LLLayout) NewDispatchCheck(b LLBlocks) *DispatchCheck {
+	return &DispatchCheck{l: l, b: b, seen: make([]uint64, (len(b.Msg)+63)/64), pr: problems{what: "dispatch check"}}
+}
+
+// Add checks one delivery.
+func (c *DispatchCheck) Add(d Delivery) {
+	s := c.l.Shape
+	ranks, nl := s.Ranks, s.LocalExperts()
+	i := c.n
+	c.n++
+	if d.SrcRank < 0 || int(d.SrcRank) >= ranks || d.DstRank < 0 || int(d.DstRank) >= ranks ||
+		d.LocalExpert < 0 || int(d.LocalExpert) >= nl || d.Slot < 0 || d.Token < 0 {
+		c.pr.add("delivery %d (src rank %d token %d → rank %d local expert %d slot %d) is out of range",
+			i, d.SrcRank, d.Token, d.DstRank, d.LocalExpert, d.Slot)
+		return
+	}
+	p := int(d.DstRank)*nl + int(d.LocalExpert)
+	b := p*ranks + int(d.SrcRank)
+	if n := c.b.Off[b+1] - c.b.Off[b]; d.Slot >= n {
+		c.pr.add("rank %d token %d delivered to expert %d (rank %d local %d) slot %d, but that expert expects %d tokens from rank %d",
+			d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot, n, d.SrcRank)
+		return
+	}
+	j := int(c.b.Off[b] + d.Slot)
+	switch want := c.l.Msgs[c.b.Msg[j]].Token; {
+	case c.seen[j/64]&(1<<(j%64)) != 0:
+		c.pr.add("rank %d token %d delivered twice to expert %d (rank %d local %d) slot %d",
+			d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot)
+	case want != d.Token:
+		c.pr.add("rank %d token %d misplaced at expert %d (rank %d local %d) slot %d, which belongs to token %d",
+			d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot, want)
+	}
+	c.seen[j/64] |= 1 << (j % 64)
+}
+
+// Err reports what the deliveries added so far got wrong, the slots never
+// filled included; nil means the dispatch was exact.
+func (c *DispatchCheck) Err() error {
+	s := c.l.Shape
 	ranks, phys, nl := s.Ranks, s.Physical(), s.LocalExperts()
-	// Blocks are (expert p, source) pairs; off[p*ranks+src] is where the
-	// block's slots start in want.
-	off := make([]int, phys*ranks+1)
+	pr := problems{what: c.pr.what, n: c.pr.n, msgs: slices.Clone(c.pr.msgs)}
 	for p := range phys {
 		for src := range ranks {
 			b := p*ranks + src
-			off[b+1] = off[b] + int(l.Counts[src*phys+p])
-		}
-	}
-	want := make([]int32, len(l.Msgs))
-	for src := range ranks {
-		for _, m := range l.From(src) {
-			p := int(m.DstRank)*nl + int(m.LocalExpert)
-			want[off[p*ranks+src]+int(m.RecvSlot)] = m.Token
-		}
-	}
-	seen := make([]bool, len(l.Msgs))
-	pr := problems{what: "dispatch check"}
-	for i, d := range delivered {
-		if d.SrcRank < 0 || int(d.SrcRank) >= ranks || d.DstRank < 0 || int(d.DstRank) >= ranks ||
-			d.LocalExpert < 0 || int(d.LocalExpert) >= nl || d.Slot < 0 || d.Token < 0 {
-			pr.add("delivery %d (src rank %d token %d → rank %d local expert %d slot %d) is out of range",
-				i, d.SrcRank, d.Token, d.DstRank, d.LocalExpert, d.Slot)
-			continue
-		}
-		p := int(d.DstRank)*nl + int(d.LocalExpert)
-		b := p*ranks + int(d.SrcRank)
-		if n := off[b+1] - off[b]; int(d.Slot) >= n {
-			pr.add("rank %d token %d delivered to expert %d (rank %d local %d) slot %d, but that expert expects %d tokens from rank %d",
-				d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot, n, d.SrcRank)
-			continue
-		}
-		j := off[b] + int(d.Slot)
-		switch {
-		case seen[j]:
-			pr.add("rank %d token %d delivered twice to expert %d (rank %d local %d) slot %d",
-				d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot)
-		case want[j] != d.Token:
-			pr.add("rank %d token %d misplaced at expert %d (rank %d local %d) slot %d, which belongs to token %d",
-				d.SrcRank, d.Token, p, d.DstRank, d.LocalExpert, d.Slot, want[j])
-		}
-		seen[j] = true
-	}
-	for p := range phys {
-		for src := range ranks {
-			b := p*ranks + src
-			for j := off[b]; j < off[b+1]; j++ {
-				if !seen[j] {
+			for j := c.b.Off[b]; j < c.b.Off[b+1]; j++ {
+				if c.seen[j/64]&(1<<(j%64)) == 0 {
 					pr.add("rank %d token %d never reached expert %d (rank %d local %d) slot %d",
-						src, want[j], p, p/nl, p%nl, j-off[b])
+						src, c.l.Msgs[c.b.Msg[j]].Token, p, p/nl, p%nl, j-c.b.Off[b])
 				}
 			}
 		}

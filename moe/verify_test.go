@@ -94,6 +94,64 @@ func TestRecvRange(t *testing.T) {
 	}
 }
 
+// TestBlocks checks the block index against the layout: every message
+// once, at its expert's block from its source, at its RecvSlot, and each
+// block where RecvRange puts it within its expert.
+func TestBlocks(t *testing.T) {
+	t.Parallel()
+	r := mustGenerate(t, v3(), "powerlaw:1.2", 9)
+	l := r.LL()
+	b := l.Blocks()
+	R, nl := r.Shape.Ranks, r.Shape.LocalExperts()
+	for p := range r.Shape.Physical() {
+		for src := range R {
+			begin, n := l.RecvRange(p, src)
+			off := int(b.Off[p*R+src])
+			if off-int(b.Off[p*R]) != begin || int(b.Off[p*R+src+1])-off != n {
+				t.Fatalf("expert %d source %d: block [%d, %d), RecvRange %d+%d", p, src, off, b.Off[p*R+src+1], begin, n)
+			}
+			for slot := range n {
+				i := int(b.Msg[off+slot])
+				m := l.Msgs[i]
+				if i < l.Start[src] || i >= l.Start[src+1] || int(m.DstRank)*nl+int(m.LocalExpert) != p || int(m.RecvSlot) != slot {
+					t.Fatalf("expert %d source %d slot %d holds message %d %+v", p, src, slot, i, m)
+				}
+			}
+		}
+	}
+	if int(b.Off[len(b.Off)-1]) != len(l.Msgs) {
+		t.Fatalf("blocks hold %d messages, the layout %d", b.Off[len(b.Off)-1], len(l.Msgs))
+	}
+}
+
+// TestDispatchCheckStreams feeds a check one delivery at a time and asks
+// for its verdict twice: reporting the slots never filled must not change
+// what it holds.
+func TestDispatchCheckStreams(t *testing.T) {
+	t.Parallel()
+	r := mustGenerate(t, v3(), "uniform", 5)
+	l := r.LL()
+	c := l.NewDispatchCheck(l.Blocks())
+	exp := l.Expected()
+	for _, d := range exp[:len(exp)-3] {
+		c.Add(d)
+	}
+	c.Add(exp[0])
+	first := c.Err()
+	if first == nil || !strings.Contains(first.Error(), "4 problems") || !strings.Contains(first.Error(), "delivered twice") {
+		t.Fatalf("Err = %v, want a duplicate and three missing", first)
+	}
+	if again := c.Err(); again.Error() != first.Error() {
+		t.Fatalf("second Err = %v, first %v", again, first)
+	}
+	for _, d := range exp[len(exp)-3:] {
+		c.Add(d)
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "1 problem:") {
+		t.Fatalf("after the last deliveries, Err = %v, want only the duplicate", err)
+	}
+}
+
 func TestPayload(t *testing.T) {
 	t.Parallel()
 	seen := map[uint64]bool{}
