@@ -124,6 +124,10 @@ const (
 	opGridSync
 	opLocal
 	opRecvDone
+	// opLaunch starts a rank's kernel: every SM (dispatch) or warp group
+	// (combine) of it in turn, in the order their own events would run,
+	// so that a launch of millions is R events pending, not millions.
+	opLaunch
 )
 
 // llBase is what both LL phases share.
@@ -366,10 +370,10 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, 
 		for j := range d.nw {
 			d.newWarp(sm*d.nw+j, r, sm, resume)
 		}
-		e.At(cfg.Background.origin()+g.kern.start, d.id, opSMStep, int64(sm))
 	}
 	for r := range R {
 		d.sendLeft[r] = int32(S)
+		e.At(cfg.Background.origin()+g.kern.start, d.id, opLaunch, int64(r))
 	}
 	d.sends = hugepage.MakeTouched[llSend](R * E)
 	for i := range d.sends {
@@ -424,6 +428,10 @@ func (d *llDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opSMStep:
 		d.step(e, int(arg))
+	case opLaunch:
+		for sm := int(arg) * d.ls.S; sm < (int(arg)+1)*d.ls.S; sm++ {
+			d.step(e, sm)
+		}
 	case opPost:
 		d.post(e, int(arg))
 	case opTaskReady:
@@ -738,10 +746,10 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 			c.newWarp(int(gr.warp0)+j, r, sm, resume)
 			c.pool.a[int(gr.warp0)+j].st.g = int32(gi)
 		}
-		e.At(cfg.Background.origin()+g.kern.start, c.id, opSMStep, int64(gi))
 	}
 	for r := range R {
 		c.sendLeft[r] = int32(SG)
+		e.At(cfg.Background.origin()+g.kern.start, c.id, opLaunch, int64(r))
 	}
 	c.flagSeen = hugepage.Make[bool](E * R)
 	c.flagsLeft = make([]int32, R)
@@ -777,6 +785,11 @@ func (c *llCombine) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opSMStep:
 		c.startBlock(e, int(arg))
+	case opLaunch:
+		SG := c.ls.S * c.ls.G
+		for gi := int(arg) * SG; gi < (int(arg)+1)*SG; gi++ {
+			c.startBlock(e, gi)
+		}
 	case opPost:
 		c.post(e, int(arg))
 	case opLocal:
