@@ -683,20 +683,21 @@ func (d *llDispatch) finishRank(r int) {
 
 // --- combine ---
 
-// llGroup is one warp group's progress through its combine blocks.
+// llGroup is one warp group's progress through its combine blocks, in 16
+// bytes: combine has one per (rank, SM, group), 16.8 million at 4,096
+// ranks. Group gi is group gi mod S·G of rank gi / (S·G); its warps are
+// warp0[gi] on, nw of them.
 type llGroup struct {
-	rank    int32
-	grp     int32
-	round   int32
-	pending int32 // warps still sending this block
-	warp0   int32
-	nw      int32
 	t       sim.Time
+	round   int32
+	pending uint8 // warps still sending this block
+	nw      uint8 // at most a group's warps, 32
 }
 
 type llCombine struct {
 	llBase
 	groups    []llGroup
+	warp0     []int32  // per group
 	blocks    LLBlocks // the messages each (expert, source) block sends back
 	flagSeen  []bool   // [expert·R + dst]
 	flagsLeft []int32  // per rank
@@ -720,6 +721,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	// Each group gets as many warps as its largest block needs, up to wpg.
 	SG := S * G
 	c.groups = make([]llGroup, R*SG)
+	c.warp0 = make([]int32, R*SG)
 	nwarps := 0
 	for r := range R {
 		for grp := range SG {
@@ -730,7 +732,8 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 				most = max(most, int(c.blocks.Off[b+1]-c.blocks.Off[b]))
 			}
 			nw := max(1, min(most, c.ls.wpg))
-			c.groups[r*SG+grp] = llGroup{rank: int32(r), grp: int32(grp), warp0: int32(nwarps), nw: int32(nw)}
+			c.groups[r*SG+grp] = llGroup{nw: uint8(nw)}
+			c.warp0[r*SG+grp] = int32(nwarps)
 			nwarps += nw
 		}
 	}
@@ -738,13 +741,13 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	c.pool.init(nwarps)
 	resume := c.resume
 	for gi := range c.groups {
-		gr := &c.groups[gi]
-		r := int(gr.rank)
-		sm := r*S + int(gr.grp)/G
+		r := gi / SG
+		sm := r*S + gi%SG/G
 		c.sms[sm].Lanes = warpsPerSM
-		for j := range int(gr.nw) {
-			c.newWarp(int(gr.warp0)+j, r, sm, resume)
-			c.pool.a[int(gr.warp0)+j].st.g = int32(gi)
+		w0 := int(c.warp0[gi])
+		for j := range int(c.groups[gi].nw) {
+			c.newWarp(w0+j, r, sm, resume)
+			c.pool.a[w0+j].st.g = int32(gi)
 		}
 	}
 	for r := range R {
@@ -804,9 +807,8 @@ func (c *llCombine) Handle(e *sim.Engine, op int32, arg int64) {
 // block returns group gi's current (local expert, destination) block, or
 // false when it has none left.
 func (c *llCombine) block(gi int) (le, dst int, ok bool) {
-	gr := &c.groups[gi]
 	SG := c.ls.S * c.ls.G
-	i := int(gr.grp) + int(gr.round)*SG
+	i := gi%SG + int(c.groups[gi].round)*SG
 	if i >= c.nl*c.R {
 		return 0, 0, false
 	}
@@ -816,7 +818,7 @@ func (c *llCombine) block(gi int) (le, dst int, ok bool) {
 // startBlock starts group gi's next block: its warps stripe the tokens.
 func (c *llCombine) startBlock(e *sim.Engine, gi int) {
 	gr := &c.groups[gi]
-	r := int(gr.rank)
+	r := gi / (c.ls.S * c.ls.G)
 	le, dst, ok := c.block(gi)
 	if !ok {
 		c.sendLeft[r]--
@@ -827,8 +829,9 @@ func (c *llCombine) startBlock(e *sim.Engine, gi int) {
 		return
 	}
 	gr.pending = gr.nw
+	w0 := int(c.warp0[gi])
 	for j := range int(gr.nw) {
-		wi := int(gr.warp0) + j
+		wi := w0 + j
 		ws := &c.pool.a[wi].st
 		ws.role, ws.j = roleCombine, int32(j)
 		c.pool.a[wi].w.T.T = max(c.pool.a[wi].w.T.T, gr.t)
@@ -849,8 +852,9 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 		gr.t = max(gr.t, w.T.T)
 		gr.pending--
 		if gr.pending == 0 {
-			// bar.sync of the group, then its first warp posts the flag.
-			f := int(gr.warp0)
+			// bar.sync of the group, then its first warp posts the flag:
+			// this warp is the group's (j mod nw)-th.
+			f := wi - int(ws.j)%int(gr.nw)
 			fw := &c.pool.a[f].w
 			fs := &c.pool.a[f].st
 			fw.T.T = max(fw.T.T, gr.t)
@@ -891,7 +895,7 @@ func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
 	switch ws.role {
 	case roleCombine:
 		le, dst, _ := c.block(int(ws.g))
-		ws.j += gr.nw
+		ws.j += int32(gr.nw)
 		c.nextToken(e, int(w.ID), le, dst)
 	case roleFlag:
 		gr.t = max(gr.t, w.T.T)
