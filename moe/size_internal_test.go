@@ -12,3 +12,11 @@ func TestLLWarpSize(t *testing.T) {
 		t.Fatalf("a pooled LL warp is %d bytes, want at most 72", n)
 	}
 }
+
+// Combine keeps a warp group per (rank, SM, group), 16.8 million at 4,096
+// ranks; the README quotes its 16 bytes.
+func TestLLGroupSize(t *testing.T) {
+	if n := unsafe.Sizeof(llGroup{}); n != 16 {
+		t.Fatalf("a combine warp group is %d bytes, want 16", n)
+	}
+}
