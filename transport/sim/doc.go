@@ -11,14 +11,16 @@
 //
 // Time is an integer count of picoseconds, so that sub-nanosecond costs (a
 // 3.85 ns NIC message slot, a 0.5 ns clock cycle) add up without rounding
-// drift. Pending events live in three tiers: a near 4-ary heap holding the
-// current wheel slot, a timing wheel of 8,192 slots of 131 ns whose events
-// wait unsorted in pooled blocks, and a far heap past the wheel's 1 ms
-// horizon. A slot moves into the near heap when the clock reaches it, so
-// with a million events in flight the heap sifts only a slot's worth; the
-// order is (time, sequence) whichever tier an event came through. No
-// goroutine runs per event, and an Engine is used by one goroutine:
-// parallel runs use independent engines.
+// drift. Pending events live in three tiers: the current wheel slot (a
+// sorted run, and a near 4-ary heap beside it), a timing wheel of 8,192
+// slots of 131 ns whose events wait unsorted in pooled blocks, and a far
+// heap past the wheel's 1 ms horizon. When the clock reaches a slot, its
+// blocks are sorted where they lie and become the run; the near heap takes
+// only what is scheduled into the slot later. So with a million events in
+// flight the heap sifts only a few, and a burst is never copied. The order
+// is (time, sequence) whichever tier an event came through. No goroutine
+// runs per event, and an Engine is used by one goroutine: parallel runs
+// use independent engines.
 //
 // Slab is the models' store for in-flight state (messages, operations):
 // fixed-size chunks with recycled slots, stable indices and no copying as

@@ -79,14 +79,14 @@ type Engine struct {
 	// and in cache. Order is by (time, sequence) whichever way an event
 	// came, so the wheel changes speed, never results.
 	//
-	// A slot is loaded sorted into run (run[ri:] pending), and q is a heap
-	// only of the events scheduled into the current slot after that: a
-	// slot where a million warps start at one instant then pops in O(1)
-	// from a sorted array instead of sifting through a million-item heap.
-	q   []item
-	run []item
-	ri  int
-	tmp []item // scratch for sorting run
+	// A slot is sorted where it lies, in its blocks, which then become the
+	// run (see run.go); q is a heap only of the events scheduled into the
+	// current slot after that: a slot where a million warps start at one
+	// instant then pops in O(1) from sorted blocks instead of sifting
+	// through a million-item heap, and is never copied.
+	q []item
+	runQueue
+	tmp []item // scratch for sorting a short run
 	// Each wheel slot is a list of fixed-size blocks from a shared pool,
 	// so filling a slot never copies what it already holds.
 	wheel    [wheelSlots][]int32 // block indices
@@ -128,7 +128,7 @@ const SlotWidth Time = 1 << slotShift
 
 // Pending counts scheduled events not yet run.
 func (e *Engine) Pending() int {
-	n := len(e.q) + len(e.run) - e.ri + e.inWheel + len(e.far)
+	n := len(e.q) + e.runPending() + e.inWheel + len(e.far)
 	if e.hole {
 		n--
 	}
@@ -174,20 +174,7 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 		// No earlier than run's last event, it goes last in run: run stays
 		// sorted (its sequence is the largest yet), and a cascade of
 		// events each a little after the one before pops in O(1).
-		if e.ri == len(e.run) {
-			e.run, e.ri = e.run[:0], 0
-		}
-		if n := len(e.run); n == 0 || t >= e.run[n-1].at {
-			if n == cap(e.run) && e.ri >= n/2 {
-				// Reuse the run's consumed half rather than grow: a burst
-				// whose events each schedule one more would otherwise
-				// double the slice it is draining.
-				e.run, e.ri = e.run[:copy(e.run, e.run[e.ri:])], 0
-			}
-			if len(e.run) == cap(e.run) {
-				e.run = grow(e.run, 1)
-			}
-			e.run = append(e.run, it)
+		if e.runAppend(it) {
 			return
 		}
 		e.q = append(e.q, it)
@@ -230,9 +217,7 @@ func (e *Engine) renumber() {
 	for i := range e.q {
 		all = append(all, &e.q[i])
 	}
-	for i := e.ri; i < len(e.run); i++ {
-		all = append(all, &e.run[i])
-	}
+	e.runEach(func(it *item) { all = append(all, it) })
 	for _, w := range e.wheel {
 		for _, b := range w {
 			for i := range e.blockN[b] {
@@ -309,12 +294,12 @@ func grow(s []item, n int) []item {
 	return t
 }
 
-// advance loads the next occupied wheel slot (or the far heap's first)
-// into run, sorted, once run and the near heap are both empty, and reports
-// whether any event remains.
+// advance makes the next occupied wheel slot, with the far heap's events
+// that fall in it, the run, sorted, once run and the near heap are both
+// empty, and reports whether any event remains.
 func (e *Engine) advance() bool {
-	for len(e.q) == 0 && e.ri >= len(e.run) {
-		e.run, e.ri = e.run[:0], 0
+	for len(e.q) == 0 && e.ri >= e.rn {
+		e.dropRun()
 		if e.inWheel == 0 {
 			if len(e.far) == 0 {
 				return false
@@ -327,98 +312,33 @@ func (e *Engine) advance() bool {
 		// Far events that the wheel now covers come first: they were
 		// scheduled before any of the slot's wheel events, so run is in
 		// schedule order and a stable sort by time orders it fully.
+		n := 0
 		for len(e.far) > 0 && int64(e.far[0].at)>>slotShift <= e.cur {
-			e.run = append(e.run, e.far[0])
+			e.runPush(e.far[0])
 			e.far = heapPop(e.far)
+			n++
 		}
-		n := len(e.run)
 		for _, b := range *w {
 			n += int(e.blockN[b])
+			e.inWheel -= int(e.blockN[b])
 		}
-		e.run = grow(e.run, n-len(e.run))
-		for _, b := range *w {
-			n := e.blockN[b]
-			e.run = append(e.run, e.blocks[b][:n]...)
-			e.inWheel -= int(n)
-			e.blockN[b] = 0
-			e.freeBlk = append(e.freeBlk, b)
-		}
+		e.runB = append(e.runB, *w...)
 		*w = (*w)[:0]
-		e.sortRun()
+		if n > 0 {
+			e.sortRun(n)
+		}
+		e.runHead(0)
 	}
 	return true
-}
-
-// inPlaceItems is the run length from which sortRun needs no scratch
-// array: 32 MiB of events.
-const inPlaceItems = 1 << 20
-
-// sortRun sorts run by time, stably: run holds one slot's events in
-// schedule order, so the result is in (time, sequence) order. Times within
-// a slot differ only in their low slotShift bits: two passes of a counting
-// sort on them, or an insertion sort for a short run.
-func (e *Engine) sortRun() {
-	r := e.run
-	if len(r) < 2 {
-		return
-	}
-	sorted := true
-	for i := 1; i < len(r); i++ {
-		if r[i].at < r[i-1].at {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return
-	}
-	if len(r) > inPlaceItems {
-		// A burst: sorted in place (by time and sequence, the same order
-		// as the stable sort's) rather than beside a copy as large.
-		slices.SortFunc(r, func(a, b item) int { return compareItems(&a, &b) })
-		return
-	}
-	if len(r) <= 64 {
-		for i := 1; i < len(r); i++ {
-			x := r[i]
-			j := i
-			for ; j > 0 && x.at < r[j-1].at; j-- {
-				r[j] = r[j-1]
-			}
-			r[j] = x
-		}
-		return
-	}
-	e.tmp = grow(e.tmp[:0], len(r))[:len(r)]
-	const lo = slotShift / 2
-	radixPass(r, e.tmp, 0, lo)
-	radixPass(e.tmp, r, lo, slotShift-lo)
-}
-
-// radixPass stably moves src into dst ordered by bits [shift, shift+bits)
-// of the time.
-func radixPass(src, dst []item, shift, bits uint) {
-	var count [1 << (slotShift - slotShift/2)]int
-	mask := Time(1)<<bits - 1
-	for i := range src {
-		count[src[i].at>>shift&mask]++
-	}
-	sum := 0
-	for i := range count[:1<<bits] {
-		sum, count[i] = sum+count[i], sum
-	}
-	for i := range src {
-		k := src[i].at >> shift & mask
-		dst[count[k]] = src[i]
-		count[k]++
-	}
 }
 
 // top is the next event: run's head or the near heap's, whichever is
 // first. The caller has made sure one exists.
 func (e *Engine) top() (it *item, fromRun bool) {
-	if e.ri < len(e.run) && (len(e.q) == 0 || e.run[e.ri].before(&e.q[0])) {
-		return &e.run[e.ri], true
+	if e.ri < e.rn {
+		if r := &e.rb[e.ri]; len(e.q) == 0 || r.before(&e.q[0]) {
+			return r, true
+		}
 	}
 	return &e.q[0], false
 }
@@ -439,7 +359,7 @@ func (e *Engine) Run() { e.RunUntil(Never) }
 // remain.
 func (e *Engine) RunUntil(limit Time) bool {
 	e.stopped = false
-	for !e.stopped && (len(e.q) > 0 || e.ri < len(e.run) || e.advance()) {
+	for !e.stopped && (len(e.q) > 0 || e.ri < e.rn || e.advance()) {
 		if it, _ := e.top(); it.at > limit {
 			return true
 		}
@@ -453,7 +373,9 @@ func (e *Engine) RunUntil(limit Time) bool {
 func (e *Engine) runTop() {
 	if p, fromRun := e.top(); fromRun {
 		it := *p
-		e.ri++
+		if e.ri++; e.ri == e.rn {
+			e.runNext()
+		}
 		e.now = it.at
 		e.handled++
 		e.handlers[it.handler()].Handle(e, it.operation(), it.arg)
@@ -485,8 +407,7 @@ func (e *Engine) Reset() {
 	e.hole = false
 	clear(e.q)
 	e.q = e.q[:0]
-	clear(e.run)
-	e.run, e.ri = e.run[:0], 0
+	e.dropRun()
 	for i := range e.wheel {
 		for _, b := range e.wheel[i] {
 			e.blockN[b] = 0

@@ -358,16 +358,33 @@ func (r *timedRecorder) Handle(e *Engine, op int32, arg int64) {
 }
 
 // A crowded slot (some of its events from the far heap, the others from
-// the wheel, with ties) runs in (time, schedule) order, as the sorted load
-// must keep it.
+// the wheel, with ties) runs in (time, schedule) order, as sorting it in
+// its blocks must keep it: short slots through the scratch array, long
+// ones split by time, on whole nanoseconds (few distinct times, many
+// ties), on any picosecond, and clustered so that one split's bucket is
+// itself too long and is split again.
 func TestCrowdedSlotRunsInTimeThenScheduleOrder(t *testing.T) {
 	t.Parallel()
-	// 600,000 twice over is a burst past inPlaceItems, sorted in place.
-	for _, n := range []int{3, 64, 65, 5000, 600000} {
+	ns := func(rng *rand.Rand) Time { return Time(rng.IntN(int(SlotWidth)/1000)) * 1000 }
+	ps := func(rng *rand.Rand) Time { return Time(rng.IntN(int(SlotWidth))) }
+	clustered := func(rng *rand.Rand) Time {
+		if rng.IntN(8) == 0 {
+			return ps(rng)
+		}
+		return 5000 + Time(rng.IntN(300))
+	}
+	for _, tc := range []struct {
+		name string
+		n    int
+		at   func(*rand.Rand) Time
+	}{
+		{"ns", 3, ns}, {"ns", 64, ns}, {"ns", 65, ns}, {"ns", 5000, ns}, {"ns", 600000, ns},
+		{"ps", 40000, ps}, {"ps", 600000, ps}, {"clustered", 300000, clustered},
+	} {
 		var e Engine
 		r := &timedRecorder{}
 		id := e.Register(r)
-		rng := rand.New(rand.NewPCG(uint64(n), 9))
+		rng := rand.New(rand.NewPCG(uint64(tc.n), 9))
 		base := SlotWidth * (wheelSlots + 5) // past the horizon: the far heap
 		type ev struct {
 			at  Time
@@ -375,30 +392,60 @@ func TestCrowdedSlotRunsInTimeThenScheduleOrder(t *testing.T) {
 		}
 		var want []ev
 		add := func(e *Engine, seq int) {
-			at := base + Time(rng.IntN(int(SlotWidth)/1000))*1000
+			at := base + tc.at(rng)
 			e.At(at, id, 0, int64(seq))
 			want = append(want, ev{at, int64(seq)})
 		}
-		for i := range n {
+		for i := range tc.n {
 			add(&e, i)
 		}
 		// Once the clock is near, more events join the same slot through
 		// the wheel.
 		r.more = func(e *Engine) {
-			for i := range n {
-				add(e, n+i)
+			for i := range tc.n {
+				add(e, tc.n+i)
 			}
 		}
 		e.At(SlotWidth*7, id, 1, 0)
 		e.Run()
 		slices.SortStableFunc(want, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
 		if len(r.got) != len(want) {
-			t.Fatalf("n=%d: ran %d events, want %d", n, len(r.got), len(want))
+			t.Fatalf("%s, n=%d: ran %d events, want %d", tc.name, tc.n, len(r.got), len(want))
 		}
 		for i := range want {
 			if r.got[i] != want[i].seq || r.at[i] != want[i].at {
-				t.Fatalf("n=%d: event %d was %d at %v, want %d at %v", n, i, r.got[i], r.at[i], want[i].seq, want[i].at)
+				t.Fatalf("%s, n=%d: event %d was %d at %v, want %d at %v", tc.name, tc.n, i, r.got[i], r.at[i], want[i].seq, want[i].at)
 			}
 		}
+	}
+}
+
+// A burst is sorted in the blocks that hold it: the engine never holds
+// more blocks than the burst fills plus one partial block per bucket of
+// each split, and its scratch array stays short, however long the burst.
+func TestBurstSortsInItsOwnBlocks(t *testing.T) {
+	t.Parallel()
+	const n = 1 << 20
+	var e Engine
+	r := &timedRecorder{}
+	id := e.Register(r)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range n {
+		e.At(3*SlotWidth+Time(rng.IntN(int(SlotWidth))), id, 0, int64(i))
+	}
+	e.Run()
+	if len(r.got) != n {
+		t.Fatalf("ran %d events, want %d", len(r.got), n)
+	}
+	for i := 1; i < n; i++ {
+		if r.at[i] < r.at[i-1] {
+			t.Fatalf("event %d at %v ran after one at %v", i, r.at[i], r.at[i-1])
+		}
+	}
+	if limit := n/blockLen + 3<<digitBits; len(e.blocks) > limit {
+		t.Errorf("the burst took %d blocks, want at most %d", len(e.blocks), limit)
+	}
+	if cap(e.tmp) > 2*shortRun {
+		t.Errorf("scratch of %d events for a burst of %d, want at most %d", cap(e.tmp), n, 2*shortRun)
 	}
 }
