@@ -27,9 +27,14 @@ type Queues struct {
 // --transport mini-gda on linux/amd64 (ranks 16 to 4,096 on a 2-core
 // machine and 8,192 on a 16-core one, with max(256, ranks) experts,
 // tokens 128 and 512, ll mode, plus 256 ranks through the proxy, over DC
-// and in normal mode): from 512 ranks up the estimate is 0.97x to 1.15x
+// and in normal mode): from 512 ranks up the estimate was 0.97x to 1.15x
 // the measured peak side by side, at 16 to 256 ranks (40 to 700 MiB)
-// 0.78x to 1.09x. Past 256 experts a rank's LL warps and its (rank,
+// 0.78x to 1.09x. Since the engine stopped copying a slot to run it, the
+// peaks from 512 to 4,096 ranks are lower and the estimate is 1.21x to
+// 1.36x of them; it is left high rather than refit without an 8,192-rank
+// measurement, since the bytes a pair needs grow with the ranks (about
+// 100 at 512, 300 at 4,096, other terms as below) and a lower figure
+// could admit a run that does not fit. Past 256 experts a rank's LL warps and its (rank,
 // expert) pairs (a count and a flag each, their messages, events, queue
 // pairs and posts) outgrow everything else. A send queue's dense GPU and
 // NIC counters are 20 bytes whatever else the fit says.

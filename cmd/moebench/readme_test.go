@@ -369,7 +369,7 @@ func TestREADMELaunchLimit(t *testing.T) {
 // pair.
 func TestREADMEStatePerPair(t *testing.T) {
 	t.Parallel()
-	m := regexp.MustCompile(`each \(rank, expert\) pair holds about (\d+)\s+bytes of state`).FindStringSubmatch(readme(t))
+	m := regexp.MustCompile(`the estimate charges each \(rank, expert\) pair about (\d+)\s+bytes`).FindStringSubmatch(readme(t))
 	if m == nil {
 		t.Fatal("README lacks the state per (rank, expert) pair")
 	}
