@@ -146,28 +146,27 @@ func (e *Engine) runEach(f func(*item)) {
 // sortRun sorts the n events in runB by time, stably: they are in schedule
 // order, so the result is in (time, sequence) order.
 func (e *Engine) sortRun(n int) {
-	if e.sortedBlocks(e.runB) {
-		return
-	}
-	if n <= shortRun {
+	lo, hi, sorted := e.span(e.runB)
+	switch {
+	case sorted:
+	case n <= shortRun:
 		e.sortShort(e.runB, n)
-		return
+	default:
+		e.runB = e.sortLong(e.runB, lo, hi, make([]int32, 0, len(e.runB)+1<<digitBits))
 	}
-	e.runB = e.sortLong(e.runB, make([]int32, 0, len(e.runB)+1<<digitBits))
 }
 
-// sortedBlocks reports whether the events in list are in time order.
-func (e *Engine) sortedBlocks(list []int32) bool {
-	var last Time
+// span is the earliest and latest time of the events in list, and
+// whether they are in time order.
+func (e *Engine) span(list []int32) (lo, hi Time, sorted bool) {
+	lo, hi, sorted = Never, 0, true
 	for _, b := range list {
 		for _, it := range e.blocks[b][:e.blockN[b]] {
-			if it.at < last {
-				return false
-			}
-			last = it.at
+			sorted = sorted && it.at >= hi
+			lo, hi = min(lo, it.at), max(hi, it.at)
 		}
 	}
-	return true
+	return lo, hi, sorted
 }
 
 // sortShort sorts list's n events, all of one slot, in their blocks: an
@@ -210,50 +209,64 @@ func (e *Engine) sortShort(list []int32, n int) {
 	}
 }
 
-// sortLong sorts list's events, too many for the scratch array, by
-// splitting them stably on the top digitBits bits of their time span into
-// buckets of fresh blocks, freeing each source block once read, and
-// sorting each bucket the same way or, once short, with sortShort. It
-// appends the sorted blocks to out. A slot spans at most slotShift bits of
-// time, so this recurses at most three deep, and the blocks in use never
-// exceed the source's by more than a partial block per bucket.
-func (e *Engine) sortLong(list, out []int32) []int32 {
-	lo, hi := Never, Time(0)
-	for _, b := range list {
-		for _, it := range e.blocks[b][:e.blockN[b]] {
-			lo, hi = min(lo, it.at), max(hi, it.at)
-		}
-	}
-	if lo == hi {
-		return append(out, list...)
-	}
+// sortLong sorts list's events, too many for the scratch array and
+// spanning lo to hi (lo < hi), by splitting them stably on the top
+// digitBits bits of that span into buckets of fresh blocks, freeing each
+// source block once read, then sorting each bucket that is out of order
+// the same way or, once short, with sortShort. It appends the sorted
+// blocks to out. A slot spans at most slotShift bits of time, so this
+// recurses at most three deep, and the blocks in use never exceed the
+// source's by more than a partial block per bucket.
+func (e *Engine) sortLong(list []int32, lo, hi Time, out []int32) []int32 {
 	shift := uint(max(0, bits.Len64(uint64(hi-lo))-digitBits))
 	var bucket [1 << digitBits][]int32
-	var count [1 << digitBits]int
+	type stats struct {
+		tail     *[blockLen]item // the bucket's last block, n events in it
+		n, all   int
+		lo, hi   Time
+		unsorted bool
+	}
+	var st [1 << digitBits]stats
 	for _, b := range list {
 		for _, it := range e.blocks[b][:e.blockN[b]] {
 			k := (it.at - lo) >> shift
-			l := bucket[k]
-			if len(l) == 0 || e.blockN[l[len(l)-1]] == blockLen {
-				l = append(l, e.newBlock())
-				bucket[k] = l
+			s := &st[k]
+			if s.tail == nil || s.n == blockLen {
+				if s.tail != nil {
+					e.blockN[bucket[k][len(bucket[k])-1]] = blockLen
+				}
+				nb := e.newBlock()
+				bucket[k] = append(bucket[k], nb)
+				s.tail, s.n = e.blocks[nb], 0
 			}
-			t := l[len(l)-1]
-			e.blocks[t][e.blockN[t]] = it
-			e.blockN[t]++
-			count[k]++
+			s.tail[s.n] = it
+			s.n++
+			if s.all == 0 {
+				s.lo, s.hi = it.at, it.at
+			}
+			// In order so far, the last event is the latest.
+			s.unsorted = s.unsorted || it.at < s.hi
+			s.lo, s.hi = min(s.lo, it.at), max(s.hi, it.at)
+			s.all++
 		}
 		e.freeBlock(b)
 	}
 	for k, l := range bucket {
+		if len(l) > 0 {
+			e.blockN[l[len(l)-1]] = int32(st[k].n)
+		}
+	}
+	for k, l := range bucket {
+		s := &st[k]
 		switch {
-		case count[k] == 0:
+		case s.all == 0:
 			continue
-		case count[k] > shortRun:
-			out = e.sortLong(l, out)
+		case !s.unsorted:
+		case s.all > shortRun:
+			out = e.sortLong(l, s.lo, s.hi, out)
 			continue
-		case !e.sortedBlocks(l):
-			e.sortShort(l, count[k])
+		default:
+			e.sortShort(l, s.all)
 		}
 		out = append(out, l...)
 	}
