@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"unsafe"
 
 	"moebench/internal/hugepage"
@@ -14,8 +15,24 @@ type Slab[T any] struct {
 	chunks [][]T
 	spare  [][]T // chunks cut from a batch, not yet in use
 	n      int32 // slots handed out so far
-	free   freeList
+	// Freed slots form a stack. When T holds no pointers, each freed slot
+	// stores the index of the one freed before it, so the stack costs no
+	// memory: a layer of thousands of ranks frees tens of millions of
+	// messages, queue states and posts at the end of a burst, and a list
+	// of their indices beside the slabs would be the phase's last and
+	// largest allocation. A T with pointers keeps the list, since the
+	// collector must never find an index where it expects a pointer.
+	top   int32 // intrusive: the last freed slot + 1, 0 none
+	nfree int
+	free  freeList
+	mode  uint8 // slabUnknown until the first Free
 }
+
+const (
+	slabUnknown = iota
+	slabIntrusive
+	slabListed
+)
 
 // freeList is a stack of freed indices in chunks, so that a million frees
 // in a row never copy the list to grow it.
@@ -47,8 +64,15 @@ const (
 
 // Alloc returns a zeroed slot's index.
 func (s *Slab[T]) Alloc() int32 {
-	if s.free.n > 0 {
-		i := s.free.pop()
+	if s.nfree > 0 {
+		var i int32
+		if s.mode == slabIntrusive {
+			i = s.top - 1
+			s.top = *(*int32)(unsafe.Pointer(s.At(i)))
+		} else {
+			i = s.free.pop()
+		}
+		s.nfree--
 		var zero T
 		*s.At(i) = zero
 		return i
@@ -83,7 +107,44 @@ func (s *Slab[T]) chunk() []T {
 func (s *Slab[T]) At(i int32) *T { return &s.chunks[i>>slabShift][i&(1<<slabShift-1)] }
 
 // Free returns slot i for reuse.
-func (s *Slab[T]) Free(i int32) { s.free.push(i) }
+func (s *Slab[T]) Free(i int32) {
+	if s.mode == slabUnknown {
+		s.mode = slabListed
+		var zero T
+		fits := unsafe.Sizeof(zero) >= 4 && unsafe.Alignof(zero) >= 4
+		if fits && !hasPointers(reflect.TypeFor[T]()) {
+			s.mode = slabIntrusive
+		}
+	}
+	s.nfree++
+	if s.mode == slabIntrusive {
+		*(*int32)(unsafe.Pointer(s.At(i))) = s.top
+		s.top = i + 1
+		return
+	}
+	s.free.push(i)
+}
 
 // Live counts slots in use.
-func (s *Slab[T]) Live() int { return int(s.n) - s.free.n }
+func (s *Slab[T]) Live() int { return int(s.n) - s.nfree }
+
+// hasPointers reports whether a value of type t holds anything the
+// garbage collector follows.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}

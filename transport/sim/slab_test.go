@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestSlabRecyclesAndKeepsPointers(t *testing.T) {
 	var s Slab[[4]int64]
@@ -26,5 +29,98 @@ func TestSlabRecyclesAndKeepsPointers(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { s.Free(s.Alloc()) })
 	if allocs != 0 {
 		t.Fatalf("steady alloc/free allocates %v", allocs)
+	}
+}
+
+// Freed slots come back last freed first, zeroed, whether the slab keeps
+// its free stack in the slots (no pointers) or beside them; the first way
+// allocates nothing however many slots are freed at once.
+func TestSlabFreeStack(t *testing.T) {
+	type plain struct {
+		a int64
+		b int32
+	}
+	type withPointer struct {
+		p *int
+		b int32
+	}
+	check := func(t *testing.T, alloc func() int32, free func(int32), live func() int, set func(int32), isZero func(int32) bool) {
+		const n = 3 << slabShift
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = alloc()
+			set(idx[i])
+		}
+		for _, i := range idx[:n/2] {
+			free(i)
+		}
+		if live() != n-n/2 {
+			t.Fatalf("live %d, want %d", live(), n-n/2)
+		}
+		for k := n/2 - 1; k >= 0; k-- {
+			got := alloc()
+			if got != idx[k] {
+				t.Fatalf("realloc %d gave slot %d, want %d (last freed first)", n/2-1-k, got, idx[k])
+			}
+			if !isZero(got) {
+				t.Fatalf("slot %d came back unzeroed", got)
+			}
+		}
+		if next := alloc(); next != n {
+			t.Fatalf("with none free, the next slot is %d, want %d", next, n)
+		}
+	}
+	t.Run("in the slots", func(t *testing.T) {
+		var s Slab[plain]
+		check(t, s.Alloc, s.Free, s.Live, func(i int32) { *s.At(i) = plain{a: int64(i) + 1, b: 7} },
+			func(i int32) bool { return *s.At(i) == plain{} })
+		if s.mode != slabIntrusive {
+			t.Fatalf("a slab of %T keeps its free stack apart", plain{})
+		}
+		idx := make([]int32, 1<<20)
+		for i := range idx {
+			idx[i] = s.Alloc()
+		}
+		if allocs := testing.AllocsPerRun(1, func() {
+			for _, i := range idx {
+				s.Free(i)
+			}
+			for range idx {
+				s.Alloc()
+			}
+		}); allocs != 0 {
+			t.Fatalf("freeing a million slots allocated %v times", allocs)
+		}
+	})
+	t.Run("beside them", func(t *testing.T) {
+		var s Slab[withPointer]
+		x := 1
+		check(t, s.Alloc, s.Free, s.Live, func(i int32) { *s.At(i) = withPointer{p: &x, b: 7} },
+			func(i int32) bool { return *s.At(i) == withPointer{} })
+		if s.mode != slabListed {
+			t.Fatalf("a slab of %T writes indices over its pointers", withPointer{})
+		}
+	})
+}
+
+func TestHasPointers(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{
+		{int32(0), false}, {[4]int64{}, false}, {struct{ a, b uint8 }{}, false}, {[0]*int{}, false},
+		{struct {
+			a int
+			b [2]struct{ c float64 }
+		}{}, false},
+		{new(int), true}, {"", true}, {[]int{}, true}, {map[int]int{}, true}, {func() {}, true},
+		{struct {
+			a int
+			b [1]struct{ s string }
+		}{}, true},
+	} {
+		if got := hasPointers(reflect.TypeOf(tc.v)); got != tc.want {
+			t.Errorf("hasPointers(%T) = %v, want %v", tc.v, got, tc.want)
+		}
 	}
 }
