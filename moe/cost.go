@@ -31,7 +31,7 @@ type Queues struct {
 // the measured peak side by side, at 16 to 256 ranks (40 to 700 MiB)
 // 0.78x to 1.09x. Since the engine stopped copying a slot to run it, the
 // peaks from 512 to 4,096 ranks are lower and the estimate is 1.21x to
-// 1.36x of them; it is left high rather than refit without an 8,192-rank
+// 1.40x of them; it is left high rather than refit without an 8,192-rank
 // measurement, since the bytes a pair needs grow with the ranks (about
 // 100 at 512, 300 at 4,096, other terms as below) and a lower figure
 // could admit a run that does not fit. Past 256 experts a rank's LL warps and its (rank,
