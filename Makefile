@@ -17,7 +17,7 @@ MOE_RACE  := ^(TestLayerProgress|TestBreakdownSumsUnderBackground|TestLayerIsDet
 # skip (no Chromium installed) is seen.
 BROWSER_TEST := ^TestReportInBrowser$$
 
-.PHONY: all build run test unit race browser fuzz-smoke bench lint native clean
+.PHONY: all build run test unit race browser fuzz-smoke bench pgo lint native clean
 
 all: build
 
@@ -59,6 +59,16 @@ fuzz-smoke:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# go build optimizes the binary with cmd/moebench/default.pgo, a CPU
+# profile of the LL scale benchmark: its 1,024-rank layer spends its time
+# where every large run does (the engine, the NIC model, mini-gda, the LL
+# layer). pgo records it afresh, after the hot paths change.
+pgo:
+	@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/moebench-pgo.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) test -c -o "$$tmp/moe.test" ./moe; \
+	(cd moe && "$$tmp/moe.test" -test.run '^$$' -test.bench LayerLLScale -test.benchtime 1x -test.cpuprofile "$$tmp/cpu.pgo"); \
+	mv "$$tmp/cpu.pgo" cmd/moebench/default.pgo
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
