@@ -278,8 +278,8 @@ func (e *Engine) newBlock() int32 {
 // taken one at a time first, so that a small simulation stays small.
 const blockBatch = 512
 
-// grow is slices.Grow for the event arrays: large ones are advised into
-// huge pages.
+// grow is slices.Grow for the far heap: a large one is advised into huge
+// pages.
 func grow(s []item, n int) []item {
 	if len(s)+n <= cap(s) {
 		return s
@@ -287,8 +287,8 @@ func grow(s []item, n int) []item {
 	if (len(s)+n)*int(unsafe.Sizeof(item{})) < hugepage.Threshold {
 		return slices.Grow(s, n)
 	}
-	// Large: a quarter more each time, since a burst's array is as large
-	// as all its events and doubling it would idle half.
+	// Large: a quarter more each time, so that a huge heap does not
+	// leave up to half its array idle.
 	t := hugepage.Make[item](max(cap(s)+cap(s)/4, len(s)+n))[:len(s)]
 	copy(t, s)
 	return t
