@@ -65,10 +65,11 @@ bench:
 # where every large run does (the engine, the NIC model, mini-gda, the LL
 # layer). pgo records it afresh, after the hot paths change.
 pgo:
-	@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/moebench-pgo.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/moebench-pgo.XXXXXX"); \
+	out=$$(mktemp cmd/moebench/.default.pgo.XXXXXX); trap 'rm -rf "$$tmp" "$$out"' EXIT; \
 	$(GO) test -c -o "$$tmp/moe.test" ./moe; \
-	(cd moe && "$$tmp/moe.test" -test.run '^$$' -test.bench LayerLLScale -test.benchtime 1x -test.cpuprofile "$$tmp/cpu.pgo"); \
-	mv "$$tmp/cpu.pgo" cmd/moebench/default.pgo
+	(cd moe && "$$tmp/moe.test" -test.run '^$$' -test.bench LayerLLScale -test.benchtime 1x -test.cpuprofile "$(CURDIR)/$$out"); \
+	mv "$$out" cmd/moebench/default.pgo
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
