@@ -110,7 +110,7 @@ func newBackground(e *sim.Engine, cfg Background, conn transport.Conn, g *gpuMod
 	b.id = e.Register(b)
 	for i := range b.warps {
 		b.sms[i].Lanes = 1
-		b.warps[i] = transport.Warp{Rank: i / per, SM: int32(-1 - (i%per)/cfg.threads()), ID: int32(i),
+		b.warps[i] = transport.Warp{Rank: int32(i / per), ID: int32(i),
 			T: hw.NewThread(&g.costs, &b.sms[i]), Resume: b.resume}
 		e.At(0, b.id, 0, int64(i))
 	}
@@ -126,12 +126,12 @@ func (b *bgRunner) Handle(e *sim.Engine, _ int32, arg int64) {
 	cta := (int(arg) / b.cfg.threads()) % b.cfg.CTAs
 	i := int(b.sent[arg])
 	b.sent[arg]++
-	dst := (w.Rank + 1 + (cta+i)%(b.ranks-1)) % b.ranks
+	dst := (int(w.Rank) + 1 + (cta+i)%(b.ranks-1)) % b.ranks
 	ch := cta % b.layerCh
 	if b.cfg.Reserved {
 		ch = b.layerCh + cta%b.cfg.queues()
 	}
-	b.conn.Post(e, w, transport.Op{Src: w.Rank, Dst: dst, Channel: ch, Bytes: b.cfg.Bytes, Flush: true, Tag: tagBackground | arg})
+	b.conn.Post(e, w, transport.Op{Src: int(w.Rank), Dst: dst, Channel: ch, Bytes: b.cfg.Bytes, Flush: true, Tag: tagBackground | arg})
 }
 
 func (b *bgRunner) resume(e *sim.Engine, w *transport.Warp) {

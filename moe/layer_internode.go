@@ -405,7 +405,7 @@ func (b *nodeBase) headLocal(e *sim.Engine, st, value int, path critPath) (sim.T
 // (an index into b.sms: (rank·C + channel)·2, +1 for the forwarder SM).
 func (b *nodeBase) newTransportWarp(i, r, sm int, resume func(*sim.Engine, *transport.Warp)) {
 	b.sms[sm].Lanes++
-	b.pool.a[i].w = transport.Warp{Rank: r, SM: int32(sm % (2 * b.plan.C)), ID: int32(i), T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
+	b.pool.a[i].w = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
 }
 
 // send posts op from pool warp i at the warp's time.
@@ -477,7 +477,7 @@ func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resour
 	}))
 	for r := range warps {
 		sms[r].Lanes = 1
-		warps[r] = transport.Warp{Rank: r, ID: int32(r), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
+		warps[r] = transport.Warp{Rank: int32(r), ID: int32(r), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
 		e.At(0, id, 0, int64(r))
 	}
 	e.Run()

@@ -180,12 +180,9 @@ func (b *llBase) init(ph llPhase, cfg *LayerConfig, l *LLLayout, g *gpuModel, pr
 }
 
 func (b *llBase) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
-	b.pool.a[i].w = transport.Warp{Rank: rank, SM: int32(sm % b.ls.S), ID: int32(i),
+	b.pool.a[i].w = transport.Warp{Rank: int32(rank), ID: int32(i),
 		T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
 }
-
-// sm is warp w's global SM, rank·S + s.
-func (b *llBase) sm(w *transport.Warp) int { return w.Rank*b.ls.S + int(w.SM) }
 
 // post sends warp i's op at the warp's time: through the transport, or as
 // a local copy (same rank) that the warp makes itself.
@@ -204,7 +201,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	if op.Atomic {
 		w.T.Compute(b.g.costs.Atomic)
 	} else {
-		w.T.T = b.g.copyN(w.Rank, w.T.T, int64(op.Bytes), int64(op.Bytes), b.g.kern.warpCopy)
+		w.T.T = b.g.copyN(int(w.Rank), w.T.T, int64(op.Bytes), int64(op.Bytes), b.g.kern.warpCopy)
 	}
 	t := transport.Times{IssueStart: ws.start, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
 	var idx int32
@@ -505,12 +502,16 @@ func (d *llDispatch) msgIndex(r, tok int) int {
 	return lo
 }
 
+// sm is warp w's global SM, rank·S + s: an SM's warps lie together in
+// the pool.
+func (d *llDispatch) sm(w *transport.Warp) int { return int(w.ID) / d.nw }
+
 func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	ws := &d.pool.a[w.ID].st
 	d.noteIssue(w, ws.start)
 	sm := d.sm(w)
 	st := &d.smst[sm]
-	r := w.Rank
+	r := int(w.Rank)
 	switch ws.role {
 	case roleData:
 		m := d.l.Msgs[ws.tag]
@@ -540,7 +541,7 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 // op is a dispatch warp's op: a token's write (the tag is its message)
 // or an expert's count (the tag is the count's receive task).
 func (d *llDispatch) op(i int) transport.Op {
-	src, ws := d.pool.a[i].w.Rank, &d.pool.a[i].st
+	src, ws := int(d.pool.a[i].w.Rank), &d.pool.a[i].st
 	if ws.role == roleCount {
 		ex := int(ws.tag) / d.R
 		return ctlOp(src, ex/d.nl, ex%d.nl, tagCount|int64(ws.tag))
@@ -572,7 +573,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 	w := &d.pool.a[wi].w
 	ws := &d.pool.a[wi].st
 	st := &d.smst[d.sm(w)]
-	r := w.Rank
+	r := int(w.Rank)
 	ex := (int(st.s)*d.ls.G + int(ws.g)) + int(ws.j)*d.ls.S*d.ls.G
 	if ex >= d.E {
 		st.countLeft--
@@ -845,7 +846,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 	w := &c.pool.a[wi].w
 	ws := &c.pool.a[wi].st
 	gr := &c.groups[ws.g]
-	r := w.Rank
+	r := int(w.Rank)
 	b := (r*c.nl+le)*c.R + dst
 	n := int(c.blocks.Off[b+1] - c.blocks.Off[b])
 	if int(ws.j) >= n {
@@ -879,7 +880,7 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 // dispatch message; the group's block says where) or an expert's flag
 // (the tag is the flag's index, expert·R + destination).
 func (c *llCombine) op(i int) transport.Op {
-	src, ws := c.pool.a[i].w.Rank, &c.pool.a[i].st
+	src, ws := int(c.pool.a[i].w.Rank), &c.pool.a[i].st
 	if ws.role == roleFlag {
 		f := int(ws.tag)
 		return ctlOp(src, f%c.R, f/c.R%c.nl, tagCount|int64(ws.tag))

@@ -421,18 +421,18 @@ func (p *normalPhase) next(e *sim.Engine, w int) {
 	wr := &p.pool.a[w].w
 	pos := p.woff[w] + p.wpos[w]
 	if pos >= p.woff[w+1] {
-		p.retire(wr.Rank)
+		p.retire(int(wr.Rank))
 		return
 	}
 	ci := p.wlist[pos]
 	c := p.plan.chunks[ci]
 	snd, peer := p.ends(c)
 	if p.wtail[w] {
-		p.ops[w] = ctlOp(wr.Rank, peer, int(c.ch), tagCount|int64(ci))
+		p.ops[w] = ctlOp(int(wr.Rank), peer, int(c.ch), tagCount|int64(ci))
 	} else {
 		bytes := int(c.n) * p.bytesTok
 		// The chunk is staged in the registered send buffer first.
-		p.ops[w] = dataOp(wr.Rank, peer, int(c.ch), bytes, int64(ci))
+		p.ops[w] = dataOp(int(wr.Rank), peer, int(c.ch), bytes, int64(ci))
 		if snd != peer {
 			wr.T.T = p.g.copy(snd, max(wr.T.T, e.Now()), int64(bytes), int64(bytes))
 		}
@@ -476,7 +476,7 @@ func (p *normalPhase) nextChunk(e *sim.Engine, g int, t sim.Time) {
 		w := g*p.perDst + i
 		wr := &p.pool.a[w].w
 		n := min(per, int(c.n)-i*per)
-		p.ops[w] = dataOp(wr.Rank, peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
+		p.ops[w] = dataOp(int(wr.Rank), peer, int(c.ch), n*p.bytesTok, int64(ci)|int64(i+1)<<tagPiece)
 		wr.T.T = max(wr.T.T, t)
 		e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(w))
 	}
@@ -513,7 +513,7 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	lead := g * p.perDst
 	wr := &p.pool.a[lead].w
 	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
-	p.ops[lead] = ctlOp(wr.Rank, peer, int(c.ch), tagCount|int64(ci))
+	p.ops[lead] = ctlOp(int(wr.Rank), peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
 }
@@ -687,12 +687,12 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 		}
 		next[arg]++
 		msgs++
-		conn.Post(e, w, transport.Op{Src: w.Rank, Dst: (w.Rank + off) % R, Channel: ch, Bytes: bytes, Flush: true})
+		conn.Post(e, w, transport.Op{Src: int(w.Rank), Dst: (int(w.Rank) + off) % R, Channel: ch, Bytes: bytes, Flush: true})
 	}))
 	for i := range warps {
 		r := i / C
 		sms[r].Lanes = C
-		warps[i] = transport.Warp{Rank: r, SM: 0, ID: int32(i), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
+		warps[i] = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
 		e.At(0, id, 0, int64(i))
 	}
 	e.Run()

@@ -48,13 +48,12 @@ type Delivery struct {
 // advances its clock (T.T) by the costs it pays and calls Resume when the
 // warp may continue.
 type Warp struct {
-	Rank int
-	// SM and ID are the workload's: the SM within the rank, and an index
-	// into its own state. 32 bits each keep a warp at 48 bytes, since a
-	// large layer pools millions.
-	SM int32
-	ID int32
-	T  hw.Thread
+	// Rank and ID (the workload's: an index into its own state) take 32
+	// bits each, which keeps a warp at 40 bytes: a large layer pools
+	// millions, each with the workload's own state beside it.
+	Rank int32
+	ID   int32
+	T    hw.Thread
 	// Resume is called by the Conn once a Post has returned control to the
 	// warp; the warp's next Post belongs at its local time T.T.
 	Resume func(e *sim.Engine, w *Warp)

@@ -51,7 +51,7 @@ func runConnLead(t *testing.T, cfg Config, ranks, perNode int, nvlink bool, ops 
 			r = list[0].Src
 		}
 		k := 0
-		w := &transport.Warp{Rank: r, T: hw.NewThread(&gpu, &sms[i])}
+		w := &transport.Warp{Rank: int32(r), T: hw.NewThread(&gpu, &sms[i])}
 		var post sim.HandlerID
 		w.Resume = func(e *sim.Engine, w *transport.Warp) {
 			if k < len(list) {

@@ -81,13 +81,13 @@ func GDALoaded(p *profile.Profile, cfg GDALoadedConfig) (GDALoadedResult, error)
 		cta := i / cfg.ThreadsPerCTA
 		sm := &r.sms[cta]
 		sm.Lanes++
-		r.bg[i] = transport.Warp{Rank: cta % 2, ID: int32(i), T: hw.NewThread(&costs, sm), Resume: r.resumeBg}
+		r.bg[i] = transport.Warp{Rank: int32(cta % 2), ID: int32(i), T: hw.NewThread(&costs, sm), Resume: r.resumeBg}
 		e.At(0, r.id, 0, int64(i))
 	}
 	for g := range r.probe {
 		sm := &r.sms[len(r.sms)-1-g]
 		sm.Lanes = 1
-		r.probe[g] = transport.Warp{Rank: g, ID: int32(-1 - g), T: hw.NewThread(&costs, sm), Resume: func(*sim.Engine, *transport.Warp) {}}
+		r.probe[g] = transport.Warp{Rank: int32(g), ID: int32(-1 - g), T: hw.NewThread(&costs, sm), Resume: func(*sim.Engine, *transport.Warp) {}}
 	}
 	e.At(cfg.Warmup, r.id, 1, 0)
 	e.RunUntil(cfg.Warmup + 50*sim.Millisecond)
@@ -133,7 +133,7 @@ func (r *gdaLoadedRun) Handle(e *sim.Engine, op int32, arg int64) {
 		return
 	}
 	w := &r.bg[arg]
-	r.conn.Post(e, w, transport.Op{Src: w.Rank, Dst: 1 - w.Rank, Channel: r.ctx(int(arg)), Bytes: 8, Flush: true, Tag: tagBg + arg})
+	r.conn.Post(e, w, transport.Op{Src: int(w.Rank), Dst: 1 - int(w.Rank), Channel: r.ctx(int(arg)), Bytes: 8, Flush: true, Tag: tagBg + arg})
 }
 
 // resumeBg: a background thread waits for its write's completion before

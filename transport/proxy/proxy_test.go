@@ -146,7 +146,7 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 			var tag int64
 			for r := range ranks {
 				for i := range warpsPerRank {
-					w := &transport.Warp{Rank: r, SM: int32(i), ID: int32(i)}
+					w := &transport.Warp{Rank: int32(r), ID: int32(i)}
 					w.T = hw.NewThread(&gpu, &sms[r*warpsPerRank+i])
 					w.T.SM.Lanes = 1
 					left := perWarp
