@@ -29,10 +29,10 @@ type Queues struct {
 // tokens 128 and 512, ll mode, plus 256 ranks through the proxy, over DC
 // and in normal mode): from 512 ranks up the estimate was 0.97x to 1.15x
 // the measured peak side by side, at 16 to 256 ranks (40 to 700 MiB)
-// 0.78x to 1.09x. Since the engine stopped copying a slot to run it, the
-// peaks are lower: the estimate is 1.21x to 1.40x of them from 512 to
-// 4,096 ranks, but still only 1.07x (side by side) and 1.03x (in turn)
-// at 8,192. It is left as it is: the bytes a pair needs grow with the
+// 0.78x to 1.09x. Since the engine stopped copying a slot to run it and
+// an LL warp shrank to a cache line, the peaks are lower: the estimate
+// is 1.25x to 1.43x of them from 512 to 4,096 ranks side by side, but
+// only 1.06x (side by side) and 1.05x (in turn) at 8,192. It is left as it is: the bytes a pair needs grow with the
 // ranks (about 100 at 512, 300 at 4,096, other terms as below), so a
 // lower figure fit to the smaller runs would admit a large run that does
 // not fit. Past 256 experts a rank's LL warps and its (rank,
