@@ -32,12 +32,13 @@ type Queues struct {
 // 0.78x to 1.09x. Since the engine stopped copying a slot to run it and
 // an LL warp shrank to a cache line, the peaks are lower: the estimate
 // is 1.25x to 1.43x of them from 512 to 4,096 ranks side by side, but
-// only 1.06x (side by side) and 1.05x (in turn) at 8,192. It is left as it is: the bytes a pair needs grow with the
-// ranks (about 100 at 512, 300 at 4,096, other terms as below), so a
-// lower figure fit to the smaller runs would admit a large run that does
-// not fit. Past 256 experts a rank's LL warps and its (rank,
-// expert) pairs (a count and a flag each, their messages, events, queue
-// pairs and posts) outgrow everything else. A send queue's dense GPU and
+// only 1.06x (side by side) and 1.05x (in turn) at 8,192. It is left as
+// it is: the bytes a pair needs grow with the ranks (about 100 at 512,
+// 300 at 4,096, other terms as below), so a lower figure fit to the
+// smaller runs would admit a large run that does not fit. Past 256
+// experts a rank's LL warps and its (rank, expert) pairs (a count and a
+// flag each, their messages, events, queue pairs and posts) outgrow
+// everything else. A send queue's dense GPU and
 // NIC counters are 20 bytes whatever else the fit says.
 const (
 	costBase        = 32 << 20  // the program, profile and tables
