@@ -31,7 +31,7 @@ type Queues struct {
 // the measured peak side by side, at 16 to 256 ranks (40 to 700 MiB)
 // 0.78x to 1.09x. Since the engine stopped copying a slot to run it and
 // an LL warp shrank to a cache line, the peaks are lower: the estimate
-// is 1.25x to 1.43x of them from 512 to 4,096 ranks side by side, but
+// is 1.25x to 1.42x of them from 512 to 4,096 ranks side by side, but
 // only 1.06x (side by side) and 1.05x (in turn) at 8,192. It is left as
 // it is: the bytes a pair needs grow with the ranks (about 100 at 512,
 // 300 at 4,096, other terms as below), so a lower figure fit to the

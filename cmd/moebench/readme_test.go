@@ -384,3 +384,80 @@ func TestREADMEStatePerPair(t *testing.T) {
 		t.Errorf("README says about %d bytes a pair; the estimate charges %.0f", claim, per)
 	}
 }
+
+// The README's ratios of the memory estimate to the measured peaks are
+// the estimate run makes now against the peaks the README quotes: its
+// scale table and its 8,192-rank runs. A change to the estimate, or to a
+// quoted peak, without the ratios fails here.
+func TestREADMEEstimateAgainstPeaks(t *testing.T) {
+	t.Parallel()
+	text := strings.Join(strings.Fields(readme(t)), " ") // prose rewraps freely
+	gib := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("peak %q: %v", s, err)
+		}
+		return v * (1 << 30)
+	}
+	// peaks[ranks] = side-by-side peaks, in-turn peaks (a range gives two).
+	peaks := map[int][2][]float64{}
+	row := regexp.MustCompile(`(?m)^\| ([\d,]+) \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB[^|]*\|$`)
+	for _, m := range row.FindAllStringSubmatch(readme(t), -1) {
+		r, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+		var side, turn []float64
+		for _, v := range m[2:4] {
+			if v != "" {
+				side = append(side, gib(v))
+			}
+		}
+		for _, v := range m[4:6] {
+			if v != "" {
+				turn = append(turn, gib(v))
+			}
+		}
+		peaks[r] = [2][]float64{side, turn}
+	}
+	m := regexp.MustCompile(`this build took \d+ s for 8,192 ranks side by side and peaked at ([\d.]+) GiB, and \d+ s and ([\d.]+) GiB in turn`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks this build's 8,192-rank peaks")
+	}
+	peaks[8192] = [2][]float64{{gib(m[1])}, {gib(m[2])}}
+	for _, r := range []int{512, 1024, 2048, 4096} {
+		if _, ok := peaks[r]; !ok {
+			t.Fatalf("the scale table has no row for %d ranks", r)
+		}
+	}
+	type span struct{ lo, hi float64 }
+	widen := func(s *span, v float64) {
+		if s.lo == 0 || v < s.lo {
+			s.lo = v
+		}
+		s.hi = max(s.hi, v)
+	}
+	var ratio [2]span // side by side, in turn
+	var held, held8k span
+	for r, p := range peaks {
+		c := layerCost(config{shape: moe.Shape{Experts: r, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: r, GPUsPerNode: 8,
+			Dispatch: moe.FP8, Combine: moe.BF16}, mode: moe.LL}, "mini-gda", 0)
+		for k, est := range []float64{float64(c.Bytes), float64(c.InTurn)} {
+			for _, v := range p[k] {
+				widen(&ratio[k], est/v)
+				switch {
+				case r == 8192:
+					widen(&held8k, v/est)
+				case r >= 1024:
+					widen(&held, v/est)
+				}
+			}
+		}
+	}
+	f := func(s span) string { return fmt.Sprintf("%.2f–%.2f", s.lo, s.hi) }
+	for _, want := range []string{
+		"the estimate is " + f(ratio[0]) + "× its peaks side by side at 512 to 8,192 ranks, " + f(ratio[1]) + "× in turn",
+		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
