@@ -705,11 +705,12 @@ type llCombine struct {
 	maxDetect []sim.Time
 	gateT     []transport.Times
 	gateLocal []bool
-	seen      []bool // per message
-	out       [][]float64
+	check     *combineCheck
 }
 
-func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
+// runLLCombine simulates LL combine; its tokens are checked on another
+// goroutine once free is closed (see combineCheck).
+func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase, free <-chan struct{}) (transport.Resources, error) {
 	c := &llCombine{blocks: blocks}
 	c.init(c, cfg, l, g, probs, ph)
 	e, conn, err := openPhaseOn(cfg, c.delivered, g.mem)
@@ -763,25 +764,15 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	for r := range R {
 		c.flagsLeft[r] = int32(E)
 	}
-	c.seen = make([]bool, len(l.Msgs))
-	c.out = make([][]float64, R)
-	for r := range R {
-		c.out[r] = make([]float64, cfg.Routing.Tokens[r])
-	}
+	c.check = newCombineCheck(l, cfg.Routing, free)
 	c.bg = newBackground(e, cfg.Background, conn, g, R, c.nl)
-	if err := c.run(); err != nil {
+	err = c.run()
+	checked := c.check.wait()
+	if err != nil {
 		return transport.Resources{}, err
 	}
 	ph.finish(llBytes(l, c.s.LLCombineBytes()), cfg.Background.origin())
-	for i, ok := range c.seen {
-		if !ok {
-			m := l.Msgs[i]
-			probs.add("combine: the output of token %d (slot %d) from expert %d never came back", m.Token, m.Slot, m.Expert(c.s))
-		}
-	}
-	for r := range R {
-		probs.addErr(cfg.Routing.CheckCombine(r, c.out[r]))
-	}
+	probs.merge(checked)
 	return conn.Resources(), nil
 }
 
@@ -917,6 +908,7 @@ func (c *llCombine) delivered(e *sim.Engine, dl transport.Delivery) {
 			return
 		}
 		c.flagSeen[f] = true
+		c.check.logFlag(int64(f))
 		det := c.g.pollDetect(dl.Times.Visible)
 		if det >= c.maxDetect[dst] {
 			c.maxDetect[dst], c.gateT[dst], c.gateLocal[dst] = det, dl.Times, dl.Op.Src == dst
@@ -927,19 +919,7 @@ func (c *llCombine) delivered(e *sim.Engine, dl transport.Delivery) {
 		}
 		return
 	}
-	m := c.l.Msgs[tag]
-	ex := int(m.DstRank)*c.nl + int(m.LocalExpert)
-	if c.flagSeen[ex*c.R+dst] {
-		c.probs.add("combine: token %d of rank %d came back from expert %d after the expert's flag", m.Token, dst, ex)
-	}
-	if c.seen[tag] {
-		c.probs.add("combine: token %d of rank %d came back from expert %d twice", m.Token, dst, ex)
-		return
-	}
-	c.seen[tag] = true
-	k := c.s.TopK
-	w := c.cfg.Routing.Weights[dst][int(m.Token)*k+int(m.Slot)]
-	c.out[dst][m.Token] += float64(w) * ExpertOutput(dst, int(m.Token), c.s.LogicalOf(ex))
+	c.check.logToken(dst, tag)
 }
 
 // maybeReduce runs rank r's reduction once every flag was observed and its
@@ -986,6 +966,8 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	// Dispatch and combine are simulated from their own start, each on its
 	// own engine, so they run side by side on two cores, or in turn when
 	// memory is short; each is deterministic, and so is the result.
+	// Combine's checks take the core dispatch leaves (see combineCheck).
+	free := make(chan struct{})
 	var (
 		probs, probs2 problemList
 		r1, r2        transport.Resources
@@ -1000,9 +982,10 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	}
 	combine := func() {
 		g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
-		r2, err = runLLCombine(cfg, l, blocks, g2, &probs2, &res.Combine)
+		r2, err = runLLCombine(cfg, l, blocks, g2, &probs2, &res.Combine, free)
 	}
 	if cfg.InTurn {
+		close(free)
 		dispatch()
 		// Dispatch's state is garbage now: collect it before combine
 		// grows, rather than let the heap reach twice dispatch's peak.
@@ -1011,13 +994,12 @@ func runLL(cfg *LayerConfig, res *Result) error {
 			combine()
 		}
 	} else {
-		done := make(chan struct{})
 		go func() {
-			defer close(done)
+			defer close(free)
 			dispatch()
 		}()
 		combine()
-		<-done
+		<-free
 	}
 	if err1 != nil {
 		return err1
