@@ -16,6 +16,23 @@ type Handler interface {
 	Handle(e *Engine, op int32, arg int64)
 }
 
+// Prefetcher is a Handler that can name, ahead of an event, the memory the
+// event will touch (see Prefetch).
+type Prefetcher interface {
+	// Prefetch asks for the cache lines that handling (op, arg) will
+	// read. It is a hint, called twice for an event ahead in the
+	// engine's order: far ahead (near false) for the lines the event's
+	// argument names, then nearer for lines that those hold the address
+	// of, which the far call's have loaded by then. It must change
+	// nothing.
+	Prefetch(op int32, arg int64, near bool)
+}
+
+// lookahead is how many events ahead the engine prefetches: enough that
+// the lines arrive before their event runs, few enough that they are
+// still cached when it does.
+const lookahead = 4
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(e *Engine, op int32, arg int64)
 
@@ -98,6 +115,7 @@ type Engine struct {
 	far      []item
 	cur      int64 // absolute slot number of the near heap
 	handlers []Handler
+	pf       []Prefetcher // per handler, nil where it is not one
 	now      Time
 	seq      uint64
 	handled  uint64
@@ -145,6 +163,8 @@ func (e *Engine) Register(h Handler) HandlerID {
 		panic(fmt.Sprintf("sim: more than %d handlers registered", MaxHandlers))
 	}
 	e.handlers = append(e.handlers, h)
+	pf, _ := h.(Prefetcher)
+	e.pf = append(e.pf, pf)
 	return HandlerID(len(e.handlers) - 1)
 }
 
@@ -373,6 +393,16 @@ func (e *Engine) RunUntil(limit Time) bool {
 func (e *Engine) runTop() {
 	if p, fromRun := e.top(); fromRun {
 		it := *p
+		if j := e.ri + 2*lookahead; j < e.rn {
+			if n := &e.rb[j]; e.pf[n.handler()] != nil {
+				e.pf[n.handler()].Prefetch(n.operation(), n.arg, false)
+			}
+		}
+		if j := e.ri + lookahead; j < e.rn {
+			if n := &e.rb[j]; e.pf[n.handler()] != nil {
+				e.pf[n.handler()].Prefetch(n.operation(), n.arg, true)
+			}
+		}
 		if e.ri++; e.ri == e.rn {
 			e.runNext()
 		}

@@ -469,3 +469,75 @@ func BenchmarkEngineBurst(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 }
+
+// prefetchRecorder records, for each event (its arg), when it was named
+// far ahead, near and handled, on one clock of calls.
+type prefetchRecorder struct {
+	clock           int
+	far, near, done map[int64]int
+	order           []int64
+}
+
+func (r *prefetchRecorder) Handle(e *Engine, op int32, arg int64) {
+	r.clock++
+	r.done[arg] = r.clock
+	r.order = append(r.order, arg)
+}
+
+func (r *prefetchRecorder) Prefetch(op int32, arg int64, near bool) {
+	r.clock++
+	if op != 7 {
+		panic("prefetch of another op")
+	}
+	if near {
+		r.near[arg] = r.clock
+	} else {
+		r.far[arg] = r.clock
+	}
+}
+
+// A Prefetcher is told of crowded events before they run, far ahead and
+// then near, only of events still pending, and changes no order.
+func TestPrefetchNamesEventsAhead(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 5000
+	at := make([]Time, n)
+	for i := range at {
+		// A few crowded slots past the current one (whose events wait in
+		// the near heap, which is not prefetched: a slot's run is).
+		at[i] = SlotWidth + Time(rng.Int64N(int64(4*SlotWidth)))
+	}
+	var plain Engine
+	want := &recorder{}
+	id := plain.Register(want)
+	for i, t := range at {
+		plain.At(t, id, 7, int64(i))
+	}
+	plain.Run()
+
+	var e Engine
+	r := &prefetchRecorder{far: map[int64]int{}, near: map[int64]int{}, done: map[int64]int{}}
+	id = e.Register(r)
+	for i, t := range at {
+		e.At(t, id, 7, int64(i))
+	}
+	e.Run()
+	if !slices.Equal(r.order, want.got) {
+		t.Fatal("a prefetching handler's events ran in another order")
+	}
+	both := 0
+	for arg, done := range r.done {
+		f, okf := r.far[arg]
+		nr, okn := r.near[arg]
+		if (okf && f > done) || (okn && nr > done) {
+			t.Fatalf("event %d named after it ran", arg)
+		}
+		if okf && okn && f < nr {
+			both++
+		}
+	}
+	if both < n*9/10 {
+		t.Errorf("%d of %d events were named far and then near before they ran, want at least 90%%", both, n)
+	}
+}
