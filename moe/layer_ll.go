@@ -3,8 +3,10 @@ package moe
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"moebench/internal/hugepage"
+	"moebench/internal/prefetch"
 	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
@@ -215,6 +217,13 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	b.locals[idx] = transport.Delivery{Op: op, Times: t}
 	e.At(t.Visible, b.id, opLocal, int64(idx))
 	w.Resume(e, w)
+}
+
+// Prefetch asks for the warp a post event starts from.
+func (b *llBase) Prefetch(op int32, arg int64, near bool) {
+	if op == opPost && !near {
+		prefetch.Line(unsafe.Pointer(&b.pool.a[arg]))
+	}
 }
 
 // noteIssue records a finished post for the rank's issue-done time.
@@ -774,6 +783,15 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	ph.finish(llBytes(l, c.s.LLCombineBytes()), cfg.Background.origin())
 	probs.merge(checked)
 	return conn.Resources(), nil
+}
+
+// Prefetch also asks, nearer the event, for a post's warp group.
+func (c *llCombine) Prefetch(op int32, arg int64, near bool) {
+	if op == opPost && near {
+		prefetch.Line(unsafe.Pointer(&c.groups[c.pool.a[arg].st.g]))
+		return
+	}
+	c.llBase.Prefetch(op, arg, near)
 }
 
 func (c *llCombine) Handle(e *sim.Engine, op int32, arg int64) {

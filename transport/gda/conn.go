@@ -2,8 +2,10 @@ package gda
 
 import (
 	"fmt"
+	"unsafe"
 
 	"moebench/internal/hugepage"
+	"moebench/internal/prefetch"
 	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
@@ -204,6 +206,22 @@ const (
 )
 
 // Handle runs the conn's events.
+// Prefetch asks for a post's warp and message: the poster record names
+// them, and was written recently enough to be cached.
+func (c *conn) Prefetch(op int32, arg int64, near bool) {
+	if op == opNVDeliver || op == pResume {
+		return
+	}
+	p := c.post.At(int32(arg))
+	if near {
+		src, qp := c.fab.MsgQueue(p.msg)
+		prefetch.Line(unsafe.Pointer(&c.sqs[int(src)*c.perNIC+int(qp)]))
+		return
+	}
+	prefetch.Line(unsafe.Pointer(p.w))
+	prefetch.Line(unsafe.Pointer(c.fab.MsgRecord(p.msg)))
+}
+
 func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
 	if op == opNVDeliver {
 		c.deliver(e, int32(arg))

@@ -3,6 +3,7 @@ package hw
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"moebench/transport/sim"
 )
@@ -189,6 +190,15 @@ func (n *NIC) Times(id int32) MsgTimes {
 		t.DCISwitch = f.P.DCSwitch
 	}
 	return t
+}
+
+// MsgRecord is where message id is stored, for a prefetch.
+func (f *Fabric) MsgRecord(id int32) unsafe.Pointer { return unsafe.Pointer(f.msgs.At(id)) }
+
+// MsgQueue is message id's requester NIC and QP.
+func (f *Fabric) MsgQueue(id int32) (src, qp int32) {
+	m := f.msgs.At(id)
+	return m.src(), m.qp()
 }
 
 // SetIssueEnd records when the requester finished issuing message id.

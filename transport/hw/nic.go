@@ -3,6 +3,9 @@ package hw
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"moebench/internal/prefetch"
 
 	"moebench/transport/profile"
 	"moebench/transport/sim"
@@ -506,6 +509,36 @@ func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
 }
 
 // Handle runs the NIC's events.
+// Prefetch asks for the message record or the queue index an event reads
+// first, then for the queue's state or the responder's context set.
+func (n *NIC) Prefetch(op int32, arg int64, near bool) {
+	f := n.fab
+	switch op {
+	case opTxReady, opRx, opDeliver, opComplete:
+		m := f.msgs.At(int32(arg))
+		if !near {
+			prefetch.Line(unsafe.Pointer(m))
+			return
+		}
+		switch op {
+		case opTxReady:
+			if i := n.qpIx[m.qp()]; i > 0 {
+				prefetch.Line(unsafe.Pointer(f.qstate.At(i - 1)))
+			}
+		case opRx:
+			set := n.ctx.set(f.rxCtx(m))
+			prefetch.Line(unsafe.Pointer(&n.ctx.slots[set*n.ctx.ways]))
+		}
+	case opDoorbell, opQPFree:
+		qp := arg & (1<<24 - 1)
+		if !near {
+			prefetch.Line(unsafe.Pointer(&n.qpIx[qp]))
+		} else if i := n.qpIx[qp]; i > 0 {
+			prefetch.Line(unsafe.Pointer(f.qstate.At(i - 1)))
+		}
+	}
+}
+
 func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opDoorbell:
