@@ -116,6 +116,7 @@ type Engine struct {
 	cur      int64 // absolute slot number of the near heap
 	handlers []Handler
 	pf       []Prefetcher // per handler, nil where it is not one
+	anyPF    bool         // some handler is one
 	now      Time
 	seq      uint64
 	handled  uint64
@@ -163,8 +164,9 @@ func (e *Engine) Register(h Handler) HandlerID {
 		panic(fmt.Sprintf("sim: more than %d handlers registered", MaxHandlers))
 	}
 	e.handlers = append(e.handlers, h)
-	pf, _ := h.(Prefetcher)
+	pf, ok := h.(Prefetcher)
 	e.pf = append(e.pf, pf)
+	e.anyPF = e.anyPF || ok
 	return HandlerID(len(e.handlers) - 1)
 }
 
@@ -393,14 +395,18 @@ func (e *Engine) RunUntil(limit Time) bool {
 func (e *Engine) runTop() {
 	if p, fromRun := e.top(); fromRun {
 		it := *p
-		if j := e.ri + 2*lookahead; j < e.rn {
-			if n := &e.rb[j]; e.pf[n.handler()] != nil {
-				e.pf[n.handler()].Prefetch(n.operation(), n.arg, false)
+		// The run's events lookahead and twice that ahead, named to their
+		// handlers (written out here: a call would cost every event).
+		if e.anyPF {
+			if j := e.ri + 2*lookahead; j < e.rn {
+				if n := &e.rb[j]; e.pf[n.handler()] != nil {
+					e.pf[n.handler()].Prefetch(n.operation(), n.arg, false)
+				}
 			}
-		}
-		if j := e.ri + lookahead; j < e.rn {
-			if n := &e.rb[j]; e.pf[n.handler()] != nil {
-				e.pf[n.handler()].Prefetch(n.operation(), n.arg, true)
+			if j := e.ri + lookahead; j < e.rn {
+				if n := &e.rb[j]; e.pf[n.handler()] != nil {
+					e.pf[n.handler()].Prefetch(n.operation(), n.arg, true)
+				}
 			}
 		}
 		if e.ri++; e.ri == e.rn {
