@@ -451,7 +451,13 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 			}
 		}
 	}
-	f := func(s span) string { return fmt.Sprintf("%.2f–%.2f", s.lo, s.hi) }
+	f := func(s span) string {
+		lo, hi := fmt.Sprintf("%.2f", s.lo), fmt.Sprintf("%.2f", s.hi)
+		if lo == hi {
+			return lo
+		}
+		return lo + "–" + hi
+	}
 	for _, want := range []string{
 		"the estimate is " + f(ratio[0]) + "× its peaks side by side at 512 to 8,192 ranks, " + f(ratio[1]) + "× in turn",
 		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
