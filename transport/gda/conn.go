@@ -205,9 +205,9 @@ const (
 	opNVDeliver
 )
 
-// Handle runs the conn's events.
-// Prefetch asks for a post's warp and message: the poster record names
-// them, and was written recently enough to be cached.
+// Prefetch asks for a post's warp and message (the poster record names
+// them, and was written recently enough to be cached), then for its send
+// queue, which the message names.
 func (c *conn) Prefetch(op int32, arg int64, near bool) {
 	if op == opNVDeliver || op == pResume {
 		return
@@ -222,6 +222,7 @@ func (c *conn) Prefetch(op int32, arg int64, near bool) {
 	prefetch.Line(unsafe.Pointer(c.fab.MsgRecord(p.msg)))
 }
 
+// Handle runs the conn's events.
 func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
 	if op == opNVDeliver {
 		c.deliver(e, int32(arg))

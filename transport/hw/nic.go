@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"moebench/internal/prefetch"
-
 	"moebench/transport/profile"
 	"moebench/transport/sim"
 )
@@ -508,7 +507,6 @@ func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
 	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(q.posted)<<24)
 }
 
-// Handle runs the NIC's events.
 // Prefetch asks for the message record or the queue index an event reads
 // first, then for the queue's state or the responder's context set.
 func (n *NIC) Prefetch(op int32, arg int64, near bool) {
@@ -539,6 +537,7 @@ func (n *NIC) Prefetch(op int32, arg int64, near bool) {
 	}
 }
 
+// Handle runs the NIC's events.
 func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	switch op {
 	case opDoorbell:
