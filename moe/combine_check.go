@@ -30,8 +30,8 @@ const logFlagBit = 1 << 63
 
 // newCombineCheck starts the check of a layer's combine over routing.
 func newCombineCheck(l *LLLayout, routing *Routing, free <-chan struct{}) *combineCheck {
-	// Every token is logged at most once (a second delivery is logged but
-	// never appended past the channel: see logToken), every flag once.
+	// A correct transport delivers each token and each flag once: the
+	// channel holds the whole log (see hand for one that does not).
 	n := (len(l.Msgs)+l.Shape.Physical()*l.Shape.Ranks)/checkChunk + 2
 	c := &combineCheck{
 		chunk: make([]uint64, 0, checkChunk),
