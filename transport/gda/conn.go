@@ -219,7 +219,7 @@ func (c *conn) Prefetch(op int32, arg int64, near bool) {
 		return
 	}
 	prefetch.Line(unsafe.Pointer(p.w))
-	prefetch.Line(unsafe.Pointer(c.fab.MsgRecord(p.msg)))
+	c.fab.PrefetchMsg(p.msg)
 }
 
 // Handle runs the conn's events.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"moebench/internal/prefetch"
 	"moebench/transport/sim"
 )
 
@@ -192,8 +193,8 @@ func (n *NIC) Times(id int32) MsgTimes {
 	return t
 }
 
-// MsgRecord is where message id is stored, for a prefetch.
-func (f *Fabric) MsgRecord(id int32) unsafe.Pointer { return unsafe.Pointer(f.msgs.At(id)) }
+// PrefetchMsg asks for message id's record (see sim.Prefetcher).
+func (f *Fabric) PrefetchMsg(id int32) { prefetch.Line(unsafe.Pointer(f.msgs.At(id))) }
 
 // MsgQueue is message id's requester NIC and QP.
 func (f *Fabric) MsgQueue(id int32) (src, qp int32) {

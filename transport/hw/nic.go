@@ -513,11 +513,11 @@ func (n *NIC) Prefetch(op int32, arg int64, near bool) {
 	f := n.fab
 	switch op {
 	case opTxReady, opRx, opDeliver, opComplete:
-		m := f.msgs.At(int32(arg))
 		if !near {
-			prefetch.Line(unsafe.Pointer(m))
+			f.PrefetchMsg(int32(arg))
 			return
 		}
+		m := f.msgs.At(int32(arg))
 		switch op {
 		case opTxReady:
 			if i := n.qpIx[m.qp()]; i > 0 {
