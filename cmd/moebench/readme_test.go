@@ -458,7 +458,16 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		}
 		return lo + "–" + hi
 	}
+	// The in-turn peaks scaled by (rank, expert) pairs to 16,384 ranks.
+	turn4k, turn8k := peaks[4096][1], peaks[8192][1]
+	if len(turn4k) != 1 || len(turn8k) != 1 {
+		t.Fatal("the README should quote one in-turn peak at 4,096 and at 8,192 ranks")
+	}
+	gb := func(v float64) string { return fmt.Sprintf("%.2f", v/(1<<30)) }
+	scaled := []float64{turn4k[0] * 16 / (1 << 30), turn8k[0] * 4 / (1 << 30)}
 	for _, want := range []string{
+		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
+			gb(turn4k[0]), turn8k[0]/(1<<30), slices.Min(scaled), slices.Max(scaled)),
 		"the estimate is " + f(ratio[0]) + "× its peaks side by side at 512 to 8,192 ranks, " + f(ratio[1]) + "× in turn",
 		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
 	} {
