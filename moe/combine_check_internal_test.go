@@ -1,9 +1,11 @@
 package moe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // A transport that delivers far more than the layer sent overflows the
@@ -44,4 +46,10 @@ func TestCombineCheckOverflowStartsTheReplay(t *testing.T) {
 	if len(probs.list) == 0 || !strings.Contains(probs.list[0], "twice") {
 		t.Errorf("problems: %v", probs.list)
 	}
+}
+
+// The README quotes the bytes a logged delivery takes.
+func TestCombineLogEntrySize(t *testing.T) {
+	var c combineCheck
+	readmeSays(t, fmt.Sprintf("a log of its deliveries in %d bytes each", unsafe.Sizeof(c.chunk[0])))
 }

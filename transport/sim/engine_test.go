@@ -2,8 +2,11 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -539,5 +542,17 @@ func TestPrefetchNamesEventsAhead(t *testing.T) {
 	}
 	if both < n*9/10 {
 		t.Errorf("%d of %d events were named far and then near before they ran, want at least 90%%", both, n)
+	}
+}
+
+// The README quotes how far ahead the engine names events.
+func TestREADMELookahead(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead)
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), claim) {
+		t.Errorf("README lacks %q", claim)
 	}
 }
