@@ -48,10 +48,9 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		c.m.perGPU = env.Mem.RanksPerGPU()
 	}
 	c.m.onDeliver = c.delivered
-	c.used = make([]map[int]bool, env.Ranks)
-	for i := range c.used {
-		c.used[i] = map[int]bool{}
-	}
+	c.words = (env.Ranks + 63) / 64
+	c.used = make([]uint64, env.Ranks*c.words)
+	c.peers = make([]int32, env.Ranks)
 	return c, nil
 }
 
@@ -60,12 +59,14 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 // the worker, Served the NIC beginning the doorbell that carried the WQE,
 // Sent/Arrived/Visible from the NIC.
 type conn struct {
-	env   *transport.Env
-	m     *model
-	ops   []transport.Op // by op record index
-	idle  []*producer
-	users map[*producer]*transport.Warp
-	used  []map[int]bool // per rank: QPs that carried traffic
+	env  *transport.Env
+	m    *model
+	idle []*producer
+	// used is a bit per (rank, destination) that carried traffic, words
+	// uint64s a rank; peers counts each rank's.
+	used  []uint64
+	words int
+	peers []int32
 }
 
 // ring picks op's ring by its channel (Config.ring).
@@ -80,6 +81,9 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	if op.Src < 0 || op.Src >= c.env.Ranks || op.Dst < 0 || op.Dst >= c.env.Ranks {
 		panic(fmt.Sprintf("mini-proxy: op %d -> %d outside %d ranks", op.Src, op.Dst, c.env.Ranks))
 	}
+	if op.Channel != int(int32(op.Channel)) || op.Bytes != int(int32(op.Bytes)) {
+		panic(fmt.Sprintf("mini-proxy: op channel %d or size %d out of range", op.Channel, op.Bytes))
+	}
 	r := c.ring(op)
 	var p *producer
 	if k := len(c.idle); k > 0 {
@@ -87,12 +91,8 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		c.idle = c.idle[:k-1]
 	} else {
 		p = c.m.newProducer(nil, c.posted)
-		if c.users == nil {
-			c.users = map[*producer]*transport.Warp{}
-		}
 	}
-	p.th = &w.T
-	c.users[p] = w
+	p.th, p.w = &w.T, w
 	tuned := c.m.cfg.Handoff == Tuned
 	if tuned {
 		if r.ownerWarp == nil {
@@ -100,24 +100,20 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		}
 		tuned = r.ownerWarp == w
 	}
-	bytes := op.Bytes
-	if op.Atomic {
-		bytes = 8
+	id := c.m.newOp(op.Src, op.Dst, op.Bytes, op.Atomic, op.Tag)
+	o := c.m.op(id)
+	o.ch, o.flush = int32(op.Channel), op.Flush
+	if u := &c.used[op.Src*c.words+op.Dst/64]; *u&(1<<(op.Dst%64)) == 0 {
+		*u |= 1 << (op.Dst % 64)
+		c.peers[op.Src]++
 	}
-	id := c.m.newOp(op.Src, op.Dst, bytes, op.Atomic, 0)
-	for int(id) >= len(c.ops) {
-		c.ops = append(c.ops, transport.Op{})
-	}
-	c.ops[id] = op
-	c.used[op.Src][int(op.Dst)] = true
 	p.post(e, r, id, tuned)
 }
 
 // posted runs at the warp's local time when its enqueue left the SM.
 func (c *conn) posted(e *sim.Engine, p *producer) {
-	w := c.users[p]
-	delete(c.users, p)
-	p.th = nil
+	w := p.w
+	p.th, p.w = nil, nil
 	c.idle = append(c.idle, p)
 	if w.Resume != nil {
 		w.Resume(e, w)
@@ -125,8 +121,9 @@ func (c *conn) posted(e *sim.Engine, p *producer) {
 }
 
 func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
-	o := &c.m.ops[op]
-	c.env.Delivered(e, transport.Delivery{Op: c.ops[op], Times: transport.Times{
+	o := c.m.op(op)
+	d := transport.Op{Src: int(o.src), Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.atomic, Flush: o.flush, Tag: o.user}
+	c.env.Delivered(e, transport.Delivery{Op: d, Times: transport.Times{
 		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,
 		Served: msg.Served, Sent: msg.Sent, Arrived: msg.Arrived, Visible: msg.Visible,
 		Own: [transport.MaxOwnCauses]sim.Time{msg.ConnMiss},
@@ -137,8 +134,8 @@ func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 func (c *conn) Resources() transport.Resources {
 	cfg := &c.m.cfg
 	active := 0
-	for _, u := range c.used {
-		active = max(active, len(u)*cfg.Workers)
+	for _, n := range c.peers {
+		active = max(active, int(n)*cfg.Workers)
 	}
 	return transport.Resources{
 		QPsPerNIC:         cfg.qpsPerNIC(c.env.Ranks),

@@ -134,7 +134,7 @@ func (s *loadedRun) next(e *sim.Engine) {
 }
 
 func (s *loadedRun) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
-	o := &s.m.ops[op]
+	o := s.m.op(op)
 	c := &s.m.c
 	switch o.user {
 	case kindBulk:

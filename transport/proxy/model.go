@@ -10,17 +10,33 @@ import (
 // beside the control and remote-address segments (Fig. 2).
 const inlineMax = 28
 
-// opRec is one operation on its way through the proxy.
+// opRec is one operation on its way through the proxy. A layer of a
+// thousand ranks has millions in flight at once, so the record carries
+// the driver's op itself (channel, flush, tag) rather than a second copy
+// beside it, and links its send queue (next, last) instead of the queue
+// keeping slices of its own.
 type opRec struct {
 	src, dst int32
-	bytes    int32
+	bytes    int32 // the op's; an atomic moves 8 on the wire whatever it says
+	ch       int32 // the driver's channel
+	next     int32 // the next op of its send queue, -1 none
 	atomic   bool
+	flush    bool
+	last     bool // the signaled end of its chain: one CQE reaps up to here
 	refs     int8 // delivery and completion still to come
 	// Times: the producer's issue, the descriptor's visibility to the
 	// worker, the worker's pick-up, the completion counter's write as the
 	// GPU can first see it.
 	issueStart, issueEnd, visible, picked, counter sim.Time
-	user                                           int64 // the driver's own
+	user                                           int64 // the driver's own (the conn's: the op's tag)
+}
+
+// wire is the payload the NIC moves.
+func (o *opRec) wire() int32 {
+	if o.atomic {
+		return 8
+	}
+	return o.bytes
 }
 
 // desc is one 16 B descriptor slot of a ring.
@@ -30,15 +46,22 @@ type desc struct {
 	visible sim.Time
 }
 
+// ringPage is how many descriptor slots a ring allocates at once: a
+// ring's slots are made as they are first used, since a layer of a
+// thousand ranks keeps tens of thousands of rings that each see a few
+// dozen descriptors.
+const ringPage = 64
+
 // ring is one descriptor ring in host memory.
 type ring struct {
 	gid   int // index in model.rings
 	wi    int // index in its worker's rings
 	w     *worker
-	slots []desc
-	cls   int   // 1 for a background ring: its worker posts on QPs of their own
-	head  int64 // consumed by the worker
-	tail  int64 // reserved by producers
+	size  int64    // depth in descriptors
+	pages [][]desc // ringPage slots each, nil until used
+	cls   int      // 1 for a background ring: its worker posts on QPs of their own
+	head  int64    // consumed by the worker
+	tail  int64    // reserved by producers
 	// Consumer progress as producers read it: pubVal from pubAt on,
 	// prevVal before. The worker publishes after each post.
 	prevVal, pubVal int64
@@ -48,7 +71,21 @@ type ring struct {
 	cachedProg      int64       // fifo handoff: the progress producers last read
 }
 
-func (r *ring) slot(s int64) *desc { return &r.slots[s%int64(len(r.slots))] }
+func newRing(gid int, w *worker, size int) *ring {
+	return &ring{gid: gid, w: w, size: int64(size), pages: make([][]desc, (size+ringPage-1)/ringPage)}
+}
+
+// slot is the descriptor of ring index s. Pointers stay valid: a page
+// never moves.
+func (r *ring) slot(s int64) *desc {
+	i := s % r.size
+	p := r.pages[i/ringPage]
+	if p == nil {
+		p = make([]desc, ringPage)
+		r.pages[i/ringPage] = p
+	}
+	return &p[i%ringPage]
+}
 
 // progress is the consumer index a read issued at t returns.
 func (r *ring) progress(t sim.Time) int64 {
@@ -95,9 +132,11 @@ type model struct {
 	ranks int
 	nodes []*node
 	rings []*ring
-	ops   []opRec
-	free  []int32
+	ops   sim.Slab[opRec]
 	pubID sim.HandlerID
+	// prods are every producer made; prodID runs their phases.
+	prods  []*producer
+	prodID sim.HandlerID
 	// readAt is when each GPU's PCIe read rate next has room (a rank per
 	// GPU unless perGPU > 1: the native engine's virtual ranks).
 	readAt []sim.Time
@@ -116,16 +155,17 @@ func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.qpsPerNIC(ranks), m)
 	m.fab.DoorbellLead(m.c.hostMMIO) // workers ring from their own clock, never behind the engine's
 	m.pubID = e.Register(sim.HandlerFunc(m.publish))
+	m.prodID = e.Register(sim.HandlerFunc(func(e *sim.Engine, ph int32, p int64) { m.prods[p].handle(e, ph) }))
 	for i := range ranks {
 		nd := &node{idx: i, nic: m.fab.NICs[i]}
 		nd.nic.HostQueues(m.c.hostFetch)
 		for w := range cfg.Workers {
-			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: make([]sendQueue, cfg.classes()*ranks)}
+			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: newSendQueues(cfg.classes() * ranks)}
 			wk.id = e.Register(wk)
 			nd.workers = append(nd.workers, wk)
 		}
 		for r := range cfg.Rings {
-			rg := &ring{gid: len(m.rings), w: nd.workers[r%cfg.Workers], slots: make([]desc, cfg.RingSlots)}
+			rg := newRing(len(m.rings), nd.workers[r%cfg.Workers], cfg.RingSlots)
 			if cfg.BackgroundRings > 0 && r >= cfg.Rings-cfg.BackgroundRings {
 				rg.cls = 1
 			}
@@ -139,24 +179,21 @@ func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	return m
 }
 
+// newOp records an op; the last one freed is reused first.
 func (m *model) newOp(src, dst, bytes int, atomic bool, user int64) int32 {
-	var id int32
-	if k := len(m.free); k > 0 {
-		id = m.free[k-1]
-		m.free = m.free[:k-1]
-	} else {
-		m.ops = append(m.ops, opRec{})
-		id = int32(len(m.ops) - 1)
-	}
-	m.ops[id] = opRec{src: int32(src), dst: int32(dst), bytes: int32(bytes), atomic: atomic, refs: 2, user: user}
+	id := m.ops.Alloc()
+	*m.ops.At(id) = opRec{src: int32(src), dst: int32(dst), bytes: int32(bytes), next: -1, atomic: atomic, refs: 2, user: user}
 	return id
 }
 
+// op is op record id.
+func (m *model) op(id int32) *opRec { return m.ops.At(id) }
+
 func (m *model) release(id int32) {
-	o := &m.ops[id]
+	o := m.ops.At(id)
 	o.refs--
 	if o.refs == 0 {
-		m.free = append(m.free, id)
+		m.ops.Free(id)
 	}
 }
 
@@ -192,7 +229,7 @@ func (m *model) Completed(e *sim.Engine, nic *hw.NIC, _ int32, msg *hw.Msg) {
 func (m *model) publish(e *sim.Engine, _ int32, arg int64) {
 	r := m.rings[arg]
 	c := &m.c
-	lim := r.pubVal + int64(len(r.slots))
+	lim := r.pubVal + r.size
 	k := 0
 	for _, p := range r.waiters {
 		if p.slot >= lim {
@@ -200,7 +237,7 @@ func (m *model) publish(e *sim.Engine, _ int32, arg int64) {
 		}
 		p.th.T = max(p.th.T, c.hostDetect(r.pubAt))
 		p.cached = r.pubVal
-		e.At(p.th.T, p.id, phWrite, 0)
+		p.at(e, p.th.T, phWrite)
 		k++
 	}
 	if k > 0 {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"moebench/transport"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
 )
@@ -19,8 +20,9 @@ const (
 // descriptors.
 type producer struct {
 	m      *model
-	id     sim.HandlerID
+	idx    int64 // in model.prods: the event argument that finds it
 	th     *hw.Thread
+	w      *transport.Warp // the conn's warp being served (nil elsewhere)
 	r      *ring
 	op     int32
 	slot   int64
@@ -30,48 +32,54 @@ type producer struct {
 	done func(e *sim.Engine, p *producer)
 }
 
+// newProducer makes a producer on thread th. Producers share one handler
+// (model.prodID): a layer of thousands of ranks has one for every warp
+// waiting on a full ring, more than an engine's handlers should be.
 func (m *model) newProducer(th *hw.Thread, done func(*sim.Engine, *producer)) *producer {
-	p := &producer{m: m, th: th, done: done}
-	p.id = m.e.Register(p)
+	p := &producer{m: m, idx: int64(len(m.prods)), th: th, done: done}
+	m.prods = append(m.prods, p)
 	return p
 }
+
+// at schedules phase ph of p's enqueue at t.
+func (p *producer) at(e *sim.Engine, t sim.Time, ph int32) { e.At(t, p.m.prodID, ph, p.idx) }
 
 // post starts enqueuing op on r at the thread's local time.
 func (p *producer) post(e *sim.Engine, r *ring, op int32, tuned bool) {
 	p.r, p.op, p.tuned = r, op, tuned
-	e.At(max(p.th.T, e.Now()), p.id, phReserve, 0)
+	p.at(e, max(p.th.T, e.Now()), phReserve)
 }
 
-// Handle advances the enqueue.
-func (p *producer) Handle(e *sim.Engine, ph int32, _ int64) {
+// handle advances the enqueue.
+func (p *producer) handle(e *sim.Engine, ph int32) {
 	m := p.m
 	c := &m.c
 	r := p.r
 	p.th.T = max(p.th.T, e.Now())
 	switch ph {
 	case phReserve:
-		m.ops[p.op].issueStart = p.th.T
+		m.op(p.op).issueStart = p.th.T
 		p.slot = r.tail
 		r.tail++
 		if p.tuned {
 			// The slot index lives in a register; the cached progress
 			// says whether the slot is free.
 			p.th.Compute(c.gpu.Reserve)
-			if p.slot < p.cached+int64(len(r.slots)) {
+			if p.slot < p.cached+r.size {
 				p.write(e)
 				return
 			}
 		} else {
 			p.th.Compute(c.gpu.Atomic) // reserve the slot on a shared counter
-			if m.cfg.Handoff == FIFO && p.slot < r.cachedProg+int64(len(r.slots)) {
+			if m.cfg.Handoff == FIFO && p.slot < r.cachedProg+r.size {
 				p.write(e)
 				return
 			}
 		}
-		p.th.T = m.hostRead(int(m.ops[p.op].src), p.th.T) // read the host-resident progress
-		e.At(p.th.T, p.id, phCheck, 0)
+		p.th.T = m.hostRead(int(m.op(p.op).src), p.th.T) // read the host-resident progress
+		p.at(e, p.th.T, phCheck)
 	case phCheck:
-		n := int64(len(r.slots))
+		n := r.size
 		if prog := r.progress(p.th.T); p.slot < prog+n {
 			p.cached = prog
 			r.cachedProg = max(r.cachedProg, prog)
@@ -82,7 +90,7 @@ func (p *producer) Handle(e *sim.Engine, ph int32, _ int64) {
 			// Progress already written, not yet seen: the next poll sees it.
 			p.th.T = c.hostDetect(r.pubAt)
 			p.cached = r.pubVal
-			e.At(p.th.T, p.id, phWrite, 0)
+			p.at(e, p.th.T, phWrite)
 			return
 		}
 		i := len(r.waiters)
@@ -114,7 +122,7 @@ func (p *producer) write(e *sim.Engine) {
 	case !p.tuned:
 		p.th.Fence(c.gpu.ReleaseSys)
 	}
-	o := &m.ops[p.op]
+	o := m.op(p.op)
 	o.issueEnd = p.th.T
 	o.visible = p.th.T + c.descFlight
 	if !p.tuned && !fifo {
@@ -125,5 +133,5 @@ func (p *producer) write(e *sim.Engine) {
 	if p.slot == r.head {
 		r.w.notify(e, r.wi, d.visible)
 	}
-	e.At(p.th.T, p.id, phDone, 0)
+	p.at(e, p.th.T, phDone)
 }

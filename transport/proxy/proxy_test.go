@@ -103,13 +103,15 @@ func TestSingleOpOrdering(t *testing.T) {
 }
 
 type sentOp struct {
+	op    transport.Op
 	seen  int
 	times transport.Times
 }
 
 // TestConnDeliversEveryOpOnce drives the Conn from warps on four ranks,
 // with writes and atomics, both handoffs and reserved rings, and checks
-// that every Op is delivered exactly once with ordered timestamps.
+// that every Op is delivered exactly once, as it was posted, with ordered
+// timestamps.
 func TestConnDeliversEveryOpOnce(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range []Config{
@@ -118,6 +120,8 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 		// Channels from 5 on (the last warps' and the wrap) on rings of
 		// their own, and on QPs of their own.
 		{Workers: 2, Rings: 6, Batch: 8, Handoff: Baseline, BackgroundRings: 2, BackgroundChannel0: 5, RingSlots: 16, SQDepth: 8},
+		// A ring of more than one page that wraps, a page only part used.
+		{Workers: 1, Rings: 2, Batch: 3, Handoff: Baseline, RingSlots: ringPage + 6, SQDepth: 5},
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			t.Parallel()
@@ -133,6 +137,9 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 					}
 					s.seen++
 					s.times = d.Times
+					if d.Op != s.op {
+						t.Errorf("tag %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, s.op)
+					}
 					if e.Now() != d.Times.Visible {
 						t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
 					}
@@ -157,8 +164,8 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 						left--
 						tag++
 						op := transport.Op{Src: r, Dst: (r + 1 + int(tag)%(ranks-1)) % ranks, Channel: i + int(tag)%3,
-							Bytes: []int{8, 7168, 512}[tag%3], Atomic: tag%5 == 0, Tag: tag}
-						got[tag] = &sentOp{}
+							Bytes: []int{8, 7168, 512, 0}[tag%4], Atomic: tag%5 == 0, Flush: tag%7 == 0, Tag: tag}
+						got[tag] = &sentOp{op: op}
 						conn.Post(e, w, op)
 					}
 					w.Resume = post
@@ -184,7 +191,9 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 				}
 			}
 			res := conn.Resources()
-			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*cfg.classes()*ranks {
+			// Every rank wrote to its three peers.
+			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*cfg.classes()*ranks ||
+				res.ActiveConnPerNIC != 3*cfg.Workers {
 				t.Errorf("resources %+v", res)
 			}
 		})

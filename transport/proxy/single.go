@@ -78,10 +78,10 @@ func (s *singleRun) next(e *sim.Engine) {
 }
 
 func (s *singleRun) completed(e *sim.Engine, op int32) {
-	if s.rtt || s.m.ops[op].src != 0 {
+	if s.rtt || s.m.op(op).src != 0 {
 		return
 	}
-	o := &s.m.ops[op]
+	o := s.m.op(op)
 	c := &s.m.c
 	var seen sim.Time
 	if s.m.cfg.Completion == CompletionHost {
@@ -101,7 +101,7 @@ func (s *singleRun) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	if !s.rtt {
 		return
 	}
-	o := &s.m.ops[op]
+	o := s.m.op(op)
 	c := &s.m.c
 	if o.src == 0 {
 		// The responder sees the word and answers.

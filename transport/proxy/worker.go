@@ -11,11 +11,45 @@ type cqe struct {
 }
 
 // sendQueue is a worker's QP to one destination (one per ring class): the
-// ops posted and not yet reaped, and the chain lengths (one signaled CQE
-// per chain).
+// ops posted and not yet reaped, oldest first, linked through their
+// records; each chain's signaled last op ends what one CQE reaps. A
+// worker keeps one per destination, millions in a large layer, so it is
+// three words and no slices.
 type sendQueue struct {
-	ops    fifo[int32]
-	chains fifo[int32]
+	head, tail int32 // op records, -1 none
+	n          int32
+}
+
+func newSendQueues(n int) []sendQueue {
+	qs := make([]sendQueue, n)
+	for i := range qs {
+		qs[i] = sendQueue{head: -1, tail: -1}
+	}
+	return qs
+}
+
+// push appends op to the queue.
+func (q *sendQueue) push(m *model, op int32) {
+	if q.tail < 0 {
+		q.head = op
+	} else {
+		m.op(q.tail).next = op
+	}
+	q.tail = op
+	q.n++
+}
+
+// pop removes the oldest op and reports whether it ended its chain. The
+// record is read before the caller may free it.
+func (q *sendQueue) pop(m *model) (op int32, last bool) {
+	op = q.head
+	o := m.op(op)
+	q.head, last = o.next, o.last
+	if q.head < 0 {
+		q.tail = -1
+	}
+	q.n--
+	return op, last
 }
 
 // worker is one CPU proxy thread. Its loop visits its rings round-robin
@@ -57,7 +91,7 @@ func (w *worker) step(e *sim.Engine) {
 		if !w.reap(e) {
 			w.T += c.cqEmpty
 		}
-		if w.m.cfg.SQDepth-w.qps[w.blocked].ops.len() > 0 {
+		if w.m.cfg.SQDepth-int(w.qps[w.blocked].n) > 0 {
 			w.blocked = -1
 		}
 		return
@@ -88,10 +122,10 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	c := &m.c
 	cfg := &m.cfg
 	w.T += c.ringPoll // the load that found the head descriptor
-	dst := m.ops[r.slot(r.head).op].dst
+	dst := m.op(r.slot(r.head).op).dst
 	qi := r.cls*m.ranks + int(dst)
 	q := &w.qps[qi]
-	free := cfg.SQDepth - q.ops.len()
+	free := cfg.SQDepth - int(q.n)
 	if free <= 0 {
 		w.blocked = qi
 		return false
@@ -100,11 +134,11 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	k := 0
 	for s := r.head; s < r.tail && k < cfg.Batch && k < free; s++ {
 		d := r.slot(s)
-		if !d.written || d.visible > w.T || m.ops[d.op].dst != dst {
+		if !d.written || d.visible > w.T || m.op(d.op).dst != dst {
 			break
 		}
 		w.T += c.descConsume
-		m.ops[d.op].picked = w.T
+		m.op(d.op).picked = w.T
 		k++
 	}
 	r.head += int64(k)
@@ -112,16 +146,17 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	qp := w.idx*len(w.qps) + qi
 	for s := first; s < first+int64(k); s++ {
 		d := r.slot(s)
-		o := &m.ops[d.op]
+		o := m.op(d.op)
 		tag := int64(d.op)
 		if s == first+int64(k)-1 {
 			tag |= signaled
+			o.last = true
 		}
-		w.nd.nic.Post(qp, hw.Msg{Dst: dst, Bytes: o.bytes, BBs: 1, Pointer: o.bytes > inlineMax, Atomic: o.atomic, Tag: tag})
-		q.ops.push(d.op)
+		b := o.wire()
+		w.nd.nic.Post(qp, hw.Msg{Dst: dst, Bytes: b, BBs: 1, Pointer: b > inlineMax, Atomic: o.atomic, Tag: tag})
+		q.push(m, d.op)
 		d.written = false
 	}
-	q.chains.push(int32(k))
 	w.nd.nic.Ring(e, w.T, qp, c.hostMMIO)
 	w.Posts++
 	w.WRs += int64(k)
@@ -144,7 +179,6 @@ func (w *worker) reap(e *sim.Engine) bool {
 		found = true
 		w.T += c.cqPoll
 		q := &w.qps[x.q]
-		k := int(q.chains.pop())
 		var seen sim.Time
 		if m.cfg.Completion == CompletionHost {
 			w.T += c.counterHost
@@ -153,9 +187,10 @@ func (w *worker) reap(e *sim.Engine) bool {
 			w.T += c.counterGDR
 			seen = w.T + c.gdrFlight
 		}
-		for range k {
-			op := q.ops.pop()
-			m.ops[op].counter = seen
+		for last := false; !last; {
+			var op int32
+			op, last = q.pop(m)
+			m.op(op).counter = seen
 			if m.onComplete != nil {
 				m.onComplete(e, op)
 			}
