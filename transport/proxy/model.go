@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"unsafe"
+
+	"moebench/internal/prefetch"
 	"moebench/transport/hw"
 	"moebench/transport/profile"
 	"moebench/transport/sim"
@@ -57,34 +60,74 @@ type ring struct {
 	gid   int // index in model.rings
 	wi    int // index in its worker's rings
 	w     *worker
-	size  int64    // depth in descriptors
-	pages [][]desc // ringPage slots each, nil until used
-	cls   int      // 1 for a background ring: its worker posts on QPs of their own
-	head  int64    // consumed by the worker
-	tail  int64    // reserved by producers
+	size  int64             // depth in descriptors
+	mask  int64             // size-1 when size is a power of two, else -1
+	pages []*[ringPage]desc // nil until used
+	cls   int               // 1 for a background ring: its worker posts on QPs of their own
+	head  int64             // consumed by the worker
+	tail  int64             // reserved by producers
 	// Consumer progress as producers read it: pubVal from pubAt on,
 	// prevVal before. The worker publishes after each post.
 	prevVal, pubVal int64
 	pubAt           sim.Time
-	waiters         []*producer // blocked on space, by slot
-	ownerWarp       any         // Conn, tuned handoff: the ring's one producer
-	cachedProg      int64       // fifo handoff: the progress producers last read
+	waiters         fifo[waiter] // blocked on space, by slot
+	ownerWarp       any          // Conn, tuned handoff: the ring's one producer
+	cachedProg      int64        // fifo handoff: the progress producers last read
+}
+
+// waiter is a producer blocked on ring space, with the slot it holds
+// beside it: a publication scans the waiters' slots without touching
+// each producer.
+type waiter struct {
+	slot int64
+	p    *producer
 }
 
 func newRing(gid int, w *worker, size int) *ring {
-	return &ring{gid: gid, w: w, size: int64(size), pages: make([][]desc, (size+ringPage-1)/ringPage)}
+	r := &ring{gid: gid, w: w, size: int64(size), mask: -1, pages: make([]*[ringPage]desc, (size+ringPage-1)/ringPage)}
+	if size&(size-1) == 0 {
+		r.mask = int64(size - 1)
+	}
+	return r
+}
+
+// wait queues p, which holds slot, among the waiters in slot order.
+func (r *ring) wait(p *producer, slot int64) {
+	f := &r.waiters
+	f.push(waiter{slot, p})
+	i := len(f.q) - 1
+	for i > f.head && f.q[i-1].slot > slot {
+		f.q[i] = f.q[i-1]
+		i--
+	}
+	f.q[i] = waiter{slot, p}
 }
 
 // slot is the descriptor of ring index s. Pointers stay valid: a page
 // never moves.
 func (r *ring) slot(s int64) *desc {
-	i := s % r.size
+	var i int64
+	if r.mask >= 0 {
+		i = s & r.mask // s is never negative
+	} else {
+		i = s % r.size
+	}
 	p := r.pages[i/ringPage]
 	if p == nil {
-		p = make([]desc, ringPage)
+		p = new([ringPage]desc)
 		r.pages[i/ringPage] = p
 	}
 	return &p[i%ringPage]
+}
+
+// headVisible reports whether the ring's next descriptor is written and
+// visible at t; an empty ring's slot is not looked at.
+func (r *ring) headVisible(t sim.Time) bool {
+	if r.head >= r.tail {
+		return false
+	}
+	d := r.slot(r.head)
+	return d.written && d.visible <= t
 }
 
 // progress is the consumer index a read issued at t returns.
@@ -154,13 +197,13 @@ func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 	m := &model{e: e, cfg: cfg, c: newCosts(p, cfg.State), ranks: ranks, readAt: make([]sim.Time, ranks), perGPU: 1}
 	m.fab = hw.NewFabric(e, nicParams(p), ranks, cfg.qpsPerNIC(ranks), m)
 	m.fab.DoorbellLead(m.c.hostMMIO) // workers ring from their own clock, never behind the engine's
-	m.pubID = e.Register(sim.HandlerFunc(m.publish))
-	m.prodID = e.Register(sim.HandlerFunc(func(e *sim.Engine, ph int32, p int64) { m.prods[p].handle(e, ph) }))
+	m.pubID = e.Register(publisher{m})
+	m.prodID = e.Register(producers{m})
 	for i := range ranks {
 		nd := &node{idx: i, nic: m.fab.NICs[i]}
 		nd.nic.HostQueues(m.c.hostFetch)
 		for w := range cfg.Workers {
-			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, qps: newSendQueues(cfg.classes() * ranks)}
+			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, nq: cfg.classes() * ranks}
 			wk.id = e.Register(wk)
 			nd.workers = append(nd.workers, wk)
 		}
@@ -224,24 +267,52 @@ func (m *model) Completed(e *sim.Engine, nic *hw.NIC, _ int32, msg *hw.Msg) {
 	}
 }
 
+// producers runs the producers' phases: the argument is the producer.
+type producers struct{ m *model }
+
+func (h producers) Handle(e *sim.Engine, ph int32, p int64) { h.m.prods[p].handle(e, ph) }
+
+// Prefetch asks for the producer, then for its thread and op record.
+func (h producers) Prefetch(_ int32, arg int64, near bool) {
+	p := h.m.prods[arg]
+	if !near {
+		prefetch.Line(unsafe.Pointer(p))
+		return
+	}
+	if p.th != nil {
+		prefetch.Line(unsafe.Pointer(p.th))
+		prefetch.Line(unsafe.Pointer(h.m.ops.At(p.op)))
+	}
+}
+
+// publisher runs publications: the argument is the ring.
+type publisher struct{ m *model }
+
+func (h publisher) Handle(e *sim.Engine, _ int32, r int64) { h.m.publish(e, r) }
+
+// Prefetch asks for the ring, then for its first waiters.
+func (h publisher) Prefetch(_ int32, arg int64, near bool) {
+	r := h.m.rings[arg]
+	if !near {
+		prefetch.Line(unsafe.Pointer(r))
+		return
+	}
+	if f := &r.waiters; f.len() > 0 {
+		prefetch.Line(unsafe.Pointer(&f.q[f.head]))
+	}
+}
+
 // publish makes the progress a worker wrote visible and wakes producers
 // that wait for the space it frees.
-func (m *model) publish(e *sim.Engine, _ int32, arg int64) {
+func (m *model) publish(e *sim.Engine, arg int64) {
 	r := m.rings[arg]
 	c := &m.c
 	lim := r.pubVal + r.size
-	k := 0
-	for _, p := range r.waiters {
-		if p.slot >= lim {
-			break
-		}
+	for r.waiters.len() > 0 && r.waiters.peek().slot < lim {
+		p := r.waiters.pop().p
 		p.th.T = max(p.th.T, c.hostDetect(r.pubAt))
 		p.cached = r.pubVal
 		p.at(e, p.th.T, phWrite)
-		k++
-	}
-	if k > 0 {
-		r.waiters = append(r.waiters[:0], r.waiters[k:]...)
 	}
 }
 

@@ -93,13 +93,7 @@ func (p *producer) handle(e *sim.Engine, ph int32) {
 			p.at(e, p.th.T, phWrite)
 			return
 		}
-		i := len(r.waiters)
-		r.waiters = append(r.waiters, p)
-		for i > 0 && r.waiters[i-1].slot > p.slot {
-			r.waiters[i] = r.waiters[i-1]
-			i--
-		}
-		r.waiters[i] = p
+		r.wait(p, p.slot)
 	case phWrite:
 		p.write(e)
 	case phDone:

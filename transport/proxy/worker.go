@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"unsafe"
+
+	"moebench/internal/prefetch"
 	"moebench/transport/hw"
 	"moebench/transport/sim"
 )
@@ -68,9 +71,26 @@ type worker struct {
 	gen     int64
 	blocked int // send queue that is full, or -1
 	cq      fifo[cqe]
-	qps     []sendQueue
+	// qps are its send queues, class × ranks + destination, made when it
+	// first posts: with one expert a rank, every op of a rank goes through
+	// its first ring and so its first worker.
+	qps []sendQueue
+	nq  int
 	// Posts counts ibv_post_send calls; WRs the work requests posted.
 	Posts, WRs int64
+}
+
+// Prefetch asks for the worker, then for the ring or CQ it wakes at.
+func (w *worker) Prefetch(_ int32, _ int64, near bool) {
+	if !near {
+		prefetch.Line(unsafe.Pointer(w))
+		return
+	}
+	if w.wakePos < len(w.rings) {
+		prefetch.Line(unsafe.Pointer(w.rings[w.wakePos]))
+	} else if w.cq.len() > 0 {
+		prefetch.Line(unsafe.Pointer(&w.cq.q[w.cq.head]))
+	}
 }
 
 // Handle runs a wake-up: the loop reached a slot where something is
@@ -98,7 +118,7 @@ func (w *worker) step(e *sim.Engine) {
 	}
 	if w.pos < len(w.rings) {
 		r := w.rings[w.pos]
-		if d := r.slot(r.head); r.head < r.tail && d.written && d.visible <= w.T {
+		if r.headVisible(w.T) {
 			if !w.visit(e, r) {
 				return // blocked: revisit this ring once the CQ frees room
 			}
@@ -124,6 +144,9 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	w.T += c.ringPoll // the load that found the head descriptor
 	dst := m.op(r.slot(r.head).op).dst
 	qi := r.cls*m.ranks + int(dst)
+	if w.qps == nil {
+		w.qps = newSendQueues(w.nq)
+	}
 	q := &w.qps[qi]
 	free := cfg.SQDepth - int(q.n)
 	if free <= 0 {
@@ -143,7 +166,7 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	}
 	r.head += int64(k)
 	w.T += c.postChain + sim.Time(k)*c.postWR
-	qp := w.idx*len(w.qps) + qi
+	qp := w.idx*w.nq + qi
 	for s := first; s < first+int64(k); s++ {
 		d := r.slot(s)
 		o := m.op(d.op)
@@ -162,7 +185,7 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	w.WRs += int64(k)
 	// Publish progress for the producers' reads.
 	r.prevVal, r.pubVal, r.pubAt = r.pubVal, r.head, w.T
-	if len(r.waiters) > 0 {
+	if r.waiters.len() > 0 {
 		e.At(w.T, m.pubID, 0, int64(r.gid))
 	}
 	return true
@@ -210,7 +233,10 @@ func (w *worker) schedule(e *sim.Engine) {
 		return
 	}
 	for j, r := range w.rings {
-		if d := r.slot(r.head); r.head < r.tail && d.written {
+		if r.head >= r.tail {
+			continue // empty: its slot is not looked at
+		}
+		if d := r.slot(r.head); d.written {
 			w.notify(e, j, d.visible)
 		}
 	}
