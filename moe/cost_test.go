@@ -44,6 +44,32 @@ func TestEstimateCost(t *testing.T) {
 	if gib := float64(c.InTurn) / (1 << 30); gib < 0.85*1.73 || gib > 1.2*1.73 {
 		t.Errorf("EP2048 in turn: %.2f GiB, measured 1.73 GiB", gib)
 	}
+	// Peaks measured on a 2-core VM (moebench run, RSS): the estimate must
+	// not fall below them, nor be more than 1.7x them.
+	for _, m := range []struct {
+		name       string
+		ranks, tok int
+		q          moe.Queues
+		inTurn     bool
+		mib        float64
+	}{
+		// Many tokens a rank: selections, not pairs, dominate.
+		{"LL 256 ranks, 1,024 tokens, mini-gda", 256, 1024, moe.Queues{QPs: 4 * 256 * 256}, false, 617},
+		{"LL 256 ranks, 1,024 tokens, mini-proxy", 256, 1024, moe.Queues{QPs: 4 * 256 * 256, Rings: 64 * 256, Proxy: true}, false, 1097},
+		{"LL 1,024 ranks, mini-proxy", 1024, 128, moe.Queues{QPs: 4 * 1024 * 1024, Rings: 64 * 1024, Proxy: true}, false, 1161},
+		{"LL 1,024 ranks, mini-proxy, in turn", 1024, 128, moe.Queues{QPs: 4 * 1024 * 1024, Rings: 64 * 1024, Proxy: true}, true, 605},
+		{"LL 2,048 ranks, mini-proxy", 2048, 128, moe.Queues{QPs: 4 * 2048 * 2048, Rings: 64 * 2048, Proxy: true}, false, 3888},
+	} {
+		s := moe.Shape{Experts: max(256, m.ranks), TopK: 8, Tokens: m.tok, Ranks: m.ranks, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
+		c := moe.EstimateCost(s, m.q)
+		est := c.Bytes
+		if m.inTurn {
+			est = c.InTurn
+		}
+		if r := float64(est) / (m.mib * (1 << 20)); r < 1 || r > 1.7 {
+			t.Errorf("%s: estimate %.0f MiB is %.2fx the measured %.0f MiB", m.name, float64(est)/(1<<20), r, m.mib)
+		}
+	}
 	if c := moe.EstimateCost(huge, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.InTurn <= 0 || c.Messages <= 0 {
 		t.Errorf("overflowed: %+v", c)
 	}

@@ -468,7 +468,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
 			gb(turn4k[0]), turn8k[0]/(1<<30), slices.Min(scaled), slices.Max(scaled)),
-		"the estimate is " + f(ratio[0]) + "× its peaks side by side at 512 to 8,192 ranks, " + f(ratio[1]) + "× in turn",
+		"over mini-gda at 512 to 8,192 ranks the estimate is " + f(ratio[0]) + "× this build's peaks side by side, " + f(ratio[1]) + "× in turn",
 		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
 	} {
 		if !strings.Contains(text, want) {
