@@ -2,22 +2,16 @@ package moe
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"unsafe"
+
+	"moebench/internal/readme"
 )
 
-// readmeSays fails t unless the README, its lines joined, says claim.
+// readmeSays fails t unless the README says claim.
 func readmeSays(t *testing.T, claim string) {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), claim) {
-		t.Errorf("README lacks %q", claim)
-	}
+	readme.Says(t, "../README.md", claim)
 }
 
 // A large LL layer pools millions of warps (16.8 million in dispatch at

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strings"
 	"testing"
+
+	"moebench/internal/readme"
 )
 
 type recorder struct{ got []int64 }
@@ -547,12 +547,5 @@ func TestPrefetchNamesEventsAhead(t *testing.T) {
 
 // The README quotes how far ahead the engine names events.
 func TestREADMELookahead(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	claim := fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead)
-	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), claim) {
-		t.Errorf("README lacks %q", claim)
-	}
+	readme.Says(t, "../../README.md", fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead))
 }
