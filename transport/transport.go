@@ -88,6 +88,10 @@ type Transport interface {
 	// completions; 0 when the transport's GPU side does not write send
 	// queues.
 	QueueDepth() int
+	// Open connects env's ranks on env's engine. An LL layer's dispatch and
+	// combine each open their own, on engines of their own that may run
+	// at once on two goroutines: Open must be safe to call concurrently,
+	// and a Conn is used from one goroutine only.
 	Open(env *Env) (Conn, error)
 }
 
