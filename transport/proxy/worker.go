@@ -17,7 +17,7 @@ type cqe struct {
 // ops posted and not yet reaped, oldest first, linked through their
 // records; each chain's signaled last op ends what one CQE reaps. A
 // worker keeps one per destination, millions in a large layer, so it is
-// three words and no slices.
+// three int32s and no slices.
 type sendQueue struct {
 	head, tail int32 // op records, -1 none
 	n          int32
