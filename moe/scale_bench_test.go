@@ -13,7 +13,14 @@ import (
 // expert per rank past 256 ranks, at the default EP16 and at 1,024 ranks,
 // and reports simulated events per second and bytes allocated per
 // transport message.
-func BenchmarkLayerLLScale(b *testing.B) {
+func BenchmarkLayerLLScale(b *testing.B) { benchLayerScale(b, "mini-gda") }
+
+// BenchmarkProxyLayerScale is the same layer over mini-proxy, whose
+// producers, rings and CPU workers add records and events of their own.
+// (Its name keeps it out of the PGO profile's -bench LayerLLScale.)
+func BenchmarkProxyLayerScale(b *testing.B) { benchLayerScale(b, "mini-proxy") }
+
+func benchLayerScale(b *testing.B, presetName string) {
 	for _, ranks := range []int{16, 1024} {
 		b.Run(fmt.Sprintf("ranks=%d", ranks), func(b *testing.B) {
 			b.ReportAllocs()
@@ -24,7 +31,7 @@ func BenchmarkLayerLLScale(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			alloc := ms.TotalAlloc
 			for b.Loop() {
-				res := runLayer(b, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false)
+				res := runLayer(b, s, moe.LL, presetName, preset.Options{}, moe.Background{}, false)
 				msgs += res.Dispatch.Messages + res.Combine.Messages
 				events += res.Events
 			}
