@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"math/bits"
 
 	"moebench/transport"
 	"moebench/transport/hw"
@@ -50,7 +51,6 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	c.m.onDeliver = c.delivered
 	c.words = (env.Ranks + 63) / 64
 	c.used = make([]uint64, env.Ranks*c.words)
-	c.peers = make([]int32, env.Ranks)
 	return c, nil
 }
 
@@ -63,10 +63,9 @@ type conn struct {
 	m    *model
 	idle []*producer
 	// used is a bit per (rank, destination) that carried traffic, words
-	// uint64s a rank; peers counts each rank's.
+	// uint64s a rank.
 	used  []uint64
 	words int
-	peers []int32
 }
 
 // ring picks op's ring by its channel (Config.ring).
@@ -103,10 +102,7 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	id := c.m.newOp(op.Src, op.Dst, op.Bytes, op.Atomic, op.Tag)
 	o := c.m.op(id)
 	o.ch, o.flush = int32(op.Channel), op.Flush
-	if u := &c.used[op.Src*c.words+op.Dst/64]; *u&(1<<(op.Dst%64)) == 0 {
-		*u |= 1 << (op.Dst % 64)
-		c.peers[op.Src]++
-	}
+	c.used[op.Src*c.words+op.Dst/64] |= 1 << (op.Dst % 64)
 	p.post(e, r, id, tuned)
 }
 
@@ -134,8 +130,12 @@ func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 func (c *conn) Resources() transport.Resources {
 	cfg := &c.m.cfg
 	active := 0
-	for _, n := range c.peers {
-		active = max(active, int(n)*cfg.Workers)
+	for r := range c.env.Ranks {
+		n := 0
+		for _, u := range c.used[r*c.words : (r+1)*c.words] {
+			n += bits.OnesCount64(u)
+		}
+		active = max(active, n*cfg.Workers)
 	}
 	return transport.Resources{
 		QPsPerNIC:         cfg.qpsPerNIC(c.env.Ranks),
