@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
 	"moebench/transport/profile"
 )
@@ -20,12 +21,12 @@ import (
 
 func readmeFlat(t *testing.T) string {
 	t.Helper()
-	return strings.Join(strings.Fields(readme(t)), " ")
+	return readmetext.Flat(readme(t))
 }
 
 func wantQuote(t *testing.T, text, what string, format string, args ...any) {
 	t.Helper()
-	q := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+	q := readmetext.Flat(fmt.Sprintf(format, args...))
 	if !strings.Contains(text, q) {
 		t.Errorf("README does not quote %s as\n%s", what, q)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/montanaflynn/stats"
 
+	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/transport/profile"
@@ -157,7 +158,7 @@ func TestREADMEQuotesModelledRuns(t *testing.T) {
 	if raceOn {
 		t.Skip("single-goroutine simulations of seconds: nothing for the race detector")
 	}
-	text := strings.Join(strings.Fields(readme(t)), " ")
+	text := readmeFlat(t)
 	for _, q := range readmeQuotes {
 		rows := map[string][]map[string]string{}
 		for name, args := range q.runs {
@@ -178,7 +179,7 @@ func TestREADMEQuotesModelledRuns(t *testing.T) {
 				t.Errorf("moebench %s prints no %s", strings.Join(q.runs[m[1]], " "), ph)
 				return ph
 			})
-			if got = strings.Join(strings.Fields(got), " "); !strings.Contains(text, got) {
+			if got = readmetext.Flat(got); !strings.Contains(text, got) {
 				t.Errorf("README does not quote the runs as\n%s", got)
 			}
 		}
@@ -246,7 +247,7 @@ func TestREADMEValidateSummaries(t *testing.T) {
 	_, _, gb := validateErrors(t, "p-gb200", "--only", "single-op,ordering")
 	med, _ = gb.Median()
 	want := fmt.Sprintf("`validate --profile p-gb200` compares with the GB200 columns of Tables 3 and 4 (%d rows, %s median)", len(gb), pct(med))
-	if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+	if !strings.Contains(readmetext.Flat(text), want) {
 		t.Errorf("README lacks %q", want)
 	}
 }
@@ -259,7 +260,7 @@ func TestREADMEReplayExample(t *testing.T) {
 		t.Skip("seconds of single-goroutine simulation: nothing for the race detector")
 	}
 	text := readme(t)
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	norm := readmetext.Flat
 	dir := t.TempDir()
 	replay := func(routing, transports string) string {
 		path := filepath.Join(dir, strings.ReplaceAll(routing, ":", "-")+".bin")
@@ -391,7 +392,7 @@ func TestREADMEStatePerPair(t *testing.T) {
 // quoted peak, without the ratios fails here.
 func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	t.Parallel()
-	text := strings.Join(strings.Fields(readme(t)), " ") // prose rewraps freely
+	text := readmeFlat(t) // prose rewraps freely
 	gib := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {

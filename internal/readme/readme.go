@@ -8,15 +8,18 @@ import (
 	"testing"
 )
 
-// Says fails t unless the README at path says each claim, with the
-// README's line breaks and runs of spaces read as single spaces.
+// Flat is text with its line breaks and runs of spaces as single spaces,
+// so that a quote wrapped anywhere in the README still matches.
+func Flat(text string) string { return strings.Join(strings.Fields(text), " ") }
+
+// Says fails t unless the README at path says each claim (see Flat).
 func Says(t testing.TB, path string, claims ...string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Join(strings.Fields(string(b)), " ")
+	text := Flat(string(b))
 	for _, c := range claims {
 		if !strings.Contains(text, c) {
 			t.Errorf("%s lacks %q", path, c)
