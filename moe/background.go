@@ -131,7 +131,7 @@ func (b *bgRunner) Handle(e *sim.Engine, _ int32, arg int64) {
 	if b.cfg.Reserved {
 		ch = b.layerCh + cta%b.cfg.queues()
 	}
-	b.conn.Post(e, w, transport.Op{Src: int(w.Rank), Dst: dst, Channel: ch, Bytes: b.cfg.Bytes, Flush: true, Tag: tagBackground | arg})
+	b.conn.Post(e, w, transport.Op{Src: int(w.Rank), Dst: dst, Channel: ch, Bytes: b.cfg.Bytes, Flush: true, NIC: true, Tag: tagBackground | arg})
 }
 
 func (b *bgRunner) resume(e *sim.Engine, w *transport.Warp) {

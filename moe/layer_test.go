@@ -152,6 +152,28 @@ func TestSharedQueueSlowsDispatchMoreThanReserved(t *testing.T) {
 	}
 }
 
+// Background traffic loads the NIC's queues, so it stays on the NIC even
+// to peers NVLink reaches: beside a one-node normal-mode layer, which
+// moves everything over NVLink, it leaves the layer's times as they are
+// without it (over NVLink it had taken 0.4 ns writes, hundreds of millions
+// of events, and the NVLink port's time).
+func TestBackgroundStaysOnTheNIC(t *testing.T) {
+	t.Parallel()
+	s := layerShape(8, 8, 64, 32, 1024)
+	bg := moe.Background{CTAs: 4, Bytes: 8, Reserved: true}
+	for _, tr := range []string{"mini-gda", "dc"} {
+		none := runLayer(t, s, moe.Normal, tr, preset.Options{}, moe.Background{}, true)
+		with := runLayer(t, s, moe.Normal, tr, preset.Options{}, bg, true)
+		if with.Dispatch.Background == 0 || with.Combine.Background == 0 {
+			t.Fatalf("%s: background writes delivered: %d in dispatch, %d in combine", tr, with.Dispatch.Background, with.Combine.Background)
+		}
+		if with.Dispatch.Time != none.Dispatch.Time || with.Combine.Time != none.Combine.Time {
+			t.Errorf("%s: with NIC background dispatch %+v, combine %+v; without %+v, %+v",
+				tr, with.Dispatch.Time, with.Combine.Time, none.Dispatch.Time, none.Combine.Time)
+		}
+	}
+}
+
 // A proxy ring shared with background traffic slows a small (decode-like)
 // dispatch by an order of magnitude; a reserved ring keeps it near idle.
 func TestSharedProxyRingCollapsesReservedDoesNot(t *testing.T) {

@@ -12,12 +12,17 @@ import (
 // Bytes, or (Atomic) a small fetch-add on the destination, such as DeepEP's
 // per-expert count or a remote tail.
 type Op struct {
-	Src, Dst int   // ranks
-	Channel  int   // queue selector: DeepEP LL uses the destination local expert
-	Bytes    int   // payload bytes; 8 for an atomic
-	Atomic   bool  // a fetch-add instead of a write
-	Flush    bool  // ring the doorbell now (the trailing atomic flushes a batch)
-	Tag      int64 // the workload's own, reported back on delivery
+	Src, Dst int  // ranks
+	Channel  int  // queue selector: DeepEP LL uses the destination local expert
+	Bytes    int  // payload bytes; 8 for an atomic
+	Atomic   bool // a fetch-add instead of a write
+	Flush    bool // ring the doorbell now (the trailing atomic flushes a batch)
+	// NIC keeps the op on the NIC where NVLink reaches its peer: traffic
+	// meant to load the NIC's queues, as background traffic is. A
+	// transport without an NVLink path has nothing to do for it; every
+	// transport reports it back on delivery.
+	NIC bool
+	Tag int64 // the workload's own, reported back on delivery
 }
 
 // Times are the instants one Op passed through the path, for attributing

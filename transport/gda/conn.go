@@ -237,7 +237,7 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	pi := c.post.Alloc()
 	p := c.post.At(pi)
 	p.w = w
-	if c.nv.local(op.Src, op.Dst) {
+	if !op.NIC && c.nv.local(op.Src, op.Dst) {
 		idx := c.ops.Alloc()
 		pd := c.ops.At(idx)
 		*pd = pending{op: op, times: transport.Times{IssueStart: w.T.T}}
@@ -249,7 +249,7 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	// The message carries what its delivery reports: the workload's tag
 	// and channel, and the issue times (the end once the doorbell is rung).
 	p.msg = c.fab.NewMsg()
-	m := hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush,
+	m := hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush, NIC: op.NIC,
 		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Tag: op.Tag, Issue: w.T.T, Channel: int32(op.Channel)}
 	if c.cfg.DCIs > 0 {
 		m.QP = int32(op.Channel % c.cfg.DCIs)
@@ -373,7 +373,7 @@ func (c *conn) Delivered(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 	t := nic.Times(id)
 	d := transport.Delivery{
 		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(m.Channel), Bytes: int(m.Bytes),
-			Atomic: m.Atomic, Flush: m.Flush, Tag: m.Tag},
+			Atomic: m.Atomic, Flush: m.Flush, NIC: m.NIC, Tag: m.Tag},
 		Times: transport.Times{IssueStart: t.Issue, IssueEnd: t.IssueEnd, Posted: t.Rung, Served: t.Served, Sent: t.Sent,
 			Arrived: t.Arrived, Visible: t.Visible, Own: [transport.MaxOwnCauses]sim.Time{t.ConnMiss, t.DCISwitch}},
 	}

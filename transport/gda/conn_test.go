@@ -190,6 +190,34 @@ func TestConnNVLinkOnlyTakesNoMessage(t *testing.T) {
 	}
 }
 
+// An op that asks for the NIC takes it to a peer NVLink reaches, and is
+// reported back as posted; the others beside it still take NVLink.
+func TestConnNICOpSkipsNVLink(t *testing.T) {
+	t.Parallel()
+	const ranks = 4
+	ops := make([][]transport.Op, ranks)
+	want := map[int64]transport.Op{}
+	for r := range ranks {
+		for i := range 6 {
+			op := transport.Op{Src: r, Dst: (r + 1 + i%3) % ranks, Channel: i % 2, Bytes: 8, Flush: true, NIC: i%2 == 0, Tag: int64(r*6 + i)}
+			ops[r] = append(ops[r], op)
+			want[op.Tag] = op
+		}
+	}
+	got := runConn(t, DefaultConfig(), ranks, ranks, true, ops)
+	if len(got) != len(want) {
+		t.Fatalf("%d deliveries, want %d", len(got), len(want))
+	}
+	for _, d := range got {
+		if d.Op != want[d.Op.Tag] {
+			t.Errorf("op %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, want[d.Op.Tag])
+		}
+		if d.Times.NVLink == d.Op.NIC {
+			t.Errorf("op %d (NIC %v) delivered with NVLink %v", d.Op.Tag, d.Op.NIC, d.Times.NVLink)
+		}
+	}
+}
+
 func TestConnConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []Config{{QPsPerPeer: 0, Depth: 8, PerDoorbell: 1}, {QPsPerPeer: 1, Depth: 4, PerDoorbell: 8}} {

@@ -37,6 +37,7 @@ type Msg struct {
 	// responder's DCTs (Fabric.SetDCTs).
 	DC    bool
 	Flush bool // the requester's: the op flushed its queue
+	NIC   bool // the requester's: the op asked for the NIC (transport.Op.NIC)
 }
 
 // Limits of the packed record: NICs and queues per NIC are 20-bit indices,
@@ -84,6 +85,7 @@ const (
 	fFlush
 	fWide      // the timeline lives in the fabric's wide table
 	fDCISwitch // the message waited for its DCI to be re-targeted
+	fNIC       // the requester's Msg.NIC
 )
 
 func (r *rec) has(f uint64) bool { return r.issue&f != 0 }
@@ -128,6 +130,7 @@ func (r *rec) encode(m *Msg) {
 	r.set(fUnsignaled, m.Unsignaled)
 	r.set(fDC, m.DC)
 	r.set(fFlush, m.Flush)
+	r.set(fNIC, m.NIC)
 	r.tag = m.Tag
 	r.setEnds(m.Src, m.Dst, m.QP)
 	r.bytes, r.wqe = m.Bytes, m.WQE
@@ -138,7 +141,7 @@ func (r *rec) encode(m *Msg) {
 func (r *rec) decode() Msg {
 	return Msg{Issue: r.at(), Tag: r.tag, Channel: int32(r.misc & 0xffff), QP: r.qp(), Dst: r.dst(), Src: r.src(),
 		Bytes: r.bytes, BBs: r.bbs(), WQE: r.wqe, Pointer: r.has(fPointer), Atomic: r.has(fAtomic),
-		Unsignaled: r.has(fUnsignaled), DC: r.has(fDC), Flush: r.has(fFlush)}
+		Unsignaled: r.has(fUnsignaled), DC: r.has(fDC), Flush: r.has(fFlush), NIC: r.has(fNIC)}
 }
 
 // txCtx and rxCtx are the connection contexts the requester (its QP or

@@ -22,9 +22,10 @@ func TestMsgRoundTrips(t *testing.T) {
 	for _, m := range []Msg{
 		{},
 		{Issue: maxIssue, Tag: -1, Channel: MaxChannel, QP: MaxQPs - 1, Dst: MaxNICs - 1, Src: MaxNICs - 1,
-			Bytes: 1<<31 - 1, BBs: MaxBBs, WQE: 1<<31 - 1, Pointer: true, Atomic: true, Unsignaled: true, DC: true, Flush: true},
+			Bytes: 1<<31 - 1, BBs: MaxBBs, WQE: 1<<31 - 1, Pointer: true, Atomic: true, Unsignaled: true, DC: true, Flush: true, NIC: true},
 		{Issue: 5 * sim.Millisecond, Tag: 1 << 61, Channel: 7, QP: 3, Dst: 2, Src: 1, Bytes: 7168, BBs: 1, WQE: 9, Pointer: true},
 		{Issue: 1, Tag: 42, Channel: 1, QP: MaxQPs - 1, Dst: 0, Src: 5, Bytes: 8, BBs: 2, Atomic: true, Flush: true, DC: true},
+		{Issue: maxIssue, NIC: true},
 	} {
 		var r rec
 		r.setRefs(2)

@@ -102,6 +102,9 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	id := c.m.newOp(op.Src, op.Dst, op.Bytes, op.Atomic, op.Tag)
 	o := c.m.op(id)
 	o.ch, o.flush = int32(op.Channel), op.Flush
+	if op.NIC {
+		o.refs |= opNIC
+	}
 	c.used[op.Src*c.words+op.Dst/64] |= 1 << (op.Dst % 64)
 	p.post(e, r, id, tuned)
 }
@@ -118,7 +121,7 @@ func (c *conn) posted(e *sim.Engine, p *producer) {
 
 func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	o := c.m.op(op)
-	d := transport.Op{Src: int(o.src), Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.atomic, Flush: o.flush, Tag: o.user}
+	d := transport.Op{Src: int(o.src), Dst: int(o.dst), Channel: int(o.ch), Bytes: int(o.bytes), Atomic: o.atomic, Flush: o.flush, NIC: o.nic(), Tag: o.user}
 	c.env.Delivered(e, transport.Delivery{Op: d, Times: transport.Times{
 		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,
 		Served: msg.Served, Sent: msg.Sent, Arrived: msg.Arrived, Visible: msg.Visible,

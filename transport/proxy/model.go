@@ -26,7 +26,10 @@ type opRec struct {
 	atomic   bool
 	flush    bool
 	last     bool // the signaled end of its chain: one CQE reaps up to here
-	refs     int8 // delivery and completion still to come
+	// refs counts the delivery and completion still to come; its top bit
+	// is the op's NIC, kept only to be reported back (a proxy has no
+	// NVLink path), which keeps the record at 72 bytes.
+	refs uint8
 	// Times: the producer's issue, the descriptor's visibility to the
 	// worker, the worker's pick-up, the completion counter's write as the
 	// GPU can first see it.
@@ -229,13 +232,19 @@ func (m *model) newOp(src, dst, bytes int, atomic bool, user int64) int32 {
 	return id
 }
 
+// opNIC is opRec.refs' bit for the op's NIC.
+const opNIC = 1 << 7
+
+// nic is the op's NIC.
+func (o *opRec) nic() bool { return o.refs&opNIC != 0 }
+
 // op is op record id.
 func (m *model) op(id int32) *opRec { return m.ops.At(id) }
 
 func (m *model) release(id int32) {
 	o := m.ops.At(id)
 	o.refs--
-	if o.refs == 0 {
+	if o.refs&^opNIC == 0 {
 		m.ops.Free(id)
 	}
 }

@@ -164,7 +164,7 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 						left--
 						tag++
 						op := transport.Op{Src: r, Dst: (r + 1 + int(tag)%(ranks-1)) % ranks, Channel: i + int(tag)%3,
-							Bytes: []int{8, 7168, 512, 0}[tag%4], Atomic: tag%5 == 0, Flush: tag%7 == 0, Tag: tag}
+							Bytes: []int{8, 7168, 512, 0}[tag%4], Atomic: tag%5 == 0, Flush: tag%7 == 0, NIC: tag%3 == 1, Tag: tag}
 						got[tag] = &sentOp{op: op}
 						conn.Post(e, w, op)
 					}
