@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,30 +231,27 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
 	}
-	// Refuse, before generating anything, a run the machine cannot hold;
-	// the estimated messages are the progress bar's units, so that it
-	// moves within a long run too.
-	// Points run concurrently, one per core: as many may be in memory at
-	// once.
+	// Refuse, before generating anything, a point the machine cannot
+	// hold; the estimated messages are the progress bar's units, so that
+	// it moves within a long run too. Points then run concurrently over
+	// the cores, as many at once as their estimates fit in the budget.
 	msgs := make([]int, len(configs)*len(presets))
 	inTurn := make([]bool, len(msgs))
-	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
+	weight := make([]int64, len(msgs))
+	total := 0
 	for ci, c := range configs {
 		for pi, p := range presets {
+			i := ci*len(presets) + pi
+			if !f.ext.shard.Has(i) {
+				continue
+			}
 			cost := layerCost(c, p.Mechanism, f.numSMs)
 			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-			if conc > 1 {
-				cost.Bytes, cost.InTurn = clampMul(cost.Bytes, conc), clampMul(cost.InTurn, conc)
-				what += fmt.Sprintf(", %d points at once", conc)
-			}
-			i := ci*len(presets) + pi
 			if inTurn[i], cost, err = f.budget.place(f.log, what, c.mode, cost); err != nil {
 				return err
 			}
-			msgs[i] = int(min(cost.Messages, 1<<40))
-			if f.ext.shard.Has(i) {
-				total += msgs[i]
-			}
+			msgs[i], weight[i] = int(min(cost.Messages, 1<<40)), cost.Bytes
+			total += msgs[i]
 		}
 	}
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
@@ -267,6 +263,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		prof   *profile.Profile
 		p      preset.Preset
 		inTurn bool
+		weight int64 // the estimate it runs under
 	}
 	var jobs []job
 	var left []int // per job, the messages its estimate has left for the bar
@@ -277,7 +274,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		for pi, p := range presets {
 			if i := ci*len(presets) + pi; f.ext.take(i) {
-				jobs = append(jobs, job{c, rt, prof, p, inTurn[i]})
+				jobs = append(jobs, job{c, rt, prof, p, inTurn[i], weight[i]})
 				left = append(left, msgs[i])
 			}
 		}
@@ -292,8 +289,13 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		left[i] -= n
 		bar.Add(n, jobs[i].p.Name)
 	}
+	gate := newMemGate(f.budget.bytes)
 	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
 		j := jobs[i]
+		if gate.acquire(j.weight) {
+			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", fmtBytes(j.weight)))
+		}
+		defer gate.release(j.weight)
 		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
 		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
 	}, func(i int) { advance(i, left[i]) })

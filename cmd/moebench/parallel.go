@@ -57,3 +57,47 @@ func runIndexed[T any](n, jobs int, do func(i int) (T, error), done func(i int))
 	}
 	return out, nil
 }
+
+// memGate admits work while the memory estimates of what runs stay within
+// a budget, in the order it was asked for, so that a sweep runs as many
+// points at once as fit and a large one alone rather than refusing it. An
+// estimate over the budget by itself runs once nothing else does (the
+// commands refuse those before they start).
+type memGate struct {
+	mu         sync.Mutex
+	cond       sync.Cond
+	budget     int64 // 0: no limit
+	used       int64
+	next, head uint64 // tickets: the next to hand out, the next to admit
+}
+
+func newMemGate(budget int64) *memGate {
+	g := &memGate{budget: max(budget, 0)}
+	g.cond.L = &g.mu
+	return g
+}
+
+// acquire waits until bytes fit beside what runs and every earlier caller
+// was admitted; it reports whether it waited.
+func (g *memGate) acquire(bytes int64) (waited bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t := g.next
+	g.next++
+	for t != g.head || g.budget > 0 && g.used > 0 && g.used+bytes > g.budget {
+		waited = true
+		g.cond.Wait()
+	}
+	g.head++
+	g.used += bytes
+	g.cond.Broadcast() // the next in line may fit too
+	return waited
+}
+
+// release returns what acquire took.
+func (g *memGate) release(bytes int64) {
+	g.mu.Lock()
+	g.used -= bytes
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,6 +133,99 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 	// Below the in-turn estimate the run is refused.
 	if _, _, err := layerCLI(t, runCmd, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...); err == nil {
 		t.Error("a budget below the in-turn estimate was accepted")
+	}
+}
+
+// The gate admits in order, keeps what runs within its budget, and lets
+// an estimate over the budget run alone.
+func TestMemGate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		sizes  []int64
+		most   int64 // the most that may run at once
+	}{
+		{"no limit", 0, []int64{5, 5, 5, 5}, 20},
+		{"two at a time", 10, []int64{5, 5, 5, 5, 5, 5}, 10},
+		{"large alone", 10, []int64{3, 9, 3, 3, 12, 3}, 12},
+		{"one at a time", 4, []int64{4, 4, 4}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := newMemGate(tc.budget)
+			var (
+				mu        sync.Mutex
+				used, top int64
+				order     []int
+				wg        sync.WaitGroup
+			)
+			for i, n := range tc.sizes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					g.acquire(n)
+					mu.Lock()
+					order = append(order, i)
+					used += n
+					top = max(top, used)
+					if n > tc.budget && tc.budget > 0 && used != n {
+						t.Errorf("%d over the budget %d ran beside %d more", n, tc.budget, used-n)
+					}
+					mu.Unlock()
+					time.Sleep(2 * time.Millisecond)
+					mu.Lock()
+					used -= n
+					mu.Unlock()
+					g.release(n)
+				}()
+				// Ask in index order.
+				for {
+					g.mu.Lock()
+					asked := g.next
+					g.mu.Unlock()
+					if asked > uint64(i) {
+						break
+					}
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
+			wg.Wait()
+			if top > tc.most {
+				t.Errorf("%d ran at once, want at most %d", top, tc.most)
+			}
+			if !slices.IsSorted(order) {
+				t.Errorf("admitted in order %v", order)
+			}
+		})
+	}
+}
+
+// A sweep whose points fit the budget one at a time, but not two at once,
+// runs them one at a time (not in turn: each fits side by side) and gives
+// the results of unlimited memory.
+func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
+	t.Parallel()
+	args := []string{"--ranks", "64", "--tokens", "120,128", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
+	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	budget := strconv.FormatInt(c.Bytes*3/2, 10)
+	want, _, err := layerCLI(t, sweepCmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stderr, err := layerCLI(t, sweepCmd, append(args, "--max-memory", budget, "--log-level", "debug")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOMAXPROCS(0) > 1 && !strings.Contains(stderr, "point waited for memory") {
+		t.Errorf("--max-memory %s: the second point did not wait for the first:\n%s", budget, stderr)
+	}
+	if strings.Contains(stderr, "in turn") {
+		t.Errorf("--max-memory %s: a point ran in turn:\n%s", budget, stderr)
+	}
+	if g, w := jsonMember(t, got, "results"), jsonMember(t, want, "results"); g != w {
+		t.Errorf("within %s:\n%s\nunlimited:\n%s", budget, g, w)
 	}
 }
 
