@@ -43,6 +43,13 @@ type Times struct {
 	NVLink bool // delivered over NVLink instead of the NIC
 }
 
+// NVLinkTimes are the times of an Op a warp copied over NVLink (see
+// hw.NVLink.Copy): issued at issue, copied from start until end, the warp
+// free at end, visible at visible.
+func NVLinkTimes(issue, start, end, visible sim.Time) Times {
+	return Times{IssueStart: issue, IssueEnd: end, Posted: start, Served: start, Sent: start, Arrived: end, Visible: visible, NVLink: true}
+}
+
 // Delivery is reported when an Op's payload is visible at its destination.
 type Delivery struct {
 	Op    Op

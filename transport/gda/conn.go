@@ -94,7 +94,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, err
 	}
 	c := &conn{cfg: t.cfg, env: env, gpu: hw.NewGPUCosts(env.Profile)}
-	c.nv = newNVLink(env)
+	c.nv = hw.NewNVLink(env.Profile, env.NVLink, env.GPUsPerNode, env.Ranks, env.Mem)
 	qps := env.Ranks * t.cfg.QPsPerPeer
 	if t.cfg.DCIs > 0 {
 		qps = t.cfg.DCIs
@@ -141,7 +141,7 @@ type conn struct {
 	gpu    hw.GPUCosts
 	fab    *hw.Fabric
 	sqs    []sendQueue
-	nv     *nvlink
+	nv     *hw.NVLink
 	ops    sim.Slab[pending] // NVLink copies in flight
 	post   sim.Slab[poster]
 	selfID sim.HandlerID
@@ -237,11 +237,12 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	pi := c.post.Alloc()
 	p := c.post.At(pi)
 	p.w = w
-	if !op.NIC && c.nv.local(op.Src, op.Dst) {
+	if !op.NIC && c.nv.Local(op.Src, op.Dst) {
 		idx := c.ops.Alloc()
 		pd := c.ops.At(idx)
-		*pd = pending{op: op, times: transport.Times{IssueStart: w.T.T}}
-		c.nv.copy(&w.T, &pd.times, op.Bytes, op.Src, op.Dst)
+		issue := w.T.T
+		start, visible := c.nv.Copy(&w.T, op.Bytes, op.Src, op.Dst)
+		*pd = pending{op: op, times: transport.NVLinkTimes(issue, start, w.T.T, visible)}
 		e.At(pd.times.Visible, c.selfID, opNVDeliver, int64(idx))
 		e.At(w.T.T, c.selfID, pResume, int64(pi))
 		return

@@ -260,3 +260,73 @@ func BenchmarkLoadedRTT(b *testing.B) {
 		}
 	}
 }
+
+// With NVLink on, a warp copies to its same-node peers itself, and only
+// the other ops (and those asking for the NIC) pass a ring and a worker:
+// each is delivered once, as posted, over the path it belongs on, and the
+// warp resumes once its copy is done.
+func TestConnNVLink(t *testing.T) {
+	t.Parallel()
+	const ranks, perNode, perWarp = 4, 2, 30
+	e := &sim.Engine{}
+	got := map[int64]*sentOp{}
+	env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: perNode, NVLink: true,
+		Delivered: func(e *sim.Engine, d transport.Delivery) {
+			s := got[d.Op.Tag]
+			s.seen++
+			s.times = d.Times
+			if d.Op != s.op {
+				t.Errorf("tag %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, s.op)
+			}
+			if e.Now() != d.Times.Visible {
+				t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
+			}
+		}}
+	conn, err := New(Config{Workers: 2, Rings: 4, Batch: 4, Handoff: Baseline}).Open(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := hw.NewGPUCosts(env.Profile)
+	sms := make([]hw.SM, ranks)
+	var tag int64
+	for r := range ranks {
+		w := &transport.Warp{Rank: int32(r), T: hw.NewThread(&gpu, &sms[r])}
+		w.T.SM.Lanes = 1
+		left := perWarp
+		var last *sentOp
+		post := func(e *sim.Engine, w *transport.Warp) {
+			if last != nil && last.times.NVLink && e.Now() != last.times.IssueEnd {
+				t.Errorf("tag %d: the warp resumed at %v, its copy ended at %v", last.op.Tag, e.Now(), last.times.IssueEnd)
+			}
+			if left == 0 {
+				return
+			}
+			left--
+			tag++
+			op := transport.Op{Src: r, Dst: (r + 1 + int(tag)%(ranks-1)) % ranks, Channel: int(tag) % 4, Bytes: 7168,
+				NIC: tag%4 == 0, Tag: tag}
+			last = &sentOp{op: op}
+			got[tag] = last
+			conn.Post(e, w, op)
+		}
+		w.Resume = post
+		e.At(0, e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, _ int64) { post(e, w) })), 0, 0)
+	}
+	e.Run()
+	nvl := 0
+	for tag, s := range got {
+		local := s.op.Src/perNode == s.op.Dst/perNode
+		switch {
+		case s.seen != 1:
+			t.Errorf("tag %d delivered %d times", tag, s.seen)
+		case s.times.NVLink != (local && !s.op.NIC):
+			t.Errorf("tag %d (%d -> %d, NIC %v) delivered with NVLink %v", tag, s.op.Src, s.op.Dst, s.op.NIC, s.times.NVLink)
+		}
+		if s.times.NVLink {
+			nvl++
+		}
+	}
+	if len(got) != ranks*perWarp || nvl == 0 || nvl == len(got) {
+		t.Fatalf("%d ops posted, %d over NVLink: want %d, some of each", len(got), nvl, ranks*perWarp)
+	}
+}
