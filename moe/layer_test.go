@@ -176,17 +176,20 @@ func TestBackgroundStaysOnTheNIC(t *testing.T) {
 
 // A layer on one node with NVLink on never touches a NIC (normal mode runs
 // DeepEP's intranode kernels; LL's peers are all NVLink peers), so every
-// transport gives the same times.
+// transport gives the same times and holds no connection active.
 func TestOneNodeOverNVLinkIsTheSameOnEveryTransport(t *testing.T) {
 	t.Parallel()
 	s := layerShape(8, 8, 64, 32, 1024)
 	for _, mode := range []moe.Mode{moe.Normal, moe.LL} {
 		want := runLayer(t, s, mode, "mini-gda", preset.Options{}, moe.Background{}, true)
-		for _, tr := range []string{"dc", "mini-proxy"} {
+		for _, tr := range []string{"mini-gda", "dc", "mini-proxy"} {
 			got := runLayer(t, s, mode, tr, preset.Options{}, moe.Background{}, true)
 			if got.Dispatch.Time != want.Dispatch.Time || got.Combine.Time != want.Combine.Time {
 				t.Errorf("%v on %s: dispatch %+v, combine %+v; on mini-gda %+v, %+v",
 					mode, tr, got.Dispatch.Time, got.Combine.Time, want.Dispatch.Time, want.Combine.Time)
+			}
+			if n := got.Resources.ActiveConnPerNIC; n != 0 {
+				t.Errorf("%v on %s: %d active connections per NIC, with nothing through a NIC", mode, tr, n)
 			}
 		}
 	}

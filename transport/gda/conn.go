@@ -432,8 +432,11 @@ func (c *conn) Resources() transport.Resources {
 	}
 	if c.cfg.DCIs > 0 {
 		r.DCIsPerNIC = c.cfg.DCIs
-		// Active connections: DCIs and the DCTs others target here.
-		r.ActiveConnPerNIC = c.cfg.DCIs + c.dcts
+		// Active connections: DCIs and the DCTs others target here, once
+		// anything went through the NIC (not when NVLink carried all).
+		if used > 0 {
+			r.ActiveConnPerNIC = c.cfg.DCIs + c.dcts
+		}
 	}
 	return r
 }
