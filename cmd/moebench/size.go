@@ -49,6 +49,7 @@ type sizeFlags struct {
 	logs                                       logFlags
 	budget                                     budgetFlags
 	changed                                    func(flag string) bool
+	log                                        *zap.Logger
 }
 
 func runSize(args []string, stdout, stderr io.Writer) error {
@@ -121,7 +122,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.changed = fs.Changed
+	f.changed, f.log = fs.Changed, log
 	study, h, err := f.study(fs.Changed("nvlink"), fs.Changed("preset"))
 	if err != nil {
 		return err
@@ -182,6 +183,22 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 	return nil
 }
 
+// sizeCosts are the estimates of the study's largest candidate on each
+// mechanism: its knobs at their largest values.
+func (f *sizeFlags) sizeCosts(s moe.Shape) []moe.Cost {
+	big := config{shape: s, knobs: transport.Settings{}}
+	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
+		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
+			big.knobs[n] = strconv.Itoa(slices.Max(*v))
+		}
+	}
+	var costs []moe.Cost
+	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
+		costs = append(costs, moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts())))
+	}
+	return costs
+}
+
 // study turns the flags into a sizing study and the report header.
 func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
 	var h report.Header
@@ -237,34 +254,47 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
 	// Refuse, before generating anything, a study the machine cannot
-	// hold: the largest candidate on each mechanism, --jobs at once.
-	jobs := f.jobs
-	if jobs == 0 {
-		jobs = runtime.GOMAXPROCS(0)
+	// hold: the largest candidate on each mechanism, --jobs at once. Left
+	// to its default, --jobs comes down to what fits.
+	costs := f.sizeCosts(s)
+	most := f.jobs
+	if most == 0 {
+		most = runtime.GOMAXPROCS(0)
 	}
-	big := config{shape: s, knobs: transport.Settings{}}
-	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
-		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
-			big.knobs[n] = strconv.Itoa(slices.Max(*v))
+	least := most
+	if f.jobs == 0 {
+		least = 1
+	}
+	jobs, inTurn := least, false
+	for j := most; j >= least; j-- {
+		side, turn := true, mode == moe.LL
+		for _, c := range costs {
+			side = side && f.budget.fits(clampMul(c.Bytes, int64(j)))
+			turn = turn && f.budget.fits(clampMul(c.InTurn, int64(j)))
 		}
+		if side || turn {
+			// Like run, an LL study too large side by side runs its
+			// layers in turn when that fits.
+			jobs, inTurn = j, !side
+			break
+		}
+		inTurn = turn
 	}
-	var costs []moe.Cost
-	inTurn := false
-	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
-		c := moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts()))
-		c.Bytes, c.InTurn = clampMul(c.Bytes, int64(jobs)), clampMul(c.InTurn, int64(jobs))
-		// Like run, an LL study too large side by side runs its layers
-		// in turn when that fits.
-		inTurn = inTurn || f.budget.inTurn(mode, c)
-		costs = append(costs, c)
+	if jobs < most {
+		f.log.Info("size runs fewer candidates at once to fit memory", zap.Int("jobs", jobs), zap.Int("cores", most),
+			zap.String("budget", fmtBytes(f.budget.bytes)))
 	}
-	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d, %d candidates at once (--jobs)", s.Ranks, s.Tokens, s.TopK, jobs)
+	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d", s.Ranks, s.Tokens, s.TopK)
+	if jobs > 1 {
+		what += fmt.Sprintf(", %d candidates at once (--jobs)", jobs)
+	}
 	if inTurn {
 		what += ", dispatch and combine in turn"
 	}
 	for _, c := range costs {
+		c.Bytes = clampMul(c.Bytes, int64(jobs))
 		if inTurn {
-			c.Bytes = c.InTurn
+			c.Bytes = clampMul(c.InTurn, int64(jobs))
 		}
 		if err := f.budget.allow(what, c); err != nil {
 			return nil, h, err
@@ -304,7 +334,7 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 			Background: bg, BothQueues: both, NoPayload: f.noPayload, InTurn: inTurn},
 		Space:  sizing.Space{Presets: presets, Knobs: lists},
 		Limits: lim,
-		Jobs:   f.jobs,
+		Jobs:   jobs,
 	}
 	h = header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed

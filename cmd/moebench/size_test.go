@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,5 +227,40 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	}
 	if modelled == 0 {
 		t.Fatal("no candidate was modelled")
+	}
+}
+
+// A study whose largest candidate fits the budget alone but not one per
+// core runs fewer at once when --jobs is left to its default, and says so;
+// an explicit --jobs is kept, and the study refused, naming it.
+func TestSizeJobsComeDownToFitMemory(t *testing.T) {
+	t.Parallel()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: a study runs one candidate at a time already")
+	}
+	args := []string{"size", "--ranks", "16", "--tokens", "8", "--qps-per-peer", "1,2", "--dcis", "4", "--workers", "1", "--no-payload-check"}
+	s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	f := sizeFlags{}
+	f.knobs.ints = map[string]*[]int{"qps-per-peer": {1, 2}, "dcis": {4}}
+	// The largest candidate fits side by side; two at once do not, even
+	// in turn.
+	var most, turn int64
+	for _, c := range f.sizeCosts(s) {
+		most, turn = max(most, c.Bytes), max(turn, c.InTurn)
+	}
+	if 2*turn <= most {
+		t.Fatalf("two candidates in turn (%d) fit where one does side by side (%d): pick another shape", 2*turn, most)
+	}
+	budget := strconv.FormatInt(most, 10)
+	_, stderr, err := runCLI(t, append(args, "--max-memory", budget, "--log-level", "info")...)
+	if err != nil {
+		t.Fatalf("--max-memory %s (largest candidate %d): %v", budget, most, err)
+	}
+	if !strings.Contains(stderr, "fewer candidates at once") || !strings.Contains(stderr, `"jobs": 1`) {
+		t.Errorf("--max-memory %s: no word of running one candidate at a time:\n%s", budget, stderr)
+	}
+	_, _, err = runCLI(t, append(args, "--max-memory", budget, "--jobs", "2")...)
+	if err == nil || !strings.Contains(err.Error(), "--jobs") {
+		t.Errorf("--jobs 2 within %s: %v, want a refusal naming --jobs", budget, err)
 	}
 }
