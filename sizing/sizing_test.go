@@ -61,10 +61,12 @@ func TestEstimatesAgreeWithRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		experts int
-	}{{"sixteen local experts", 256}, {"one local expert", 16}} {
+		nvlink  bool // same-node peers over NVLink: no queue, no NIC
+	}{{"sixteen local experts", 256, false}, {"one local expert", 16, false}, {"NVLink", 256, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := deployment(t, 16, tc.experts, 16)
+			d.NVLink = tc.nvlink
 			st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"),
 				Knobs: map[string][]int{"qps-per-peer": {1, 32}, "dcis": {1, 16}, "workers": {1, 4}, "rings": {4}, "batch": {1, 16}}}}
 			cands, err := Candidates(&st.Deployment, st.Space)

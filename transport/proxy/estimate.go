@@ -80,6 +80,9 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		if f.Src == f.Dst || f.Ops() == 0 {
 			continue
 		}
+		if d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode {
+			continue // the warp copies it over NVLink: no ring, no NIC
+		}
 		if lastDst[f.Src] != f.Dst {
 			peers[f.Src]++
 			lastDst[f.Src] = f.Dst
