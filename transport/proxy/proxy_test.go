@@ -108,6 +108,26 @@ type sentOp struct {
 	times transport.Times
 }
 
+// recordDeliveries counts each delivery against the op posted with its
+// tag, which it must equal, reported when it is visible.
+func recordDeliveries(t *testing.T, got map[int64]*sentOp) func(*sim.Engine, transport.Delivery) {
+	return func(e *sim.Engine, d transport.Delivery) {
+		s := got[d.Op.Tag]
+		if s == nil {
+			t.Errorf("delivery of unknown tag %d", d.Op.Tag)
+			return
+		}
+		s.seen++
+		s.times = d.Times
+		if d.Op != s.op {
+			t.Errorf("tag %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, s.op)
+		}
+		if e.Now() != d.Times.Visible {
+			t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
+		}
+	}
+}
+
 // TestConnDeliversEveryOpOnce drives the Conn from warps on four ranks,
 // with writes and atomics, both handoffs and reserved rings, and checks
 // that every Op is delivered exactly once, as it was posted, with ordered
@@ -129,21 +149,7 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 			e := &sim.Engine{}
 			got := map[int64]*sentOp{}
 			env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: 4,
-				Delivered: func(e *sim.Engine, d transport.Delivery) {
-					s := got[d.Op.Tag]
-					if s == nil {
-						t.Errorf("delivery of unknown tag %d", d.Op.Tag)
-						return
-					}
-					s.seen++
-					s.times = d.Times
-					if d.Op != s.op {
-						t.Errorf("tag %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, s.op)
-					}
-					if e.Now() != d.Times.Visible {
-						t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
-					}
-				}}
+				Delivered: recordDeliveries(t, got)}
 			conn, err := New(cfg).Open(env)
 			if err != nil {
 				t.Fatal(err)
@@ -271,17 +277,7 @@ func TestConnNVLink(t *testing.T) {
 	e := &sim.Engine{}
 	got := map[int64]*sentOp{}
 	env := &transport.Env{E: e, Profile: profile.MustLoad("p-ib"), Ranks: ranks, GPUsPerNode: perNode, NVLink: true,
-		Delivered: func(e *sim.Engine, d transport.Delivery) {
-			s := got[d.Op.Tag]
-			s.seen++
-			s.times = d.Times
-			if d.Op != s.op {
-				t.Errorf("tag %d delivered as %+v, posted as %+v", d.Op.Tag, d.Op, s.op)
-			}
-			if e.Now() != d.Times.Visible {
-				t.Errorf("tag %d reported at %v, visible at %v", d.Op.Tag, e.Now(), d.Times.Visible)
-			}
-		}}
+		Delivered: recordDeliveries(t, got)}
 	conn, err := New(Config{Workers: 2, Rings: 4, Batch: 4, Handoff: Baseline}).Open(env)
 	if err != nil {
 		t.Fatal(err)
