@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -116,19 +117,9 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
-	want, _, err := layerCLI(t, runCmd, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, stderr, err := layerCLI(t, runCmd, append(args, "--max-memory", budget, "--log-level", "info")...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stderr := sameWithin(t, runCmd, args, budget, "info")
 	if !strings.Contains(stderr, "dispatch and combine in turn") {
 		t.Errorf("--max-memory %s between %d and %d: no word of running in turn:\n%s", budget, c.InTurn, c.Bytes, stderr)
-	}
-	if g, w := jsonMember(t, got, "results"), jsonMember(t, want, "results"); g != w {
-		t.Errorf("in turn:\n%s\nside by side:\n%s", g, w)
 	}
 	// Below the in-turn estimate the run is refused.
 	if _, _, err := layerCLI(t, runCmd, append(args, "--max-memory", strconv.FormatInt(c.InTurn-1, 10))...); err == nil {
@@ -210,23 +201,32 @@ func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	budget := strconv.FormatInt(c.Bytes*3/2, 10)
-	want, _, err := layerCLI(t, sweepCmd, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, stderr, err := layerCLI(t, sweepCmd, append(args, "--max-memory", budget, "--log-level", "debug")...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stderr := sameWithin(t, sweepCmd, args, budget, "debug")
 	if runtime.GOMAXPROCS(0) > 1 && !strings.Contains(stderr, "point waited for memory") {
 		t.Errorf("--max-memory %s: the second point did not wait for the first:\n%s", budget, stderr)
 	}
 	if strings.Contains(stderr, "in turn") {
 		t.Errorf("--max-memory %s: a point ran in turn:\n%s", budget, stderr)
 	}
+}
+
+// sameWithin runs cmd on args (JSON) without a memory limit and within
+// budget, logging at level, checks that both give the same results, and
+// returns the second's log.
+func sameWithin(t *testing.T, cmd func([]string, *bytes.Buffer, *bytes.Buffer) error, args []string, budget, level string) string {
+	t.Helper()
+	want, _, err := layerCLI(t, cmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stderr, err := layerCLI(t, cmd, append(args, "--max-memory", budget, "--log-level", level)...)
+	if err != nil {
+		t.Fatalf("--max-memory %s: %v", budget, err)
+	}
 	if g, w := jsonMember(t, got, "results"), jsonMember(t, want, "results"); g != w {
 		t.Errorf("within %s:\n%s\nunlimited:\n%s", budget, g, w)
 	}
+	return stderr
 }
 
 // jsonMember is the raw JSON of a top-level member of doc.
