@@ -192,21 +192,37 @@ func TestMemGate(t *testing.T) {
 	}
 }
 
-// A sweep whose points fit the budget one at a time, but not two at once,
-// runs them one at a time (not in turn: each fits side by side) and gives
-// the results of unlimited memory.
+// A sweep's points run two at a time side by side when that fits, else two
+// at a time in turn, else one at a time (side by side when one fits), and
+// give the results of unlimited memory whichever.
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	t.Parallel()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: a sweep runs one point at a time already")
+	}
 	args := []string{"--ranks", "64", "--tokens", "120,128", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
 	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
-	budget := strconv.FormatInt(c.Bytes*3/2, 10)
-	stderr := sameWithin(t, sweepCmd, args, budget, "debug")
-	if runtime.GOMAXPROCS(0) > 1 && !strings.Contains(stderr, "point waited for memory") {
-		t.Errorf("--max-memory %s: the second point did not wait for the first:\n%s", budget, stderr)
+	if 2*c.InTurn <= c.Bytes {
+		t.Fatalf("two points in turn (%d) fit where one does side by side (%d): pick another shape", 2*c.InTurn, c.Bytes)
 	}
-	if strings.Contains(stderr, "in turn") {
-		t.Errorf("--max-memory %s: a point ran in turn:\n%s", budget, stderr)
+	for _, tc := range []struct {
+		name         string
+		budget       int64
+		turn, waited bool
+	}{
+		{"two side by side", 2 * c.Bytes, false, false},
+		{"two in turn", (2*c.InTurn + 2*c.Bytes) / 2, true, false},
+		{"one side by side", c.Bytes, false, true},
+	} {
+		budget := strconv.FormatInt(tc.budget, 10)
+		stderr := sameWithin(t, sweepCmd, args, budget, "debug")
+		if turn := strings.Contains(stderr, "in turn"); turn != tc.turn {
+			t.Errorf("%s, --max-memory %s: in turn %v, want %v:\n%s", tc.name, budget, turn, tc.turn, stderr)
+		}
+		if waited := strings.Contains(stderr, "point waited for memory"); waited != tc.waited {
+			t.Errorf("%s, --max-memory %s: a point waited %v, want %v:\n%s", tc.name, budget, waited, tc.waited, stderr)
+		}
 	}
 }
 
