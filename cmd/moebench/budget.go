@@ -74,6 +74,63 @@ func (b *budgetFlags) place(log *zap.Logger, what string, mode moe.Mode, c moe.C
 	return inTurn, c, b.allow(what, c)
 }
 
+// point is one layer of a sweep to place within the budget, and how it
+// was placed.
+type point struct {
+	what   string
+	mode   moe.Mode
+	cost   moe.Cost
+	inTurn bool
+	weight int64 // the estimate it runs under
+	many   bool  // in turn so as to run beside others
+}
+
+// placePoints decides how each of pts runs, conc at once at most: beside
+// the others side by side when that fits, else in turn (two in-turn
+// layers on two cores finish sooner than two side by side one after the
+// other), else alone, side by side or in turn; it refuses a point that
+// fits in none. A point in turn only to run beside others, whose
+// neighbours in the order cannot run beside it, runs alone side by side.
+// The moves to in turn are logged.
+func (b *budgetFlags) placePoints(log *zap.Logger, pts []point, conc int64) error {
+	for k := range pts {
+		p := &pts[k]
+		c := p.cost
+		switch {
+		case conc > 1 && b.fits(clampMul(c.Bytes, conc)):
+			p.weight = c.Bytes
+		case conc > 1 && p.mode == moe.LL && b.fits(clampMul(c.InTurn, conc)):
+			p.inTurn, p.many, p.weight = true, true, c.InTurn
+		case b.fits(c.Bytes):
+			p.weight = c.Bytes
+		case p.mode == moe.LL && b.fits(c.InTurn):
+			p.inTurn, p.weight = true, c.InTurn
+		default:
+			_, _, err := b.place(zap.NewNop(), p.what, p.mode, c)
+			return err
+		}
+	}
+	for k := range pts {
+		p := &pts[k]
+		beside := func(j int) bool { return j >= 0 && j < len(pts) && b.fits(p.weight+pts[j].weight) }
+		if p.many && b.fits(p.cost.Bytes) && !beside(k-1) && !beside(k+1) {
+			p.inTurn, p.many, p.weight = false, false, p.cost.Bytes
+		}
+	}
+	for _, p := range pts {
+		if !p.inTurn {
+			continue
+		}
+		c, what := p.cost, p.what
+		if p.many {
+			c.Bytes, c.InTurn = clampMul(c.Bytes, conc), clampMul(c.InTurn, conc)
+			what += fmt.Sprintf(", %d points at once", conc)
+		}
+		b.place(log, what, p.mode, c)
+	}
+	return nil
+}
+
 // allow refuses an estimate over the budget; what says what was asked.
 func (b *budgetFlags) allow(what string, c moe.Cost) error {
 	if b.fits(c.Bytes) {

@@ -235,36 +235,29 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	// Refuse, before generating anything, a point the machine cannot
 	// hold; the estimated messages are the progress bar's units, so that
 	// it moves within a long run too. Points run concurrently over the
-	// cores, as many at once as their estimates fit in the budget. A point
-	// is placed to run beside the others (side by side, else in turn:
-	// two in-turn layers on two cores take less time than two side by
-	// side one after the other), else alone.
+	// cores, as many at once as their estimates fit in the budget.
+	var pts []point
+	var idx []int // each point's index in the serial order
+	for ci, c := range configs {
+		for pi, p := range presets {
+			if i := ci*len(presets) + pi; f.ext.shard.Has(i) {
+				what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
+				pts = append(pts, point{what: what, mode: c.mode, cost: layerCost(c, p.Mechanism, f.numSMs)})
+				idx = append(idx, i)
+			}
+		}
+	}
+	if err := f.budget.placePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
+		return err
+	}
 	msgs := make([]int, len(configs)*len(presets))
 	inTurn := make([]bool, len(msgs))
 	weight := make([]int64, len(msgs))
-	total, conc := 0, int64(min(runtime.GOMAXPROCS(0), f.ext.count(len(msgs))))
-	for ci, c := range configs {
-		for pi, p := range presets {
-			i := ci*len(presets) + pi
-			if !f.ext.shard.Has(i) {
-				continue
-			}
-			cost := layerCost(c, p.Mechanism, f.numSMs)
-			what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-			many := cost
-			many.Bytes, many.InTurn = clampMul(cost.Bytes, conc), clampMul(cost.InTurn, conc)
-			if conc > 1 && (f.budget.fits(many.Bytes) || c.mode == moe.LL && f.budget.fits(many.InTurn)) {
-				inTurn[i], _, _ = f.budget.place(f.log, what+fmt.Sprintf(", %d points at once", conc), c.mode, many)
-			} else if inTurn[i], _, err = f.budget.place(f.log, what, c.mode, cost); err != nil {
-				return err
-			}
-			weight[i] = cost.Bytes
-			if inTurn[i] {
-				weight[i] = cost.InTurn
-			}
-			msgs[i] = int(min(cost.Messages, 1<<40))
-			total += msgs[i]
-		}
+	total := 0
+	for k, p := range pts {
+		i := idx[k]
+		inTurn[i], weight[i], msgs[i] = p.inTurn, p.weight, int(min(p.cost.Messages, 1<<40))
+		total += msgs[i]
 	}
 	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
 	// Points run concurrently over the cores; items keep the serial order.

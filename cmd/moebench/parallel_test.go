@@ -226,6 +226,31 @@ func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	}
 }
 
+// A point that could run in turn beside a point like itself, but whose
+// neighbour is too large to run beside it, runs alone side by side.
+func TestSweepPointBesideALargerOne(t *testing.T) {
+	t.Parallel()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: a sweep runs one point at a time already")
+	}
+	args := []string{"--ranks", "128,256", "--experts", "256", "--tokens", "32", "--transport", "mini-gda", "--format", "json"}
+	cost := func(ranks int) moe.Cost {
+		s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 32, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+		return moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	}
+	small, large := cost(128), cost(256)
+	// Two small ones fit in turn, not side by side; the large one fits
+	// alone side by side, and beside nothing.
+	budget := (large.Bytes + 2*small.Bytes) / 2
+	if !(2*small.InTurn <= budget && budget < 2*small.Bytes && large.Bytes <= budget && small.InTurn+large.Bytes > budget && budget < 2*large.InTurn) {
+		t.Fatalf("estimates %+v and %+v do not make the case at %d: pick other shapes", small, large, budget)
+	}
+	stderr := sameWithin(t, sweepCmd, args, strconv.FormatInt(budget, 10), "debug")
+	if strings.Contains(stderr, "in turn") || !strings.Contains(stderr, "point waited for memory") {
+		t.Errorf("--max-memory %d: want both side by side, one after the other:\n%s", budget, stderr)
+	}
+}
+
 // sameWithin runs cmd on args (JSON) without a memory limit and within
 // budget, logging at level, checks that both give the same results, and
 // returns the second's log.
