@@ -278,7 +278,8 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 			jobs, inTurn = j, !side
 			break
 		}
-		inTurn = turn
+		// Refused: say what it would need at the least.
+		inTurn = mode == moe.LL
 	}
 	if jobs < most {
 		f.log.Info("size runs fewer candidates at once to fit memory", zap.Int("jobs", jobs), zap.Int("cores", most),
