@@ -11,7 +11,7 @@ FUZZTIME  ?= 10000x
 # with their progress hook, has tests of its own there.
 RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./sizing/...
 RACE_SKIP := ^TestValidate|^TestReplayMemoryBounded$$
-MOE_RACE  := ^(TestLayerProgress|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay)$$
+MOE_RACE  := ^(TestLayerProgress|TestLayerInTurnIsTheSame|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay)$$
 
 # The HTML report's browser check runs on its own, verbosely, so that a
 # skip (no Chromium installed) is seen.

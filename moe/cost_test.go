@@ -59,6 +59,8 @@ func TestEstimateCost(t *testing.T) {
 		{"LL 1,024 ranks, mini-proxy", 1024, 128, moe.Queues{QPs: 4 * 1024 * 1024, Rings: 64 * 1024, Proxy: true}, false, 1161},
 		{"LL 1,024 ranks, mini-proxy, in turn", 1024, 128, moe.Queues{QPs: 4 * 1024 * 1024, Rings: 64 * 1024, Proxy: true}, true, 605},
 		{"LL 2,048 ranks, mini-proxy", 2048, 128, moe.Queues{QPs: 4 * 2048 * 2048, Rings: 64 * 2048, Proxy: true}, false, 3888},
+		// Normal mode side by side (p-roce, 24 channels).
+		{"normal 128 ranks, 4,096 tokens, mini-gda", 128, 4096, moe.Queues{QPs: 24 * 128 * 128}, false, 659},
 	} {
 		s := moe.Shape{Experts: max(256, m.ranks), TopK: 8, Tokens: m.tok, Ranks: m.ranks, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
 		c := moe.EstimateCost(s, m.q)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -86,12 +87,12 @@ type LayerConfig struct {
 	Log         *zap.Logger
 	// Progress, when set, is told of delivered messages as the simulation
 	// runs (in batches of ProgressBatch), so that a long single run can
-	// show movement. EstimateCost's Messages bounds the total. LL mode
-	// simulates dispatch and combine side by side: Progress may be called
-	// from two goroutines at once.
+	// show movement. EstimateCost's Messages bounds the total. Dispatch
+	// and combine are simulated side by side: Progress may be called from
+	// two goroutines at once.
 	Progress func(messages int)
-	// InTurn simulates LL dispatch and then combine instead of side by
-	// side: the same result on one core, in about half the peak memory
+	// InTurn simulates dispatch and then combine instead of side by side:
+	// the same result on one core, in about half the peak memory
 	// (EstimateCost's InTurn), for layers too large to hold both at once.
 	InTurn bool
 
@@ -472,6 +473,36 @@ func (p *problemList) addErr(err error) {
 }
 
 // merge appends q's problems after p's.
+// bothPhases runs dispatch and combine, which share nothing they write,
+// side by side on two goroutines, or one after the other in turn (combine
+// not at all once dispatch failed). free, when not nil, is closed once
+// dispatch no longer needs its core: at once in turn, else when it ends.
+func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine func()) {
+	done := func() {
+		if free != nil {
+			close(free)
+		}
+	}
+	if inTurn {
+		done()
+		if dispatch() == nil {
+			// Dispatch's state is garbage now: collect it before combine
+			// grows, rather than let the heap reach twice dispatch's peak.
+			runtime.GC()
+			combine()
+		}
+		return
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer done()
+		dispatch()
+	}()
+	combine()
+	<-finished
+}
+
 func (p *problemList) merge(q *problemList) {
 	for _, s := range q.list {
 		if len(p.list) < maxReported {

@@ -534,17 +534,25 @@ func runNodes(cfg *LayerConfig, res *Result) error {
 	if err != nil {
 		return err
 	}
-	g = newGPUModel(cfg, s.Ranks)
-	r1, err := runNodeDispatch(cfg, n, plan, g, &probs, &res.Dispatch, notify)
-	if err != nil {
-		return err
+	var (
+		probs2     problemList
+		r1, r2     transport.Resources
+		err1, err2 error
+	)
+	bothPhases(cfg.InTurn, nil, func() error {
+		r1, err1 = runNodeDispatch(cfg, n, plan, newGPUModel(cfg, s.Ranks), &probs, &res.Dispatch, notify)
+		return err1
+	}, func() {
+		r2, err2 = runNodeCombine(cfg, n, plan, newGPUModel(cfg, s.Ranks), &probs2, &res.Combine)
+	})
+	if err1 != nil {
+		return err1 // as a serial run would have stopped at it
 	}
+	if err2 != nil {
+		return err2
+	}
+	probs.merge(&probs2)
 	res.Dispatch.Messages += nmsgs
-	g = newGPUModel(cfg, s.Ranks)
-	r2, err := runNodeCombine(cfg, n, plan, g, &probs, &res.Combine)
-	if err != nil {
-		return err
-	}
 	res.Events = res.Dispatch.Events + res.Combine.Events
 	res.Resources = Resources{Resources: r0.Max(r1).Max(r2), BufferBytesPerRank: NormalBufferBytes(s, C)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n

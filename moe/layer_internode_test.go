@@ -2,6 +2,7 @@ package moe_test
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"moebench/moe"
@@ -23,6 +24,7 @@ type opTally struct {
 // tally per Open (notify, dispatch, combine).
 type countingTransport struct {
 	transport.Transport
+	mu      sync.Mutex // Open may be called concurrently
 	tallies []*opTally
 }
 
@@ -32,6 +34,8 @@ func (c *countingTransport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, err
 	}
 	t := &opTally{sameIndex: true, crossNode: true}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.tallies = append(c.tallies, t)
 	return countingConn{conn, t, env.GPUsPerNode}, nil
 }
@@ -82,8 +86,10 @@ func runNodes(t *testing.T, s moe.Shape, lim moe.GroupLimit, presetName string, 
 	if prof == nil {
 		prof = profile.MustLoad("p-ib")
 	}
+	// In turn, so that the tallies come in the phases' order (the same
+	// results as side by side).
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: moe.Normal, Transport: ct, Profile: prof, NVLink: true,
-		NumSMs: numSMs, Chunk: chunk, Background: bg})
+		NumSMs: numSMs, Chunk: chunk, Background: bg, InTurn: true})
 	if err != nil {
 		t.Fatal(err)
 	}

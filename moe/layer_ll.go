@@ -2,7 +2,6 @@ package moe
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 
 	"moebench/internal/hugepage"
@@ -991,34 +990,19 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		r1, r2        transport.Resources
 		err1, err     error
 	)
-	dispatch := func() {
+	dispatch := func() error {
 		var check *DispatchCheck
 		r1, check, err1 = runLLDispatch(cfg, l, blocks, g, &probs, &res.Dispatch)
 		if err1 == nil {
 			probs.addErr(check.Err())
 		}
+		return err1
 	}
 	combine := func() {
 		g2 := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
 		r2, err = runLLCombine(cfg, l, blocks, g2, &probs2, &res.Combine, free)
 	}
-	if cfg.InTurn {
-		close(free)
-		dispatch()
-		// Dispatch's state is garbage now: collect it before combine
-		// grows, rather than let the heap reach twice dispatch's peak.
-		runtime.GC()
-		if err1 == nil {
-			combine()
-		}
-	} else {
-		go func() {
-			defer close(free)
-			dispatch()
-		}()
-		combine()
-		<-free
-	}
+	bothPhases(cfg.InTurn, free, dispatch, combine)
 	if err1 != nil {
 		return err1
 	}

@@ -117,22 +117,37 @@ func TestLayerIsDeterministic(t *testing.T) {
 	}
 }
 
-// Dispatch and combine in turn give what they give side by side.
+// Dispatch and combine in turn give what they give side by side, in LL
+// and in normal mode, across nodes and on one.
 func TestLayerInTurnIsTheSame(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"mini-gda", "mini-proxy", "dc"} {
-		cfg := layerConfig(t, layerShape(16, 8, 64, 32, 1024), moe.LL, p, preset.Options{}, moe.Background{CTAs: 4, Bytes: 8}, true)
-		a, err := moe.RunLayer(cfg)
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		mode    moe.Mode
+		perNode int
+	}{{moe.LL, 8}, {moe.Normal, 8}, {moe.Normal, 16}} {
+		presets := []string{"mini-gda", "mini-proxy", "dc"}
+		if raceOn {
+			// The goroutines are the same on every transport, and LL's
+			// have race tests of their own.
+			if tc.mode == moe.LL {
+				continue
+			}
+			presets = presets[:1]
 		}
-		cfg.InTurn = true
-		b, err := moe.RunLayer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s: in turn differs from side by side:\n%+v\n%+v", p, a.Combine.Time, b.Combine.Time)
+		for _, p := range presets {
+			cfg := layerConfig(t, layerShape(16, tc.perNode, 64, 32, 1024), tc.mode, p, preset.Options{}, moe.Background{CTAs: 4, Bytes: 8}, true)
+			a, err := moe.RunLayer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.InTurn = true
+			b, err := moe.RunLayer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%v, %d a node, %s: in turn differs from side by side:\n%+v\n%+v", tc.mode, tc.perNode, p, a.Combine.Time, b.Combine.Time)
+			}
 		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package moe_test
+
+const raceOn = false
