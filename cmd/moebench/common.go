@@ -179,6 +179,7 @@ func (l *logFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), lvl)
+	// Locked: a sweep's points, and a layer's two phases, log at once.
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(stderr)), lvl)
 	return zap.New(core), nil
 }

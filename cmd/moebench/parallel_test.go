@@ -197,6 +197,9 @@ func TestMemGate(t *testing.T) {
 // give the results of unlimited memory whichever.
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("placement, not concurrency (TestMemGate runs the gate under the race detector); ten times slower there")
+	}
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: a sweep runs one point at a time already")
 	}
@@ -230,6 +233,9 @@ func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 // neighbour is too large to run beside it, runs alone side by side.
 func TestSweepPointBesideALargerOne(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("placement, not concurrency (TestMemGate runs the gate under the race detector); ten times slower there")
+	}
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: a sweep runs one point at a time already")
 	}
