@@ -1,6 +1,7 @@
 package moe
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -472,7 +473,6 @@ func (p *problemList) addErr(err error) {
 	}
 }
 
-// merge appends q's problems after p's.
 // bothPhases runs dispatch and combine, which share nothing they write,
 // side by side on two goroutines, or one after the other in turn (combine
 // not at all once dispatch failed). free, when not nil, is closed once
@@ -503,6 +503,27 @@ func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine 
 	<-finished
 }
 
+// runPhases runs a normal layer's dispatch and combine through
+// bothPhases, each with a problem list of its own, merged into probs in
+// that order; the error is dispatch's first, as a serial run's would be.
+func runPhases(inTurn bool, probs *problemList, dispatch, combine func(*problemList) (transport.Resources, error)) (r1, r2 transport.Resources, err error) {
+	var (
+		probs2     problemList
+		err1, err2 error
+	)
+	bothPhases(inTurn, nil, func() error {
+		r1, err1 = dispatch(probs)
+		return err1
+	}, func() {
+		r2, err2 = combine(&probs2)
+	})
+	if err = cmp.Or(err1, err2); err == nil {
+		probs.merge(&probs2)
+	}
+	return r1, r2, err
+}
+
+// merge appends q's problems after p's.
 func (p *problemList) merge(q *problemList) {
 	for _, s := range q.list {
 		if len(p.list) < maxReported {

@@ -534,24 +534,14 @@ func runNodes(cfg *LayerConfig, res *Result) error {
 	if err != nil {
 		return err
 	}
-	var (
-		probs2     problemList
-		r1, r2     transport.Resources
-		err1, err2 error
-	)
-	bothPhases(cfg.InTurn, nil, func() error {
-		r1, err1 = runNodeDispatch(cfg, n, plan, newGPUModel(cfg, s.Ranks), &probs, &res.Dispatch, notify)
-		return err1
-	}, func() {
-		r2, err2 = runNodeCombine(cfg, n, plan, newGPUModel(cfg, s.Ranks), &probs2, &res.Combine)
+	r1, r2, err := runPhases(cfg.InTurn, &probs, func(pl *problemList) (transport.Resources, error) {
+		return runNodeDispatch(cfg, n, plan, newGPUModel(cfg, s.Ranks), pl, &res.Dispatch, notify)
+	}, func(pl *problemList) (transport.Resources, error) {
+		return runNodeCombine(cfg, n, plan, newGPUModel(cfg, s.Ranks), pl, &res.Combine)
 	})
-	if err1 != nil {
-		return err1 // as a serial run would have stopped at it
+	if err != nil {
+		return err
 	}
-	if err2 != nil {
-		return err2
-	}
-	probs.merge(&probs2)
 	res.Dispatch.Messages += nmsgs
 	res.Events = res.Dispatch.Events + res.Combine.Events
 	res.Resources = Resources{Resources: r0.Max(r1).Max(r2), BufferBytesPerRank: NormalBufferBytes(s, C)}

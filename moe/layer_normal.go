@@ -737,24 +737,14 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	if err != nil {
 		return err
 	}
-	var (
-		probs2     problemList
-		r1, r2     transport.Resources
-		err1, err2 error
-	)
-	bothPhases(cfg.InTurn, nil, func() error {
-		r1, err1 = runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), &probs, &res.Dispatch, false, notify)
-		return err1
-	}, func() {
-		r2, err2 = runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), &probs2, &res.Combine, true, nil)
+	r1, r2, err := runPhases(cfg.InTurn, &probs, func(pl *problemList) (transport.Resources, error) {
+		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Dispatch, false, notify)
+	}, func(pl *problemList) (transport.Resources, error) {
+		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Combine, true, nil)
 	})
-	if err1 != nil {
-		return err1 // as a serial run would have stopped at it
+	if err != nil {
+		return err
 	}
-	if err2 != nil {
-		return err2
-	}
-	probs.merge(&probs2)
 	res.Dispatch.Messages += nmsgs
 	// DeepEP's count on one node: each token with a selection once (its
 	// one node), over the kernel time after the notify step.

@@ -196,13 +196,7 @@ func TestMemGate(t *testing.T) {
 // at a time in turn, else one at a time (side by side when one fits), and
 // give the results of unlimited memory whichever.
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
-	t.Parallel()
-	if raceOn {
-		t.Skip("placement, not concurrency (TestMemGate runs the gate under the race detector); ten times slower there")
-	}
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("one core: a sweep runs one point at a time already")
-	}
+	placementTest(t)
 	args := []string{"--ranks", "64", "--tokens", "120,128", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
 	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
@@ -232,13 +226,7 @@ func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 // A point that could run in turn beside a point like itself, but whose
 // neighbour is too large to run beside it, runs alone side by side.
 func TestSweepPointBesideALargerOne(t *testing.T) {
-	t.Parallel()
-	if raceOn {
-		t.Skip("placement, not concurrency (TestMemGate runs the gate under the race detector); ten times slower there")
-	}
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("one core: a sweep runs one point at a time already")
-	}
+	placementTest(t)
 	args := []string{"--ranks", "128,256", "--experts", "256", "--tokens", "32", "--transport", "mini-gda", "--format", "json"}
 	cost := func(ranks int) moe.Cost {
 		s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 32, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
@@ -254,6 +242,19 @@ func TestSweepPointBesideALargerOne(t *testing.T) {
 	stderr := sameWithin(t, sweepCmd, args, strconv.FormatInt(budget, 10), "debug")
 	if strings.Contains(stderr, "in turn") || !strings.Contains(stderr, "point waited for memory") {
 		t.Errorf("--max-memory %d: want both side by side, one after the other:\n%s", budget, stderr)
+	}
+}
+
+// placementTest runs a sweep placement test in parallel, or skips it
+// where it cannot tell anything.
+func placementTest(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	if raceOn {
+		t.Skip("placement, not concurrency (TestMemGate runs the gate under the race detector); ten times slower there")
+	}
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: a sweep runs one point at a time already")
 	}
 }
 
