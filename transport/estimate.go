@@ -33,6 +33,12 @@ type Flow struct {
 	Bytes             int64 // payload bytes of the writes
 }
 
+// OverNVLink reports whether f's operations are NVLink copies (NVLinkPath):
+// NVLink is on and f stays within a node. They use no queue and no NIC.
+func (d *Demand) OverNVLink(f *Flow) bool {
+	return d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode
+}
+
 // Ops is the flow's posted operations.
 func (f Flow) Ops() int64 { return int64(f.Writes) + int64(f.Atomics) }
 

@@ -43,13 +43,6 @@ type Times struct {
 	NVLink bool // delivered over NVLink instead of the NIC
 }
 
-// NVLinkTimes are the times of an Op a warp copied over NVLink (see
-// hw.NVLink.Copy): issued at issue, copied from start until end, the warp
-// free at end, visible at visible.
-func NVLinkTimes(issue, start, end, visible sim.Time) Times {
-	return Times{IssueStart: issue, IssueEnd: end, Posted: start, Served: start, Sent: start, Arrived: end, Visible: visible, NVLink: true}
-}
-
 // Delivery is reported when an Op's payload is visible at its destination.
 type Delivery struct {
 	Op    Op
@@ -100,7 +93,7 @@ type Transport interface {
 	// completions; 0 when the transport's GPU side does not write send
 	// queues.
 	QueueDepth() int
-	// Open connects env's ranks on env's engine. An LL layer's dispatch and
+	// Open connects env's ranks on env's engine. A layer's dispatch and
 	// combine each open their own, on engines of their own that may run
 	// at once on two goroutines: Open must be safe to call concurrently,
 	// and a Conn is used from one goroutine only.

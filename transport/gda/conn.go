@@ -94,7 +94,7 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, err
 	}
 	c := &conn{cfg: t.cfg, env: env, gpu: hw.NewGPUCosts(env.Profile)}
-	c.nv = hw.NewNVLink(env.Profile, env.NVLink, env.GPUsPerNode, env.Ranks, env.Mem)
+	c.nvl = transport.NewNVLinkPath(env)
 	qps := env.Ranks * t.cfg.QPsPerPeer
 	if t.cfg.DCIs > 0 {
 		qps = t.cfg.DCIs
@@ -141,8 +141,7 @@ type conn struct {
 	gpu    hw.GPUCosts
 	fab    *hw.Fabric
 	sqs    []sendQueue
-	nv     *hw.NVLink
-	ops    sim.Slab[pending] // NVLink copies in flight
+	nvl    *transport.NVLinkPath
 	post   sim.Slab[poster]
 	selfID sim.HandlerID
 	perNIC int // send queues (RC QPs or DCIs) per NIC
@@ -151,12 +150,6 @@ type conn struct {
 	// spaceWait the posters waiting for room in a full queue, in order.
 	pubWait   map[int64]int32
 	spaceWait map[int][]int32
-}
-
-// pending is an NVLink copy between Post and delivery.
-type pending struct {
-	op    transport.Op
-	times transport.Times
 }
 
 // poster carries one warp's post through the protocol's phases. Posters
@@ -195,23 +188,17 @@ func (c *conn) reserveCost() sim.Time {
 // sq is the index of m's send queue in sqs.
 func (c *conn) sq(m *hw.Msg) int { return int(m.Src)*c.perNIC + int(m.QP) }
 
-// Event ops of the conn's handler: a poster's phases (arg: the poster) and
-// an NVLink delivery (arg: the pending copy).
+// Event ops of the conn's handler: a poster's phases (arg: the poster).
 const (
 	pReserve int32 = iota
 	pPublish
 	pDoPublish
-	pResume
-	opNVDeliver
 )
 
 // Prefetch asks for a post's warp and message (the poster record names
 // them, and was written recently enough to be cached), then for its send
 // queue, which the message names.
-func (c *conn) Prefetch(op int32, arg int64, near bool) {
-	if op == opNVDeliver || op == pResume {
-		return
-	}
+func (c *conn) Prefetch(_ int32, arg int64, near bool) {
 	p := c.post.At(int32(arg))
 	if near {
 		src, qp := c.fab.MsgQueue(p.msg)
@@ -223,30 +210,18 @@ func (c *conn) Prefetch(op int32, arg int64, near bool) {
 }
 
 // Handle runs the conn's events.
-func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
-	if op == opNVDeliver {
-		c.deliver(e, int32(arg))
-		return
-	}
-	c.step(e, op, int32(arg))
-}
+func (c *conn) Handle(e *sim.Engine, op int32, arg int64) { c.step(e, op, int32(arg)) }
 
 // Post runs op through mini-gda from warp w.
 func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
+	if c.nvl.Takes(op) {
+		c.nvl.Post(e, w, op)
+		return
+	}
 	w.T.T = max(w.T.T, e.Now())
 	pi := c.post.Alloc()
 	p := c.post.At(pi)
 	p.w = w
-	if !op.NIC && c.nv.Local(op.Src, op.Dst) {
-		idx := c.ops.Alloc()
-		pd := c.ops.At(idx)
-		issue := w.T.T
-		start, visible := c.nv.Copy(&w.T, op.Bytes, op.Src, op.Dst)
-		*pd = pending{op: op, times: transport.NVLinkTimes(issue, start, w.T.T, visible)}
-		e.At(pd.times.Visible, c.selfID, opNVDeliver, int64(idx))
-		e.At(w.T.T, c.selfID, pResume, int64(pi))
-		return
-	}
 	// The message carries what its delivery reports: the workload's tag
 	// and channel, and the issue times (the end once the doorbell is rung).
 	p.msg = c.fab.NewMsg()
@@ -270,13 +245,6 @@ func (c *conn) layout(m *hw.Msg) Layout {
 	return WriteLayout(int(m.Bytes), int(m.Bytes) <= c.cfg.InlineMax && !m.Atomic, av)
 }
 
-func (c *conn) deliver(e *sim.Engine, idx int32) {
-	pd := c.ops.At(idx)
-	d := transport.Delivery{Op: pd.op, Times: pd.times}
-	c.ops.Free(idx)
-	c.env.Delivered(e, d)
-}
-
 // resume frees poster pi and hands control back to its warp.
 func (c *conn) resume(e *sim.Engine, pi int32) {
 	w := c.post.At(pi).w
@@ -290,11 +258,6 @@ func (c *conn) step(e *sim.Engine, op int32, pi int32) {
 	p := c.post.At(pi)
 	th := &p.w.T
 	th.T = max(th.T, e.Now())
-	if op == pResume {
-		// An NVLink copy: no message, no send queue.
-		c.resume(e, pi)
-		return
-	}
 	m := c.fab.Msg(p.msg)
 	sq := c.sq(&m)
 	q := &c.sqs[sq]

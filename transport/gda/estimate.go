@@ -53,8 +53,8 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		if f.Src == f.Dst || f.Ops() == 0 {
 			continue
 		}
-		if d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode {
-			continue // an NVLink copy: no queue, no NIC
+		if d.OverNVLink(f) {
+			continue
 		}
 		q := int32(queue(f))
 		k := qkey{f.Src, q}

@@ -55,8 +55,7 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	c.m.onDeliver = c.delivered
 	c.words = (env.Ranks + 63) / 64
 	c.used = make([]uint64, env.Ranks*c.words)
-	c.nv = hw.NewNVLink(env.Profile, env.NVLink, env.GPUsPerNode, env.Ranks, env.Mem)
-	c.id = env.E.Register(c)
+	c.nvl = transport.NewNVLinkPath(env)
 	return c, nil
 }
 
@@ -72,55 +71,7 @@ type conn struct {
 	// uint64s a rank.
 	used  []uint64
 	words int
-	// Copies over NVLink: the warp is back once its copy ends, the op
-	// delivered once visible.
-	nv      *hw.NVLink
-	id      sim.HandlerID
-	nvOps   sim.Slab[nvCopy]
-	nvWarps sim.Slab[*transport.Warp]
-}
-
-type nvCopy struct {
-	op    transport.Op
-	times transport.Times
-}
-
-// Events of the conn's own handler: an NVLink copy delivered, a warp
-// resumed after one.
-const (
-	opNVDeliver int32 = iota
-	opNVResume
-)
-
-// Handle runs the NVLink path's events.
-func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
-	i := int32(arg)
-	switch op {
-	case opNVDeliver:
-		pd := *c.nvOps.At(i)
-		c.nvOps.Free(i)
-		c.env.Delivered(e, transport.Delivery{Op: pd.op, Times: pd.times})
-	case opNVResume:
-		w := *c.nvWarps.At(i)
-		*c.nvWarps.At(i) = nil
-		c.nvWarps.Free(i)
-		if w.Resume != nil {
-			w.Resume(e, w)
-		}
-	}
-}
-
-// postNVLink has w copy op to its same-node peer.
-func (c *conn) postNVLink(e *sim.Engine, w *transport.Warp, op transport.Op) {
-	issue := max(w.T.T, e.Now())
-	w.T.T = issue
-	start, visible := c.nv.Copy(&w.T, op.Bytes, op.Src, op.Dst)
-	i := c.nvOps.Alloc()
-	*c.nvOps.At(i) = nvCopy{op: op, times: transport.NVLinkTimes(issue, start, w.T.T, visible)}
-	e.At(visible, c.id, opNVDeliver, int64(i))
-	j := c.nvWarps.Alloc()
-	*c.nvWarps.At(j) = w
-	e.At(w.T.T, c.id, opNVResume, int64(j))
+	nvl   *transport.NVLinkPath // same-node peers, with NVLink on
 }
 
 // ring picks op's ring by its channel (Config.ring).
@@ -138,8 +89,8 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	if op.Channel != int(int32(op.Channel)) || op.Bytes != int(int32(op.Bytes)) {
 		panic(fmt.Sprintf("mini-proxy: op channel %d or size %d out of range", op.Channel, op.Bytes))
 	}
-	if !op.NIC && c.nv.Local(op.Src, op.Dst) {
-		c.postNVLink(e, w, op)
+	if c.nvl.Takes(op) {
+		c.nvl.Post(e, w, op)
 		return
 	}
 	r := c.ring(op)

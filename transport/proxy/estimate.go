@@ -80,8 +80,8 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		if f.Src == f.Dst || f.Ops() == 0 {
 			continue
 		}
-		if d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode {
-			continue // the warp copies it over NVLink: no ring, no NIC
+		if d.OverNVLink(f) {
+			continue
 		}
 		if lastDst[f.Src] != f.Dst {
 			peers[f.Src]++

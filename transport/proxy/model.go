@@ -27,8 +27,8 @@ type opRec struct {
 	flush    bool
 	last     bool // the signaled end of its chain: one CQE reaps up to here
 	// refs counts the delivery and completion still to come; its top bit
-	// is the op's NIC, kept only to be reported back (a proxy has no
-	// NVLink path), which keeps the record at 72 bytes.
+	// is the op's NIC, kept only to be reported back on delivery, which
+	// keeps the record at 72 bytes.
 	refs uint8
 	// Times: the producer's issue, the descriptor's visibility to the
 	// worker, the worker's pick-up, the completion counter's write as the
