@@ -386,6 +386,26 @@ func TestREADMEStatePerPair(t *testing.T) {
 	}
 }
 
+// The README says the estimate stays above normal layers' side-by-side
+// peaks and quotes one: the command it names, estimated now, must be
+// above that peak (and not far above, or the claim says little).
+func TestREADMENormalPeakUnderEstimate(t *testing.T) {
+	t.Parallel()
+	m := regexp.MustCompile("\\(`moebench (run --mode normal [^`]+)`\\) took [\\d.]+× the wall time of the two in turn \\([^)]*\\) and peaked at (\\d+) against \\d+ MiB\\. The estimate stays above normal layers' peaks side by side").FindStringSubmatch(readmeFlat(t))
+	if m == nil {
+		t.Fatal("README lacks the normal-mode side-by-side peak and its command")
+	}
+	peak, _ := strconv.ParseFloat(m[2], 64)
+	_, _, err := runCLI(t, append(strings.Fields(m[1]), "--max-memory", "1KB")...)
+	est := regexp.MustCompile(`would need about ([\d.]+) MiB`).FindStringSubmatch(fmt.Sprint(err))
+	if est == nil {
+		t.Fatalf("moebench %s --max-memory 1KB: %v, want a refusal naming its estimate in MiB", m[1], err)
+	}
+	if v, _ := strconv.ParseFloat(est[1], 64); v < peak || v > 2*peak {
+		t.Errorf("moebench %s estimates %.1f MiB; the README's peak side by side is %.0f MiB", m[1], v, peak)
+	}
+}
+
 // The README's ratios of the memory estimate to the measured peaks are
 // the estimate run makes now against the peaks the README quotes: its
 // scale table and its 8,192-rank runs. A change to the estimate, or to a
