@@ -423,12 +423,12 @@ func ConnKnee(p *profile.Profile) int {
 // kernel starts from idle queues, as after the barrier DeepEP's tests put
 // between timed runs.
 func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
-	return openPhaseOn(cfg, delivered, nil)
+	return openPhaseOn(cfg, delivered, nil, nil)
 }
 
 // openPhaseOn is openPhase whose transport copies between ranks of one GPU
 // through mem, the GPU's bandwidth the layer's own copies take too.
-func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), prefetch func(src, dst int, tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
 	if report := cfg.Progress; report != nil {
 		inner, n := delivered, 0
 		delivered = func(e *sim.Engine, d transport.Delivery) {
@@ -442,7 +442,7 @@ func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Deliver
 	e := &sim.Engine{}
 	s := cfg.Routing.Shape
 	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode,
-		NVLink: cfg.NVLink, Delivered: delivered, Log: cfg.Log}
+		NVLink: cfg.NVLink, Delivered: delivered, PrefetchDelivery: prefetch, Log: cfg.Log}
 	if cfg.RanksPerGPU > 1 {
 		env.Mem = mem
 	}

@@ -352,7 +352,7 @@ type llDispatch struct {
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, *DispatchCheck, error) {
 	d := &llDispatch{}
 	d.init(d, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, d.delivered, g.mem)
+	e, conn, err := openPhaseOn(cfg, d.delivered, d.prefetchDelivery, g.mem)
 	if err != nil {
 		return transport.Resources{}, nil, err
 	}
@@ -605,6 +605,42 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 	e.At(max(w.T.T, e.Now()), d.id, opPost, int64(wi))
 }
 
+// prefetchDelivery asks for what delivered reads first: a count's receive
+// task, or a token's message, whose task it then finds.
+func (d *llDispatch) prefetchDelivery(_, _ int, tag int64) {
+	if tag&tagBackground != 0 {
+		return
+	}
+	if tag&tagCount != 0 {
+		prefetch.Line(unsafe.Pointer(&d.tasks[tag&^tagCount]))
+		return
+	}
+	prefetch.Line(unsafe.Pointer(&d.l.Msgs[tag]))
+}
+
+// Prefetch also asks for what a receive task's group reads: its cursor and
+// the task's count and token total.
+func (d *llDispatch) Prefetch(op int32, arg int64, near bool) {
+	if op != opTaskReady {
+		d.llBase.Prefetch(op, arg, near)
+		return
+	}
+	t := int(arg)
+	r := t / d.R / d.nl
+	i := t - r*d.nl*d.R
+	if near {
+		if ci := d.tasks[t] - 1; ci >= 0 {
+			prefetch.Line(unsafe.Pointer(d.counts.At(ci)))
+		}
+		return
+	}
+	gi := r*d.ls.S*d.ls.G + i%(d.ls.S*d.ls.G)
+	prefetch.Line(unsafe.Pointer(&d.tasks[t]))
+	prefetch.Line(unsafe.Pointer(&d.grpNext[gi]))
+	prefetch.Line(unsafe.Pointer(&d.grpFree[gi]))
+	prefetch.Line(unsafe.Pointer(&d.l.Counts[i%d.R*d.E+r*d.nl+i/d.R]))
+}
+
 func (d *llDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 	if !d.accept(dl) {
 		return
@@ -721,7 +757,7 @@ type llCombine struct {
 func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase, free <-chan struct{}) (transport.Resources, error) {
 	c := &llCombine{blocks: blocks}
 	c.init(c, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, c.delivered, g.mem)
+	e, conn, err := openPhaseOn(cfg, c.delivered, c.prefetchDelivery, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -910,6 +946,13 @@ func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
 		gr.t = max(gr.t, w.T.T)
 		gr.round++
 		e.At(max(gr.t, e.Now()), c.id, opSMStep, int64(ws.g))
+	}
+}
+
+// prefetchDelivery asks for a flag's seen mark.
+func (c *llCombine) prefetchDelivery(_, _ int, tag int64) {
+	if tag&tagBackground == 0 && tag&tagCount != 0 {
+		prefetch.Line(unsafe.Pointer(&c.flagSeen[tag&^tagCount]))
 	}
 }
 

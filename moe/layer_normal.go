@@ -164,7 +164,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	if combine {
 		p.bytesTok = s.Hidden * s.Combine.Bytes()
 	}
-	e, conn, err := openPhaseOn(cfg, p.delivered, g.mem)
+	e, conn, err := openPhaseOn(cfg, p.delivered, nil, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -666,7 +666,7 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	e, conn, err := openPhaseOn(cfg, func(_ *sim.Engine, d transport.Delivery) {
 		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
 		left[d.Op.Dst]--
-	}, g.mem)
+	}, nil, g.mem)
 	if err != nil {
 		return nil, transport.Resources{}, 0, err
 	}

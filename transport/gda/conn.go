@@ -209,6 +209,18 @@ func (c *conn) Prefetch(_ int32, arg int64, near bool) {
 	c.fab.PrefetchMsg(p.msg)
 }
 
+// PrefetchCompleted asks for the send queue a completion retires.
+func (c *conn) PrefetchCompleted(nic, qp int32) {
+	prefetch.Line(unsafe.Pointer(&c.sqs[int(nic)*c.perNIC+int(qp)]))
+}
+
+// PrefetchDelivered passes the hint on to the workload.
+func (c *conn) PrefetchDelivered(src, dst int32, tag int64) {
+	if f := c.env.PrefetchDelivery; f != nil {
+		f(int(src), int(dst), tag)
+	}
+}
+
 // Handle runs the conn's events.
 func (c *conn) Handle(e *sim.Engine, op int32, arg int64) { c.step(e, op, int32(arg)) }
 

@@ -242,3 +242,54 @@ func TestRingRefusesADoorbellInsideTheLead(t *testing.T) {
 	n.Post(0, Msg{Dst: 1, Bytes: 8, BBs: 1})
 	n.Ring(e, e.Now(), 0, p.MMIO)
 }
+
+// hintSink records the hints the NIC gives ahead of its reports, and the
+// reports.
+type hintSink struct {
+	delivHints, delivs map[[3]int64]int
+	compHints, comps   map[[2]int32]int
+}
+
+func (s *hintSink) Delivered(_ *sim.Engine, _ *NIC, _ int32, m *Msg) {
+	s.delivs[[3]int64{int64(m.Src), int64(m.Dst), m.Tag}]++
+}
+func (s *hintSink) Completed(_ *sim.Engine, n *NIC, _ int32, m *Msg) {
+	s.comps[[2]int32{int32(n.Index), m.QP}]++
+}
+func (s *hintSink) PrefetchDelivered(src, dst int32, tag int64) {
+	s.delivHints[[3]int64{int64(src), int64(dst), tag}]++
+}
+func (s *hintSink) PrefetchCompleted(nic, qp int32) { s.compHints[[2]int32{nic, qp}]++ }
+
+// The hints name the message a delivery reports and the queue a completion
+// retires, never anything else.
+func TestSinkHintsNameTheirReports(t *testing.T) {
+	t.Parallel()
+	e := &sim.Engine{}
+	s := &hintSink{delivHints: map[[3]int64]int{}, delivs: map[[3]int64]int{}, compHints: map[[2]int32]int{}, comps: map[[2]int32]int{}}
+	const nics, qps = 8, 8
+	f := NewFabric(e, NewNICParams(profile.MustLoad("p-ib")), nics, qps, s)
+	for src := range nics {
+		for qp := range qps {
+			for k := range 20 {
+				dst := (src + 1 + qp) % nics
+				f.NICs[src].Post(qp, Msg{Dst: int32(dst), Bytes: 8, BBs: 1, Tag: int64(src*1000 + qp*100 + k), Unsignaled: k%4 != 3})
+			}
+			f.NICs[src].Doorbell(e, sim.Time(qp), qp)
+		}
+	}
+	e.Run()
+	if len(s.delivHints) == 0 || len(s.compHints) == 0 {
+		t.Fatalf("%d delivery and %d completion hints, want some of each", len(s.delivHints), len(s.compHints))
+	}
+	for k := range s.delivHints {
+		if s.delivs[k] == 0 {
+			t.Errorf("delivery hint %v names no delivery", k)
+		}
+	}
+	for k := range s.compHints {
+		if s.comps[k] == 0 {
+			t.Errorf("completion hint %v names no completion", k)
+		}
+	}
+}

@@ -142,6 +142,16 @@ type Sink interface {
 	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
 }
 
+// SinkPrefetcher is a Sink that can name, a few events ahead, the memory a
+// report will touch (see sim.Prefetcher): its own state of the queue a
+// completion retires (requester nic, queue qp), and what a delivery of the
+// message tagged tag from src to dst reads. At a thousand ranks both are
+// entries of per-pair tables that no cache holds.
+type SinkPrefetcher interface {
+	PrefetchCompleted(nic, qp int32)
+	PrefetchDelivered(src, dst int32, tag int64)
+}
+
 // qpState is one send queue at the NIC. It exists only once the queue is
 // first used (see NIC.qp), and its rings are lists threaded through the
 // fabric's slabs, so an idle queue costs a few words and a busy one
@@ -325,6 +335,7 @@ type Fabric struct {
 	qstate  sim.Slab[qpState]
 	dbs     sim.Slab[ringing]
 	sink    Sink
+	sinkPF  SinkPrefetcher // sink, when it is one
 	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
 	// queue count per NIC.
 	engines []emuEngine
@@ -360,6 +371,7 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		panic(fmt.Sprintf("hw: %d NICs of %d queues each, beyond %d of %d", n, qps, MaxNICs, MaxQPs))
 	}
 	f := &Fabric{P: p, sink: sink, qps: qps, dcts: 1}
+	f.sinkPF, _ = sink.(SinkPrefetcher)
 	if p.EmuEngines > 0 {
 		gpus := (n + p.EmuRanksPerGPU - 1) / p.EmuRanksPerGPU
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
@@ -526,6 +538,14 @@ func (n *NIC) Prefetch(op int32, arg int64, near bool) {
 		case opRx:
 			set := n.ctx.set(f.rxCtx(m))
 			prefetch.Line(unsafe.Pointer(&n.ctx.slots[set*n.ctx.ways]))
+		case opDeliver:
+			if f.sinkPF != nil {
+				f.sinkPF.PrefetchDelivered(m.src(), m.dst(), m.tag)
+			}
+		case opComplete:
+			if f.sinkPF != nil {
+				f.sinkPF.PrefetchCompleted(int32(n.Index), m.qp())
+			}
 		}
 	case opDoorbell, opQPFree:
 		qp := arg & (1<<24 - 1)
