@@ -618,8 +618,8 @@ func (d *llDispatch) prefetchDelivery(_, _ int, tag int64) {
 	prefetch.Line(unsafe.Pointer(&d.l.Msgs[tag]))
 }
 
-// Prefetch also asks for what a receive task's group reads: its cursor and
-// the task's count and token total.
+// Prefetch also asks for what a receive task's event reads: the task, its
+// group's cursor and free time and its token count, then its count.
 func (d *llDispatch) Prefetch(op int32, arg int64, near bool) {
 	if op != opTaskReady {
 		d.llBase.Prefetch(op, arg, near)
