@@ -210,7 +210,7 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 			*w = append(*w, e.newBlock())
 		}
 		b := (*w)[len(*w)-1]
-		e.blocks[b][e.blockN[b]] = it
+		*e.item(b, e.blockN[b]) = it
 		e.blockN[b]++
 		e.inWheel++
 	default:
@@ -263,6 +263,16 @@ func (e *Engine) renumber() {
 
 // initWheel gives every slot room for a few blocks up front, so that
 // moving through the wheel does not allocate.
+// item is item n of block b, n below blockLen. Indexing the block through
+// its array pointer would first load the block's first line to check the
+// pointer for nil: a cache miss of its own when the item lies further in,
+// as an append to a wheel slot's block usually does, in a block no event
+// has touched for a while. The address arithmetic leaves only the access
+// itself, which faults on nil as the check would.
+func (e *Engine) item(b, n int32) *item {
+	return (*item)(unsafe.Add(unsafe.Pointer(e.blocks[b]), uintptr(n)*unsafe.Sizeof(item{})))
+}
+
 func (e *Engine) initWheel() {
 	const per = 4
 	idx := make([]int32, wheelSlots*per)

@@ -70,10 +70,9 @@ func (e *Engine) runPush(it item) {
 		k++
 	}
 	b := e.runB[k-1]
-	blk := e.blocks[b]
-	blk[e.blockN[b]] = it
+	*e.item(b, e.blockN[b]) = it
 	e.blockN[b]++
-	if blk == e.rb {
+	if e.blocks[b] == e.rb {
 		e.rn++
 	}
 }
@@ -93,7 +92,7 @@ func (e *Engine) runAppend(it item) bool {
 	}
 	if k := len(e.runB); k > 0 {
 		b := e.runB[k-1]
-		if n := e.blockN[b]; n > 0 && it.at < e.blocks[b][n-1].at {
+		if n := e.blockN[b]; n > 0 && it.at < e.item(b, n-1).at {
 			return false
 		}
 		e.runPush(it)
