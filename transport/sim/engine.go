@@ -261,8 +261,6 @@ func (e *Engine) renumber() {
 	e.seq = uint64(len(all))
 }
 
-// initWheel gives every slot room for a few blocks up front, so that
-// moving through the wheel does not allocate.
 // item is item n of block b, n below blockLen. Indexing the block through
 // its array pointer would first load the block's first line to check the
 // pointer for nil: a cache miss of its own when the item lies further in,
@@ -273,6 +271,8 @@ func (e *Engine) item(b, n int32) *item {
 	return (*item)(unsafe.Add(unsafe.Pointer(e.blocks[b]), uintptr(n)*unsafe.Sizeof(item{})))
 }
 
+// initWheel gives every slot room for a few blocks up front, so that
+// moving through the wheel does not allocate.
 func (e *Engine) initWheel() {
 	const per = 4
 	idx := make([]int32, wheelSlots*per)
