@@ -428,7 +428,7 @@ func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)
 
 // openPhaseOn is openPhase whose transport copies between ranks of one GPU
 // through mem, the GPU's bandwidth the layer's own copies take too.
-func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), prefetch func(src, dst int, tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
 	if report := cfg.Progress; report != nil {
 		inner, n := delivered, 0
 		delivered = func(e *sim.Engine, d transport.Delivery) {

@@ -440,9 +440,7 @@ func (d *llDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 	case opPost:
 		d.post(e, int(arg))
 	case opTaskReady:
-		t := int(arg)
-		r := t / d.R / d.nl
-		i := t - r*d.nl*d.R // le·R + src
+		r, i := d.task(int(arg))
 		d.tryGroup(e, r, i%(d.ls.S*d.ls.G))
 	case opGridSync:
 		r := int(arg)
@@ -605,9 +603,16 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 	e.At(max(w.T.T, e.Now()), d.id, opPost, int64(wi))
 }
 
+// task splits receive task t (expert·R + source) into its rank and its
+// index there, local expert·R + source.
+func (d *llDispatch) task(t int) (r, i int) {
+	r = t / d.R / d.nl
+	return r, t - r*d.nl*d.R
+}
+
 // prefetchDelivery asks for what delivered reads first: a count's receive
 // task, or a token's message, whose task it then finds.
-func (d *llDispatch) prefetchDelivery(_, _ int, tag int64) {
+func (d *llDispatch) prefetchDelivery(tag int64) {
 	if tag&tagBackground != 0 {
 		return
 	}
@@ -626,8 +631,7 @@ func (d *llDispatch) Prefetch(op int32, arg int64, near bool) {
 		return
 	}
 	t := int(arg)
-	r := t / d.R / d.nl
-	i := t - r*d.nl*d.R
+	r, i := d.task(t)
 	if near {
 		if ci := d.tasks[t] - 1; ci >= 0 {
 			prefetch.Line(unsafe.Pointer(d.counts.At(ci)))
@@ -950,7 +954,7 @@ func (c *llCombine) resume(e *sim.Engine, w *transport.Warp) {
 }
 
 // prefetchDelivery asks for a flag's seen mark.
-func (c *llCombine) prefetchDelivery(_, _ int, tag int64) {
+func (c *llCombine) prefetchDelivery(tag int64) {
 	if tag&tagBackground == 0 && tag&tagCount != 0 {
 		prefetch.Line(unsafe.Pointer(&c.flagSeen[tag&^tagCount]))
 	}

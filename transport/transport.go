@@ -75,10 +75,9 @@ type Env struct {
 	// Delivered receives every Op when its payload is visible.
 	Delivered func(e *sim.Engine, d Delivery)
 	// PrefetchDelivery, when set, is a hint a Conn may give a few events
-	// before it calls Delivered for the op tagged tag from src to dst: the
-	// workload asks for the memory that delivery will read. It must change
-	// nothing.
-	PrefetchDelivery func(src, dst int, tag int64)
+	// before it calls Delivered for the op tagged tag: the workload asks
+	// for the memory that delivery will read. It must change nothing.
+	PrefetchDelivery func(tag int64)
 	// Mem, when set, is the GPUs' copy bandwidth that the layer's own
 	// copies take too: a copy between two ranks on one GPU (the native
 	// engine's virtual ranks) is a device-memory copy through it, not

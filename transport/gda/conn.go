@@ -214,10 +214,11 @@ func (c *conn) PrefetchCompleted(nic, qp int32) {
 	prefetch.Line(unsafe.Pointer(&c.sqs[int(nic)*c.perNIC+int(qp)]))
 }
 
-// PrefetchDelivered passes the hint on to the workload.
-func (c *conn) PrefetchDelivered(src, dst int32, tag int64) {
+// PrefetchDelivered passes the hint on to the workload, which knows its
+// ops by their tags.
+func (c *conn) PrefetchDelivered(_, _ int32, tag int64) {
 	if f := c.env.PrefetchDelivery; f != nil {
-		f(int(src), int(dst), tag)
+		f(tag)
 	}
 }
 
