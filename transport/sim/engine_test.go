@@ -549,3 +549,24 @@ func TestPrefetchNamesEventsAhead(t *testing.T) {
 func TestREADMELookahead(t *testing.T) {
 	readme.Says(t, "../../README.md", fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead))
 }
+
+// Events up to the horizon wait in the wheel, not the far heap: a large LL
+// layer schedules deliveries over a millisecond ahead (see wheelSlots).
+func TestWheelHoldsMillisecondsAhead(t *testing.T) {
+	var e Engine
+	h := e.Register(HandlerFunc(func(*Engine, int32, int64) {}))
+	for _, ahead := range []Time{Ns(1300e3), Ns(2600e3), Ns(4000e3)} {
+		e.At(ahead, h, 0, 0)
+	}
+	if len(e.far) != 0 {
+		t.Fatalf("%d of 3 events up to 4 ms ahead went to the far heap", len(e.far))
+	}
+	e.At(Ns(5000e3), h, 0, 0)
+	if len(e.far) != 1 {
+		t.Fatal("an event past the horizon should wait in the far heap")
+	}
+	e.Run()
+	if e.Handled() != 4 {
+		t.Fatalf("ran %d of 4 events", e.Handled())
+	}
+}
