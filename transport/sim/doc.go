@@ -12,9 +12,9 @@
 // Time is an integer count of picoseconds, so that sub-nanosecond costs (a
 // 3.85 ns NIC message slot, a 0.5 ns clock cycle) add up without rounding
 // drift. Pending events live in three tiers: the current wheel slot (a
-// sorted run, and a near 4-ary heap beside it), a timing wheel of 8,192
-// slots of 131 ns whose events wait unsorted in pooled blocks, and a far
-// heap past the wheel's 1 ms horizon. When the clock reaches a slot, its
+// sorted run, and a near 4-ary heap beside it), a timing wheel of 32,768
+// slots of 131 ns whose events wait unsorted in chains of pooled blocks,
+// and a far heap past the wheel's 4.3 ms horizon. When the clock reaches a slot, its
 // blocks are sorted where they lie and become the run; the near heap takes
 // only what is scheduled into the slot later. So with a million events in
 // flight the heap sifts only a few, and a burst is never copied. The order

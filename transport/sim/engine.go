@@ -104,24 +104,26 @@ type Engine struct {
 	q []item
 	runQueue
 	tmp []item // scratch for sorting a short run
-	// Each wheel slot is a list of fixed-size blocks from a shared pool,
-	// so filling a slot never copies what it already holds.
-	wheel    [wheelSlots][]int32 // block indices
-	blocks   []*[blockLen]item
-	blockN   []int32 // items used in each block
-	freeBlk  []int32
-	spareBlk []*[blockLen]item // allocated, never used yet
-	inWheel  int
-	far      []item
-	cur      int64 // absolute slot number of the near heap
-	handlers []Handler
-	pf       []Prefetcher // per handler, nil where it is not one
-	anyPF    bool         // some handler is one
-	now      Time
-	seq      uint64
-	handled  uint64
-	stopped  bool
-	seqLimit uint64 // tests' renumbering point; 0 = maxSeq
+	// Each wheel slot is a chain of fixed-size blocks from a shared pool,
+	// so filling a slot never copies what it already holds, and an empty
+	// slot is 8 bytes.
+	wheel     [wheelSlots]slotChain
+	blocks    []*[blockLen]item
+	blockN    []int32 // items used in each block
+	blockNext []int32 // the next block of its slot's chain, plus one; 0 ends it
+	freeBlk   []int32
+	spareBlk  []*[blockLen]item // allocated, never used yet
+	inWheel   int
+	far       []item
+	cur       int64 // absolute slot number of the near heap
+	handlers  []Handler
+	pf        []Prefetcher // per handler, nil where it is not one
+	anyPF     bool         // some handler is one
+	now       Time
+	seq       uint64
+	handled   uint64
+	stopped   bool
+	seqLimit  uint64 // tests' renumbering point; 0 = maxSeq
 	// hole is true while a handler runs and q[0] is the event being
 	// handled: the first event the handler schedules replaces it with a
 	// single sift-down, the common pop-then-push case at half the cost.
@@ -142,14 +144,18 @@ func (e *Engine) Handled() uint64 { return e.handled }
 // by about 1.3 ms, and each delivery is scheduled that far out. Behind a
 // 1.07 ms horizon those waited in the far heap, 56 million of them at
 // 8,192 ranks (1.3 GiB, plus the copies its growth leaves), each pop a
-// sift through it. The wheel costs 24 bytes a slot whether used or not,
-// 1.3 MiB an engine with the blocks' room.
+// sift through it. A slot is two block indices, so the wheel takes
+// 256 KiB, less than the 8,192 slices it replaced.
 const (
 	slotShift  = 17
 	wheelSlots = 1 << 15
 )
 
 const blockLen = 256
+
+// slotChain is a wheel slot: its first and last blocks, plus one (0: the
+// slot is empty), linked through Engine.blockNext.
+type slotChain struct{ head, tail int32 }
 
 // SlotWidth is the time one wheel slot covers.
 const SlotWidth Time = 1 << slotShift
@@ -211,14 +217,17 @@ func (e *Engine) At(t Time, h HandlerID, op int32, arg int64) {
 		e.q = append(e.q, it)
 		e.up(len(e.q) - 1)
 	case slot < e.cur+wheelSlots:
-		if e.blocks == nil {
-			e.initWheel()
-		}
 		w := &e.wheel[slot&(wheelSlots-1)]
-		if k := len(*w); k == 0 || e.blockN[(*w)[k-1]] == blockLen {
-			*w = append(*w, e.newBlock())
+		if w.tail == 0 || e.blockN[w.tail-1] == blockLen {
+			nb := e.newBlock() + 1
+			if w.tail == 0 {
+				w.head = nb
+			} else {
+				e.blockNext[w.tail-1] = nb
+			}
+			w.tail = nb
 		}
-		b := (*w)[len(*w)-1]
+		b := w.tail - 1
 		*e.item(b, e.blockN[b]) = it
 		e.blockN[b]++
 		e.inWheel++
@@ -249,10 +258,10 @@ func (e *Engine) renumber() {
 		all = append(all, &e.q[i])
 	}
 	e.runEach(func(it *item) { all = append(all, it) })
-	for _, w := range e.wheel {
-		for _, b := range w {
-			for i := range e.blockN[b] {
-				all = append(all, &e.blocks[b][i])
+	for i := range e.wheel {
+		for b := e.wheel[i].head; b != 0; b = e.blockNext[b-1] {
+			for j := range e.blockN[b-1] {
+				all = append(all, &e.blocks[b-1][j])
 			}
 		}
 	}
@@ -280,22 +289,12 @@ func (e *Engine) item(b, n int32) *item {
 	return (*item)(unsafe.Add(unsafe.Pointer(e.blocks[b]), uintptr(n)*unsafe.Sizeof(item{})))
 }
 
-// initWheel gives every slot room for a few blocks up front, so that
-// moving through the wheel does not allocate.
-func (e *Engine) initWheel() {
-	const per = 4
-	idx := make([]int32, wheelSlots*per)
-	for i := range e.wheel {
-		e.wheel[i] = idx[i*per : i*per : (i+1)*per]
-	}
-	e.blocks = make([]*[blockLen]item, 0, 64)
-}
-
 // newBlock takes a block from the pool, growing it when empty.
 func (e *Engine) newBlock() int32 {
 	if k := len(e.freeBlk); k > 0 {
 		b := e.freeBlk[k-1]
 		e.freeBlk = e.freeBlk[:k-1]
+		e.blockNext[b] = 0
 		return b
 	}
 	if len(e.spareBlk) == 0 {
@@ -312,6 +311,7 @@ func (e *Engine) newBlock() int32 {
 	e.blocks = append(e.blocks, e.spareBlk[len(e.spareBlk)-1])
 	e.spareBlk = e.spareBlk[:len(e.spareBlk)-1]
 	e.blockN = append(e.blockN, 0)
+	e.blockNext = append(e.blockNext, 0)
 	return int32(len(e.blocks) - 1)
 }
 
@@ -359,12 +359,12 @@ func (e *Engine) advance() bool {
 			e.far = heapPop(e.far)
 			n++
 		}
-		for _, b := range *w {
-			n += int(e.blockN[b])
-			e.inWheel -= int(e.blockN[b])
+		for b := w.head; b != 0; b = e.blockNext[b-1] {
+			n += int(e.blockN[b-1])
+			e.inWheel -= int(e.blockN[b-1])
+			e.runB = append(e.runB, b-1)
 		}
-		e.runB = append(e.runB, *w...)
-		*w = (*w)[:0]
+		*w = slotChain{}
 		if n > 0 {
 			e.sortRun(n)
 		}
@@ -464,11 +464,11 @@ func (e *Engine) Reset() {
 	e.q = e.q[:0]
 	e.dropRun()
 	for i := range e.wheel {
-		for _, b := range e.wheel[i] {
-			e.blockN[b] = 0
-			e.freeBlk = append(e.freeBlk, b)
+		for b := e.wheel[i].head; b != 0; b = e.blockNext[b-1] {
+			e.blockN[b-1] = 0
+			e.freeBlk = append(e.freeBlk, b-1)
 		}
-		e.wheel[i] = e.wheel[i][:0]
+		e.wheel[i] = slotChain{}
 	}
 	e.inWheel, e.cur = 0, 0
 	clear(e.far)

@@ -63,9 +63,6 @@ func (e *Engine) runNext() {
 func (e *Engine) runPush(it item) {
 	k := len(e.runB)
 	if k == 0 || e.blockN[e.runB[k-1]] == blockLen {
-		if e.blocks == nil {
-			e.initWheel()
-		}
 		e.runB = append(e.runB, e.newBlock())
 		k++
 	}
