@@ -14,13 +14,13 @@
 // drift. Pending events live in three tiers: the current wheel slot (a
 // sorted run, and a near 4-ary heap beside it), a timing wheel of 32,768
 // slots of 131 ns whose events wait unsorted in chains of pooled blocks,
-// and a far heap past the wheel's 4.3 ms horizon. When the clock reaches a slot, its
-// blocks are sorted where they lie and become the run; the near heap takes
-// only what is scheduled into the slot later. So with a million events in
-// flight the heap sifts only a few, and a burst is never copied. The order
-// is (time, sequence) whichever tier an event came through. No goroutine
-// runs per event, and an Engine is used by one goroutine: parallel runs
-// use independent engines.
+// and a far heap past the wheel's 4.3 ms horizon. When the clock reaches a
+// slot, its blocks are sorted where they lie and become the run; the near
+// heap takes only what is scheduled into the slot later. So with a million
+// events in flight the heap sifts only a few, and a burst is never copied.
+// The order is (time, sequence) whichever tier an event came through. No
+// goroutine runs per event, and an Engine is used by one goroutine:
+// parallel runs use independent engines.
 //
 // Slab is the models' store for in-flight state (messages, operations):
 // fixed-size chunks with recycled slots, stable indices and no copying as
