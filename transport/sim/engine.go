@@ -144,8 +144,7 @@ func (e *Engine) Handled() uint64 { return e.handled }
 // by about 1.3 ms, and each delivery is scheduled that far out. Behind a
 // 1.07 ms horizon those waited in the far heap, 56 million of them at
 // 8,192 ranks (1.3 GiB, plus the copies its growth leaves), each pop a
-// sift through it. A slot is two block indices, so the wheel takes
-// 256 KiB, less than the 8,192 slices it replaced.
+// sift through it. A slot is two block indices: the wheel takes 256 KiB.
 const (
 	slotShift  = 17
 	wheelSlots = 1 << 15
