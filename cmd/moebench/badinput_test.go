@@ -55,8 +55,12 @@ func moebenchBinary(t *testing.T) string {
 	return built.path
 }
 
-// TestMain removes the binary the bad-input tests built.
+// TestMain removes the binary the bad-input tests built; run as a
+// launcher (see runBinary), it only launches.
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(launchBin); bin != "" {
+		os.Exit(launch(bin, os.Args[1:]))
+	}
 	code := m.Run()
 	if built.path != "" {
 		os.RemoveAll(filepath.Dir(built.path))
@@ -72,19 +76,62 @@ type ran struct {
 	maxRSS         int64 // bytes
 }
 
-// runBinary runs moebench with args in dir, killing it at limit.
+// Environment of a launcher: the binary it runs and the file it writes
+// that binary's peak RSS to, in KiB.
+const (
+	launchBin = "MOEBENCH_TEST_LAUNCH"
+	launchRSS = "MOEBENCH_TEST_LAUNCH_RSS"
+)
+
+// launch runs bin with args and this process's standard files, writes its
+// peak RSS where launchRSS says, and returns its exit status.
+func launch(bin string, args []string) int {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, launchBin+"=") && !strings.HasPrefix(kv, launchRSS+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		fmt.Fprintln(os.Stderr, "launcher:", err)
+		return 125
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		os.WriteFile(os.Getenv(launchRSS), fmt.Appendf(nil, "%d", ru.Maxrss), 0o644)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// runBinary runs moebench with args in dir, killing it at limit. A small
+// launcher (this test binary again) starts it: a child started from the
+// test process itself inherits that process's peak RSS as its own (Linux
+// keeps the peak of the memory it replaced at exec, and Go starts children
+// sharing its memory), which is this process's, often gigabytes, not the
+// program's.
 func runBinary(t *testing.T, dir string, limit time.Duration, args ...string) ran {
 	t.Helper()
 	bin := moebenchBinary(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.CommandContext(ctx, self, args...)
+	// The launcher and moebench are one process group, killed together.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MOEBENCH_NATIVE_LIB="+filepath.Join(dir, "no-such-lib.so"))
+	cmd.Env = append(os.Environ(), "MOEBENCH_NATIVE_LIB="+filepath.Join(dir, "no-such-lib.so"),
+		launchBin+"="+bin, launchRSS+"="+rssFile)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	r := ran{stdout: out.String(), stderr: errb.String(), wall: time.Since(start)}
 	var ee *exec.ExitError
 	switch {
@@ -97,9 +144,14 @@ func runBinary(t *testing.T, dir string, limit time.Duration, args ...string) ra
 	if ctx.Err() != nil {
 		t.Fatalf("moebench %q: still running after %v (stderr: %.300s)", args, limit, r.stderr)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss * 1024
+	kib, err := os.ReadFile(rssFile)
+	if err != nil {
+		t.Fatalf("moebench %q: its launcher left no peak RSS: %v (stderr: %.300s)", args, err, r.stderr)
 	}
+	if _, err := fmt.Sscan(string(kib), &r.maxRSS); err != nil {
+		t.Fatalf("moebench %q: peak RSS %q: %v", args, kib, err)
+	}
+	r.maxRSS *= 1024
 	return r
 }
 
