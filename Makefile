@@ -7,10 +7,12 @@ LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 10000x
 # Packages with concurrent code run again under the race detector, less the
 # tests that only re-run single-goroutine models (ten times slower under it,
-# nothing to find). moe's one concurrency, dispatch and combine side by side
-# with their progress hook, has tests of its own there.
+# nothing to find): among them the budget's in-turn placement, whose layers
+# must be large enough for in turn to save memory. moe's one concurrency,
+# dispatch and combine side by side or in turn with their progress hook and
+# checks, has tests of its own there.
 RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./sizing/...
-RACE_SKIP := ^TestValidate|^TestReplayMemoryBounded$$
+RACE_SKIP := ^TestValidate|^TestReplayMemoryBounded$$|^Test(Run|Replay|Size)InTurnToFitMemory$$
 MOE_RACE  := ^(TestLayerProgress|TestLayerInTurnIsTheSame|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay)$$
 
 # The HTML report's browser check runs on its own, verbosely, so that a

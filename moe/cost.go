@@ -8,7 +8,8 @@ import "math"
 type Cost struct {
 	Bytes int64 // peak memory of the simulation, routing included
 	// InTurn is the peak with LL dispatch and combine simulated one after
-	// the other (LayerConfig.InTurn) rather than side by side.
+	// the other (LayerConfig.InTurn) rather than side by side; Bytes where
+	// that saves nothing (normal mode, LL layers of few ranks).
 	InTurn int64
 	// Messages is what dispatch and combine deliver, an upper bound: a
 	// message per selection and, in LL mode, a count and a flag per
@@ -23,60 +24,98 @@ type Queues struct {
 	Proxy            bool // a CPU proxy: descriptors per message besides the WQEs
 }
 
-// Per-item memory of the model, fit to the peak RSS of moebench run
-// --transport mini-gda on linux/amd64 (ranks 16 to 4,096 on a 2-core
-// machine and 8,192 on a 16-core one, with max(256, ranks) experts,
-// tokens 128 and 512, ll mode, plus 256 ranks through the proxy, over DC
-// and in normal mode). The fit is kept above the peaks rather than
-// refit to each build: the bytes a pair needs grow with the ranks (about
-// 100 at 512, 300 at 4,096), so a lower figure fit to the smaller runs
-// would admit a large run that does not fit. Past 256 experts a rank's
-// LL warps and its (rank, expert) pairs (a count and a flag each, their
-// messages, events, queue pairs and posts) outgrow everything else. A
-// selection costs about 210 bytes: 112, fit where pairs dominate, was
-// 0.68x to 0.84x of LL layers of 1,024 to 2,048 tokens a rank. A send
-// queue's dense GPU and NIC counters are 20 bytes whatever else the fit
-// says. Through mini-proxy the extra terms are fit the same way (64 to
-// 2,048 ranks, 128 to 2,048 tokens): the estimate is 1.0x to 1.6x the
-// peaks.
+// Per-item memory of the model in normal mode, fit to the peak RSS of
+// moebench run --transport mini-gda on linux/amd64 and kept above the
+// peaks of normal layers side by side (128 and 256 ranks x 4,096 tokens
+// on p-roce: 1.2x to 1.4x). Normal mode never runs in turn, so its
+// estimate in turn is the same.
 const (
 	costBase    = 32 << 20  // the program, profile and tables
 	costPerRank = 448 << 10 // per-rank state: SMs, NIC, timelines
 	costPerWarp = 130       // a sending warp of either phase and its post
-	costPerPair = 460       // a (rank, expert) pair: its count and flag
+	costPerPair = 460       // a (rank, expert) pair
 	costPerSel  = 210       // a selection's routing, layout and messages
 	costPerQP   = 20        // a send queue's GPU and NIC counters
 	costPerRing = 1 << 10
 	costPerDCI  = 400
-	// Through a CPU proxy each op also has a record, a producer while it
-	// waits for ring space and a share of a worker's send queues.
-	costPerProxySel  = 250 // per selection
-	costPerProxyPair = 50  // per (rank, expert) pair
 	// costSMs is the GPU the launch shape assumes (an H100 or H200).
 	costSMs = 132
-	// The share of the rest that one phase holds at its peak, measured in
-	// turn at 512 to 8,192 ranks (the estimate is 0.86x to 1.13x of those
-	// runs, 0.99x at 4,096 and 8,192).
-	costInTurnShare = 0.52
 )
 
-// EstimateCost is the memory and messages of one layer of s on queues q.
-func EstimateCost(s Shape, q Queues) Cost {
+// llCosts are the bytes an LL layer's peak takes per item. At its peak an
+// LL phase holds a message, events, a queue's state, a post and per-pair
+// table entries for every (rank, expert) pair at once (each rank posts its
+// counts or flags within a microsecond and the NICs drain them over
+// hundreds), so pairs, warps and selections are the terms, and peers what
+// grows with the ranks squared whatever the experts. The coefficients
+// solve a linear program over the peak RSS of moebench run --transport
+// mini-gda on linux/amd64 (16 to 8,192 ranks, one to eight experts a
+// rank, 128 and 511 tokens; the 8,192-rank layer on a 16-core host, the
+// rest on a 2-core one): every estimate at least a margin over its peak,
+// the largest ratio as small as it can be. In turn has its own terms:
+// one share of side by side was 1.0x the peak at 512 ranks but 1.36x at
+// 4,096.
+type llCosts struct {
+	fixed                             float64 // bytes
+	perWarp, perPair, perPeer, perSel float64
+}
+
+// llSide is fit side by side, each estimate at least 1.10x its peak (a
+// side-by-side peak moves with when the collector last ran; 1.10x to
+// 1.27x); llInTurn in turn, at least 1.05x (1.05x to 1.23x, and 1.05x
+// from 4,096 ranks up). Each point's peak is the largest of up to four
+// runs.
+var (
+	llSide   = llCosts{fixed: 40 << 20, perWarp: 152, perPair: 487, perSel: 396}
+	llInTurn = llCosts{fixed: 144 << 20, perPair: 251, perPeer: 25, perSel: 214}
+)
+
+// Through a CPU proxy an LL op also has a record, a producer while it
+// waits for ring space and a share of a worker's send queues: bytes a
+// selection and a pair beyond mini-gda's, fit the same way (256 to 2,048
+// ranks).
+var (
+	llProxySide   = llCosts{perPair: 263, perSel: 220}
+	llProxyInTurn = llCosts{perPair: 158}
+)
+
+func (c llCosts) bytes(r, warps, pairs, sel float64) float64 {
+	return c.fixed + c.perWarp*warps + c.perPair*pairs + c.perPeer*r*r + c.perSel*sel
+}
+
+// EstimateCost is the memory and messages of one layer of s in mode on
+// queues q.
+func EstimateCost(s Shape, mode Mode, q Queues) Cost {
 	r := float64(s.Ranks)
 	sel := r * float64(s.Tokens) * float64(s.TopK)
-	perSel, perPair := float64(costPerSel), float64(costPerPair)
-	if q.Proxy {
-		perSel += costPerProxySel
-		perPair += costPerProxyPair
-	}
+	pairs := r * float64(s.Physical())
 	var warps float64
 	if s.Physical() > 0 {
 		l := llLaunch(s, 0, costSMs)
 		warps = r * float64(l.S*max(s.TopK, l.G))
 	}
-	b := costBase + costPerRank*r + costPerWarp*warps + perPair*r*float64(s.Physical()) + sel*perSel +
-		costPerQP*float64(q.QPs) + costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)
-	return Cost{Bytes: clampInt64(b), InTurn: clampInt64(costBase + costInTurnShare*(b-costBase)), Messages: clampInt64(2 * (sel + r*float64(s.Physical())))}
+	msgs := clampInt64(2 * (sel + pairs))
+	queues := costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)
+	if mode == Normal {
+		// A proxy's records are per op, and normal mode's ops are chunks:
+		// 128 ranks x 4,096 tokens peaked 9 MiB above mini-gda's.
+		b := clampInt64(costBase + costPerRank*r + costPerWarp*warps + costPerPair*pairs + costPerSel*sel + costPerQP*float64(q.QPs) + queues)
+		return Cost{Bytes: b, InTurn: b, Messages: msgs}
+	}
+	// The fit's layers ran on their presets' queues, counted by the
+	// callers as the larger of the local experts and four a peer; queues
+	// a knob adds beyond those cost their counters each.
+	queues += costPerQP * max(0, float64(q.QPs)-r*max(float64(s.Physical()), 4*r))
+	side := llSide.bytes(r, warps, pairs, sel) + queues
+	turn := llInTurn.bytes(r, warps, pairs, sel) + queues
+	if q.Proxy {
+		side += llProxySide.bytes(r, warps, pairs, sel)
+		turn += llProxyInTurn.bytes(r, warps, pairs, sel)
+	}
+	// Below a few hundred ranks in turn saves nothing: its fixed share is
+	// larger, and a 64-rank layer peaked at 69-100 MiB in turn against
+	// 55-58 MiB side by side. Such a layer never runs in turn.
+	return Cost{Bytes: clampInt64(side), InTurn: clampInt64(min(turn, side)), Messages: msgs}
 }
 
 func clampInt64(v float64) int64 {

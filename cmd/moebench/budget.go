@@ -148,7 +148,7 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 // mechanism, its queues following the layer's channels.
 func layerCost(c config, mechanism string, numSMs int) moe.Cost {
 	layer, _ := moe.Channels(c.shape, c.mode, numSMs, c.bg)
-	return moe.EstimateCost(c.shape, layerQueues(c, mechanism, layer))
+	return moe.EstimateCost(c.shape, c.mode, layerQueues(c, mechanism, layer))
 }
 
 // layerQueues estimates a configuration's queues on a mechanism from the

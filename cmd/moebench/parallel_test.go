@@ -113,9 +113,10 @@ func TestSweepMatchesSerialRuns(t *testing.T) {
 // gives the same results.
 func TestRunInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
-	args := []string{"--ranks", "64", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
+	args := []string{"--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
+	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
 	stderr := sameWithin(t, runCmd, args, budget, "info")
 	if !strings.Contains(stderr, "dispatch and combine in turn") {
@@ -197,9 +198,9 @@ func TestMemGate(t *testing.T) {
 // give the results of unlimited memory whichever.
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	placementTest(t)
-	args := []string{"--ranks", "64", "--tokens", "120,128", "--experts", "64", "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	args := []string{"--ranks", "256", "--tokens", "7,8", "--experts", "2048", "--transport", "mini-gda", "--format", "json"}
+	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	if 2*c.InTurn <= c.Bytes {
 		t.Fatalf("two points in turn (%d) fit where one does side by side (%d): pick another shape", 2*c.InTurn, c.Bytes)
 	}
@@ -227,12 +228,12 @@ func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 // neighbour is too large to run beside it, runs alone side by side.
 func TestSweepPointBesideALargerOne(t *testing.T) {
 	placementTest(t)
-	args := []string{"--ranks", "128,256", "--experts", "256", "--tokens", "32", "--transport", "mini-gda", "--format", "json"}
+	args := []string{"--ranks", "256,512", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
 	cost := func(ranks int) moe.Cost {
-		s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 32, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-		return moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+		s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	}
-	small, large := cost(128), cost(256)
+	small, large := cost(256), cost(512)
 	// Two small ones fit in turn, not side by side; the large one fits
 	// alone side by side, and beside nothing.
 	budget := (large.Bytes + 2*small.Bytes) / 2

@@ -365,24 +365,28 @@ func TestREADMELaunchLimit(t *testing.T) {
 }
 
 // The README's state per (rank, expert) pair is what the memory estimate
-// charges one: two shapes that differ only in experts per rank, with the
-// same launch (132 SMs of 8 warps posting), differ by that many bytes a
-// pair.
+// charges one, side by side and in turn: two shapes that differ only in
+// experts per rank, with the same launch (132 SMs of 32 warps posting),
+// differ by that many bytes a pair.
 func TestREADMEStatePerPair(t *testing.T) {
 	t.Parallel()
-	m := regexp.MustCompile(`the estimate charges each \(rank, expert\) pair about (\d+)\s+bytes`).FindStringSubmatch(readme(t))
+	m := regexp.MustCompile(`the\s+estimate\s+charges\s+each\s+\(rank,\s+expert\)\s+pair\s+about\s+(\d+)\s+bytes\s+side\s+by\s+side\s+and\s+(\d+)\s+in\s+turn`).FindStringSubmatch(readme(t))
 	if m == nil {
 		t.Fatal("README lacks the state per (rank, expert) pair")
 	}
-	claim, _ := strconv.Atoi(m[1])
+	const ranks = 4 * 132
 	shape := func(experts int) moe.Shape {
-		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 132, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	}
-	q := moe.Queues{QPs: 1 << 20}
-	lo, hi := moe.EstimateCost(shape(7*132), q), moe.EstimateCost(shape(8*132), q)
-	per := float64(hi.Bytes-lo.Bytes) / (132 * 132)
-	if math.Abs(per-float64(claim)) > 0.05*per {
-		t.Errorf("README says about %d bytes a pair; the estimate charges %.0f", claim, per)
+	cost := func(s moe.Shape) moe.Cost {
+		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	}
+	lo, hi := cost(shape(10*ranks)), cost(shape(11*ranks))
+	for k, per := range []float64{float64(hi.Bytes-lo.Bytes) / (ranks * ranks), float64(hi.InTurn-lo.InTurn) / (ranks * ranks)} {
+		claim, _ := strconv.Atoi(m[1+k])
+		if math.Abs(per-float64(claim)) > 0.05*per {
+			t.Errorf("README says about %d bytes a pair (%s); the estimate charges %.0f", claim, []string{"side by side", "in turn"}[k], per)
+		}
 	}
 }
 

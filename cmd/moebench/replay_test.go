@@ -638,10 +638,10 @@ func TestReplayReportsGroupLimitViolations(t *testing.T) {
 func TestReplayInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	trace := genTrace(t, dir, "t.bin", "--ranks", "64", "--experts", "64", "--tokens", "32", "--layers", "2")
+	trace := genTrace(t, dir, "t.bin", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--layers", "2")
 	args := []string{"--trace", trace, "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 64, TopK: 8, Hidden: 7168, Tokens: 32, Ranks: 64, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
 	want, err := replayCLI(t, args...)
 	if err != nil {
 		t.Fatal(err)

@@ -185,8 +185,8 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 
 // sizeCosts are the estimates of the study's largest candidate on each
 // mechanism: its knobs at their largest values.
-func (f *sizeFlags) sizeCosts(s moe.Shape) []moe.Cost {
-	big := config{shape: s, knobs: transport.Settings{}}
+func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode) []moe.Cost {
+	big := config{shape: s, mode: mode, knobs: transport.Settings{}}
 	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
 		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
 			big.knobs[n] = strconv.Itoa(slices.Max(*v))
@@ -194,7 +194,7 @@ func (f *sizeFlags) sizeCosts(s moe.Shape) []moe.Cost {
 	}
 	var costs []moe.Cost
 	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
-		costs = append(costs, moe.EstimateCost(s, layerQueues(big, m, s.LocalExperts())))
+		costs = append(costs, moe.EstimateCost(s, mode, layerQueues(big, m, s.LocalExperts())))
 	}
 	return costs
 }
@@ -256,7 +256,7 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	// Refuse, before generating anything, a study the machine cannot
 	// hold: the largest candidate on each mechanism, --jobs at once. Left
 	// to its default, --jobs comes down to what fits.
-	costs := f.sizeCosts(s)
+	costs := f.sizeCosts(s, mode)
 	most := f.jobs
 	if most == 0 {
 		most = runtime.GOMAXPROCS(0)

@@ -189,11 +189,12 @@ func TestREADMEQuotesTheSizeStudy(t *testing.T) {
 // them so, says so, and sizes as it does side by side.
 func TestSizeInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
-	args := []string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "8", "--workers", "1", "--jobs", "1", "--format", "json"}
-	s := moe.Shape{Experts: 16, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 8, GPUsPerNode: 4, Dispatch: moe.FP8, Combine: moe.BF16}
+	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
+	args := []string{"size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--qps-per-peer", "1,2", "--jobs", "1", "--format", "json"}
+	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	var budget int64
 	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
-		budget = max(budget, moe.EstimateCost(s, layerQueues(config{shape: s}, m, s.LocalExperts())).InTurn)
+		budget = max(budget, moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, m, s.LocalExperts())).InTurn)
 	}
 	study := func(extra ...string) (sizeDoc, string) {
 		t.Helper()
@@ -245,7 +246,7 @@ func TestSizeJobsComeDownToFitMemory(t *testing.T) {
 	// The largest candidate fits side by side; two at once do not, even
 	// in turn.
 	var most, turn int64
-	for _, c := range f.sizeCosts(s) {
+	for _, c := range f.sizeCosts(s, moe.LL) {
 		most, turn = max(most, c.Bytes), max(turn, c.InTurn)
 	}
 	if 2*turn <= most {
