@@ -49,10 +49,13 @@ const (
 // hundreds), so pairs, warps and selections are the terms, and peers what
 // grows with the ranks squared whatever the experts. The coefficients
 // solve a linear program over the peak RSS of moebench run --transport
-// mini-gda on linux/amd64 (16 to 8,192 ranks, one to eight experts a
+// mini-gda on linux/amd64 (16 to 8,192 ranks, one to sixteen experts a
 // rank, 128 and 511 tokens; the 8,192-rank layer on a 16-core host, the
 // rest on a 2-core one): every estimate at least a margin over its peak,
-// the largest ratio as small as it can be. In turn has its own terms:
+// the largest ratio as small as it can be. Away from those points it can
+// fall short where a few ranks hold many experts and tokens each (0.85x
+// at 16 ranks x 256 experts x 511 tokens; TestEstimateCost). In turn has
+// its own terms:
 // one share of side by side was 1.0x the peak at 512 ranks but 1.36x at
 // 4,096.
 type llCosts struct {
