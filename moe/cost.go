@@ -55,9 +55,8 @@ const (
 // the largest ratio as small as it can be. Away from those points it can
 // fall short where a few ranks hold many experts and tokens each (0.85x
 // at 16 ranks x 256 experts x 511 tokens; TestEstimateCost). In turn has
-// its own terms:
-// one share of side by side was 1.0x the peak at 512 ranks but 1.36x at
-// 4,096.
+// its own terms: one share of side by side was 1.0x the peak at 512 ranks
+// but 1.36x at 4,096.
 type llCosts struct {
 	fixed                             float64 // bytes
 	perWarp, perPair, perPeer, perSel float64
