@@ -184,8 +184,8 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 }
 
 // sizeCosts are the estimates of the study's largest candidate on each
-// mechanism: its knobs at their largest values.
-func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode) []moe.Cost {
+// mechanism its presets use: its knobs at their largest values.
+func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Preset) []moe.Cost {
 	big := config{shape: s, mode: mode, knobs: transport.Settings{}}
 	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
 		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
@@ -193,8 +193,13 @@ func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode) []moe.Cost {
 		}
 	}
 	var costs []moe.Cost
-	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
-		costs = append(costs, moe.EstimateCost(s, mode, layerQueues(big, m, s.LocalExperts())))
+	var seen []string
+	for _, p := range presets {
+		if slices.Contains(seen, p.Mechanism) {
+			continue
+		}
+		seen = append(seen, p.Mechanism)
+		costs = append(costs, moe.EstimateCost(s, mode, layerQueues(big, p.Mechanism, s.LocalExperts())))
 	}
 	return costs
 }
@@ -253,10 +258,14 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
+	presets, err := resolvePresets(f.transports, f.presets, byPreset)
+	if err != nil {
+		return nil, h, err
+	}
 	// Refuse, before generating anything, a study the machine cannot
-	// hold: the largest candidate on each mechanism, --jobs at once. Left
-	// to its default, --jobs comes down to what fits.
-	costs := f.sizeCosts(s, mode)
+	// hold: the largest candidate on each mechanism it considers, --jobs
+	// at once. Left to its default, --jobs comes down to what fits.
+	costs := f.sizeCosts(s, mode, presets)
 	most := f.jobs
 	if most == 0 {
 		most = runtime.GOMAXPROCS(0)
@@ -304,10 +313,6 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	rt, err := moe.Generate(s, spec, f.seed)
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
-	}
-	presets, err := resolvePresets(f.transports, f.presets, byPreset)
-	if err != nil {
-		return nil, h, err
 	}
 	lists, err := f.knobs.sizeLists()
 	if err != nil {

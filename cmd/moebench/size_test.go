@@ -13,6 +13,7 @@ import (
 
 	"moebench/moe"
 	"moebench/sizing"
+	"moebench/transport"
 )
 
 // readmeSize is the sizing study README.md shows, with its plot.
@@ -192,10 +193,7 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--qps-per-peer", "1,2", "--jobs", "1", "--format", "json"}
 	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	var budget int64
-	for _, m := range []string{"mini-gda", "mini-proxy", "dc"} {
-		budget = max(budget, moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, m, s.LocalExperts())).InTurn)
-	}
+	budget := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", s.LocalExperts())).InTurn
 	study := func(extra ...string) (sizeDoc, string) {
 		t.Helper()
 		out, stderr, err := runCLI(t, append(args, extra...)...)
@@ -231,6 +229,30 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	}
 }
 
+// A study is checked against the mechanisms it considers only: one of
+// mini-gda alone that fits side by side runs so, though mini-proxy's
+// candidates would not fit.
+func TestSizeEstimatesItsOwnMechanisms(t *testing.T) {
+	t.Parallel()
+	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	cost := func(m string) moe.Cost {
+		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "1"}}, m, s.LocalExperts()))
+	}
+	gda, proxy := cost("mini-gda"), cost("mini-proxy")
+	if proxy.Bytes <= gda.Bytes {
+		t.Fatalf("mini-proxy's estimate %d is not above mini-gda's %d: pick another shape", proxy.Bytes, gda.Bytes)
+	}
+	budget := strconv.FormatInt(gda.Bytes, 10)
+	_, stderr, err := runCLI(t, "size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda",
+		"--qps-per-peer", "1", "--jobs", "1", "--no-payload-check", "--max-memory", budget, "--log-level", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stderr, "in turn") {
+		t.Errorf("--max-memory %s, mini-gda's estimate: ran in turn, for mini-proxy's %d?\n%s", budget, proxy.Bytes, stderr)
+	}
+}
+
 // A study whose largest candidate fits the budget alone but not one per
 // core runs fewer at once when --jobs is left to its default, and says so;
 // an explicit --jobs is kept, and the study refused, naming it.
@@ -246,7 +268,11 @@ func TestSizeJobsComeDownToFitMemory(t *testing.T) {
 	// The largest candidate fits side by side; two at once do not, even
 	// in turn.
 	var most, turn int64
-	for _, c := range f.sizeCosts(s, moe.LL) {
+	all, err := resolvePresets([]string{"all"}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.sizeCosts(s, moe.LL, all) {
 		most, turn = max(most, c.Bytes), max(turn, c.InTurn)
 	}
 	if 2*turn <= most {
