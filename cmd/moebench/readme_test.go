@@ -390,6 +390,53 @@ func TestREADMEStatePerPair(t *testing.T) {
 	}
 }
 
+// The README's ratios of the estimate to peaks away from the scale
+// table (where it falls short, and normal layers) are the estimate run
+// makes now against the peaks it quotes, and the 4,096-rank layer it says
+// now runs in turn under --max-memory 6GB fits so and only so.
+func TestREADMEEstimateElsewhere(t *testing.T) {
+	t.Parallel()
+	text := readmeFlat(t)
+	ratio := func(c config, mech string, mib string) string {
+		v, _ := strconv.ParseFloat(strings.ReplaceAll(mib, ",", ""), 64)
+		return fmt.Sprintf("%.2f", float64(layerCost(c, mech, 0).Bytes)/(v*(1<<20)))
+	}
+	shape := func(ranks, experts, tokens int) moe.Shape {
+		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: tokens, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	}
+	ll := func(ranks, experts, tokens int) config {
+		return config{shape: shape(ranks, experts, tokens), mode: moe.LL}
+	}
+	normal := func(ranks int) config { return config{shape: shape(ranks, 256, 4096), mode: moe.Normal} }
+	m := regexp.MustCompile(`([\d.]+)× and ([\d.]+)× the peaks of 16 and 32 ranks × 256 experts × 511 tokens over mini-gda \((\d+) and (\d+) MiB\), and ([\d.]+)× through mini-proxy at 64 ranks \((\d+) MiB\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks where the estimate falls short")
+	}
+	for _, c := range []struct {
+		quoted, got string
+	}{{m[1], ratio(ll(16, 256, 511), "mini-gda", m[3])}, {m[2], ratio(ll(32, 256, 511), "mini-gda", m[4])},
+		{m[5], ratio(ll(64, 256, 511), "mini-proxy", m[6])}} {
+		if c.quoted != c.got {
+			t.Errorf("README says the estimate is %s× a peak it falls short of; it is %s×", c.quoted, c.got)
+		}
+	}
+	m = regexp.MustCompile(`([\d.]+)× and ([\d.]+)× their peaks of ([\d,]+) and ([\d,]+) MiB at 128 and 256 ranks × 4,096 tokens on p-roce`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks the estimate against normal layers' peaks")
+	}
+	for k, r := range []int{128, 256} {
+		if got := ratio(normal(r), "mini-gda", m[3+k]); got != m[1+k] {
+			t.Errorf("README says the estimate is %s× the normal layer's peak at %d ranks; it is %s×", m[1+k], r, got)
+		}
+	}
+	if !strings.Contains(text, "so that it refused the 4,096-rank layer `--max-memory 6GB`, which it now runs in turn") {
+		t.Fatal("README lacks the 4,096-rank layer under --max-memory 6GB")
+	}
+	if c := layerCost(ll(4096, 4096, 128), "mini-gda", 0); !(c.InTurn <= 6e9 && c.Bytes > 6e9) {
+		t.Errorf("4,096 ranks: estimates %d side by side and %d in turn, want only in turn within 6 GB", c.Bytes, c.InTurn)
+	}
+}
+
 // The README says the estimate stays above normal layers' side-by-side
 // peaks and quotes one: the command it names, estimated now, must be
 // above that peak (and not far above, or the claim says little).
