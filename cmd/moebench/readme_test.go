@@ -537,6 +537,30 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	}
 	gb := func(v float64) string { return fmt.Sprintf("%.2f", v/(1<<30)) }
 	scaled := []float64{turn4k[0] * 16 / (1 << 30), turn8k[0] * 4 / (1 << 30)}
+	// The 16,384-rank run: in turn under the budget it names, its peak's
+	// share of the estimate, and bytes a (rank, expert) pair there and at
+	// 4,096 and 8,192 ranks, from the peaks quoted.
+	m = regexp.MustCompile("`moebench run --ranks 16384 --experts 16384 --transport mini-gda --max-memory (\\d+)GiB` simulated dispatch and then combine in [^,]+ and peaked at ([\\d.]+) GiB, ([\\d.]+) of the estimate in turn: (\\d+) bytes a pair, against (\\d+) at 4,096 ranks and (\\d+) at 8,192").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks the 16,384-rank run")
+	}
+	c16k := layerCost(config{shape: moe.Shape{Experts: 16384, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 16384, GPUsPerNode: 8,
+		Dispatch: moe.FP8, Combine: moe.BF16}, mode: moe.LL}, "mini-gda", 0)
+	if budget, _ := strconv.ParseFloat(m[1], 64); !(float64(c16k.InTurn) <= budget*(1<<30) && float64(c16k.Bytes) > budget*(1<<30)) {
+		t.Errorf("16,384 ranks: estimates %d side by side and %d in turn, want only in turn within %s GiB", c16k.Bytes, c16k.InTurn, m[1])
+	}
+	peak16k := gib(m[2])
+	if got := fmt.Sprintf("%.2f", peak16k/float64(c16k.InTurn)); got != m[3] {
+		t.Errorf("README says the 16,384-rank peak is %s of the estimate in turn; it is %s", m[3], got)
+	}
+	for k, p := range []struct {
+		ranks int
+		peak  float64
+	}{{16384, peak16k}, {4096, turn4k[0]}, {8192, turn8k[0]}} {
+		if got := fmt.Sprintf("%.0f", p.peak/float64(p.ranks*p.ranks)); got != m[4+k] {
+			t.Errorf("README says %s bytes a pair at %d ranks in turn; its peak makes %s", m[4+k], p.ranks, got)
+		}
+	}
 	for _, want := range []string{
 		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
 			gb(turn4k[0]), turn8k[0]/(1<<30), slices.Min(scaled), slices.Max(scaled)),
