@@ -48,8 +48,8 @@ func TestCombineCheckOverflowStartsTheReplay(t *testing.T) {
 	}
 }
 
-// The README quotes the bytes a logged delivery takes.
+// docs/performance.md quotes the bytes a logged delivery takes.
 func TestCombineLogEntrySize(t *testing.T) {
 	var c combineCheck
-	readmeSays(t, fmt.Sprintf("a log of its deliveries in %d bytes each", unsafe.Sizeof(c.chunk[0])))
+	docSays(t, fmt.Sprintf("a log of its deliveries in %d bytes each", unsafe.Sizeof(c.chunk[0])))
 }

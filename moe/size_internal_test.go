@@ -8,30 +8,30 @@ import (
 	"moebench/internal/readme"
 )
 
-// readmeSays fails t unless the README says claim.
-func readmeSays(t *testing.T, claim string) {
+// docSays fails t unless docs/performance.md says claim.
+func docSays(t *testing.T, claim string) {
 	t.Helper()
-	readme.Says(t, "../README.md", claim)
+	readme.Says(t, "../docs/performance.md", claim)
 }
 
 // A large LL layer pools millions of warps (16.8 million in dispatch at
 // 4,096 ranks): each is its transport.Warp and the workload's state, one
 // cache line, so that a post touching a cold warp misses once, not twice;
-// the README quotes its 64 bytes.
+// docs/performance.md quotes its 64 bytes.
 func TestLLWarpSize(t *testing.T) {
 	n := unsafe.Sizeof(pooled[llWarp]{})
 	if n != 64 {
 		t.Fatalf("a pooled LL warp is %d bytes, want 64", n)
 	}
-	readmeSays(t, fmt.Sprintf("an LL warp is %d bytes with its transport state (one cache line)", n))
+	docSays(t, fmt.Sprintf("an LL warp is %d bytes with its transport state (one cache line)", n))
 }
 
 // Combine keeps a warp group per (rank, SM, group), 16.8 million at 4,096
-// ranks; the README quotes its 16 bytes.
+// ranks; docs/performance.md quotes its 16 bytes.
 func TestLLGroupSize(t *testing.T) {
 	n := unsafe.Sizeof(llGroup{})
 	if n != 16 {
 		t.Fatalf("a combine warp group is %d bytes, want 16", n)
 	}
-	readmeSays(t, fmt.Sprintf("a combine warp group is %d bytes", n))
+	docSays(t, fmt.Sprintf("a combine warp group is %d bytes", n))
 }

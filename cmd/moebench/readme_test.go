@@ -29,6 +29,18 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
+// docs is the README and docs/performance.md, where the README's
+// Performance section points for how its figures come about: the tests of
+// those figures read both.
+func docs(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/performance.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readme(t) + "\n\n" + string(b)
+}
+
 // The README's "What moebench run prints" table is the default run's
 // output, line for line (the golden file holds that output).
 func TestREADMERunTable(t *testing.T) {
@@ -370,9 +382,9 @@ func TestREADMELaunchLimit(t *testing.T) {
 // differ by that many bytes a pair.
 func TestREADMEStatePerPair(t *testing.T) {
 	t.Parallel()
-	m := regexp.MustCompile(`the\s+estimate\s+charges\s+each\s+\(rank,\s+expert\)\s+pair\s+about\s+(\d+)\s+bytes\s+side\s+by\s+side\s+and\s+(\d+)\s+in\s+turn`).FindStringSubmatch(readme(t))
+	m := regexp.MustCompile(`the\s+estimate\s+charges\s+each\s+\(rank,\s+expert\)\s+pair\s+about\s+(\d+)\s+bytes\s+side\s+by\s+side\s+and\s+(\d+)\s+in\s+turn`).FindStringSubmatch(docs(t))
 	if m == nil {
-		t.Fatal("README lacks the state per (rank, expert) pair")
+		t.Fatal("README and docs/performance.md lack the state per (rank, expert) pair")
 	}
 	const ranks = 4 * 132
 	shape := func(experts int) moe.Shape {
@@ -396,7 +408,7 @@ func TestREADMEStatePerPair(t *testing.T) {
 // now runs in turn under --max-memory 6GB fits so and only so.
 func TestREADMEEstimateElsewhere(t *testing.T) {
 	t.Parallel()
-	text := readmeFlat(t)
+	text := readmetext.Flat(docs(t))
 	ratio := func(c config, mech string, mib string) string {
 		v, _ := strconv.ParseFloat(strings.ReplaceAll(mib, ",", ""), 64)
 		return fmt.Sprintf("%.2f", float64(layerCost(c, mech, 0).Bytes)/(v*(1<<20)))
@@ -410,7 +422,7 @@ func TestREADMEEstimateElsewhere(t *testing.T) {
 	normal := func(ranks int) config { return config{shape: shape(ranks, 256, 4096), mode: moe.Normal} }
 	m := regexp.MustCompile(`([\d.]+)× and ([\d.]+)× the peaks of 16 and 32 ranks × 256 experts × 511 tokens over mini-gda \((\d+) and (\d+) MiB\), and ([\d.]+)× through mini-proxy at 64 ranks \((\d+) MiB\)`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("README lacks where the estimate falls short")
+		t.Fatal("README and docs/performance.md lack where the estimate falls short")
 	}
 	for _, c := range []struct {
 		quoted, got string
@@ -422,7 +434,7 @@ func TestREADMEEstimateElsewhere(t *testing.T) {
 	}
 	m = regexp.MustCompile(`([\d.]+)× and ([\d.]+)× their peaks of ([\d,]+) and ([\d,]+) MiB at 128 and 256 ranks × 4,096 tokens on p-roce`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("README lacks the estimate against normal layers' peaks")
+		t.Fatal("README and docs/performance.md lack the estimate against normal layers' peaks")
 	}
 	for k, r := range []int{128, 256} {
 		if got := ratio(normal(r), "mini-gda", m[3+k]); got != m[1+k] {
@@ -430,7 +442,7 @@ func TestREADMEEstimateElsewhere(t *testing.T) {
 		}
 	}
 	if !strings.Contains(text, "so that it refused the 4,096-rank layer `--max-memory 6GB`, which it now runs in turn") {
-		t.Fatal("README lacks the 4,096-rank layer under --max-memory 6GB")
+		t.Fatal("README and docs/performance.md lack the 4,096-rank layer under --max-memory 6GB")
 	}
 	if c := layerCost(ll(4096, 4096, 128), "mini-gda", 0); !(c.InTurn <= 6e9 && c.Bytes > 6e9) {
 		t.Errorf("4,096 ranks: estimates %d side by side and %d in turn, want only in turn within 6 GB", c.Bytes, c.InTurn)
@@ -442,9 +454,9 @@ func TestREADMEEstimateElsewhere(t *testing.T) {
 // above that peak (and not far above, or the claim says little).
 func TestREADMENormalPeakUnderEstimate(t *testing.T) {
 	t.Parallel()
-	m := regexp.MustCompile("\\(`moebench (run --mode normal [^`]+)`\\) took [\\d.]+× the wall time of the two in turn \\([^)]*\\) and peaked at (\\d+) against \\d+ MiB\\. The estimate stays above normal layers' peaks side by side").FindStringSubmatch(readmeFlat(t))
+	m := regexp.MustCompile("\\(`moebench (run --mode normal [^`]+)`\\) took [\\d.]+× the wall time of the two in turn \\([^)]*\\) and peaked at (\\d+) against \\d+ MiB\\. The estimate stays above normal layers' peaks side by side").FindStringSubmatch(readmetext.Flat(docs(t)))
 	if m == nil {
-		t.Fatal("README lacks the normal-mode side-by-side peak and its command")
+		t.Fatal("README and docs/performance.md lack the normal-mode side-by-side peak and its command")
 	}
 	peak, _ := strconv.ParseFloat(m[2], 64)
 	_, _, err := runCLI(t, append(strings.Fields(m[1]), "--max-memory", "1KB")...)
@@ -463,7 +475,7 @@ func TestREADMENormalPeakUnderEstimate(t *testing.T) {
 // quoted peak, without the ratios fails here.
 func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	t.Parallel()
-	text := readmeFlat(t) // prose rewraps freely
+	text := readmetext.Flat(docs(t)) // prose rewraps freely
 	gib := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -474,7 +486,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	// peaks[ranks] = side-by-side peaks, in-turn peaks (a range gives two).
 	peaks := map[int][2][]float64{}
 	row := regexp.MustCompile(`(?m)^\| ([\d,]+) \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB[^|]*\|$`)
-	for _, m := range row.FindAllStringSubmatch(readme(t), -1) {
+	for _, m := range row.FindAllStringSubmatch(docs(t), -1) {
 		r, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 		var side, turn []float64
 		for _, v := range m[2:4] {
@@ -491,7 +503,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	}
 	m := regexp.MustCompile(`this build took \d+ s for 8,192 ranks side by side and peaked at ([\d.]+) GiB, and \d+ s and ([\d.]+) GiB in turn`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("README lacks this build's 8,192-rank peaks")
+		t.Fatal("README and docs/performance.md lack this build's 8,192-rank peaks")
 	}
 	peaks[8192] = [2][]float64{{gib(m[1])}, {gib(m[2])}}
 	for _, r := range []int{512, 1024, 2048, 4096} {
@@ -542,7 +554,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	// 4,096 and 8,192 ranks, from the peaks quoted.
 	m = regexp.MustCompile("`moebench run --ranks 16384 --experts 16384 --transport mini-gda --max-memory (\\d+)GiB` simulated dispatch and then combine in [^,]+ and peaked at ([\\d.]+) GiB, ([\\d.]+) of the estimate in turn: (\\d+) bytes a pair, against (\\d+) at 4,096 ranks and (\\d+) at 8,192").FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("README lacks the 16,384-rank run")
+		t.Fatal("README and docs/performance.md lack the 16,384-rank run")
 	}
 	c16k := layerCost(config{shape: moe.Shape{Experts: 16384, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 16384, GPUsPerNode: 8,
 		Dispatch: moe.FP8, Combine: moe.BF16}, mode: moe.LL}, "mini-gda", 0)
@@ -568,7 +580,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
 	} {
 		if !strings.Contains(text, want) {
-			t.Errorf("README lacks %q", want)
+			t.Errorf("README and docs/performance.md lack %q", want)
 		}
 	}
 }

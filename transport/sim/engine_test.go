@@ -546,16 +546,17 @@ func TestPrefetchNamesEventsAhead(t *testing.T) {
 	}
 }
 
-// The README quotes how far ahead the engine names events.
-func TestREADMELookahead(t *testing.T) {
-	readme.Says(t, "../../README.md", fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead))
+// docs/performance.md quotes how far ahead the engine names events.
+func TestDocLookahead(t *testing.T) {
+	readme.Says(t, "../../docs/performance.md", fmt.Sprintf("The engine names the events %d and %d places ahead", 2*lookahead, lookahead))
 }
 
-// The README's wheel is this one: its slot width, horizon and size.
-func TestREADMEWheel(t *testing.T) {
+// docs/performance.md's wheel is this one: its slot width, horizon and
+// size.
+func TestDocWheel(t *testing.T) {
 	var e Engine
 	slot := int(unsafe.Sizeof(e.wheel[0]))
-	readme.Says(t, "../../README.md",
+	readme.Says(t, "../../docs/performance.md",
 		fmt.Sprintf("a timing wheel of %.0f ns slots, each a chain of pooled blocks, %.1f ms of them", float64(SlotWidth)/1e3, float64(SlotWidth*wheelSlots)/1e9),
 		fmt.Sprintf("wheel at %d bytes a slot, %d KiB", slot, slot*wheelSlots>>10))
 }
