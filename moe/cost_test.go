@@ -45,9 +45,9 @@ func TestEstimateCost(t *testing.T) {
 	// Peaks measured (moebench run --transport T --ranks R --experts E
 	// --tokens N, largest RSS of up to four runs; in turn with --max-memory
 	// between the two estimates) on a 2-core VM, 8,192 ranks on a 16-core
-	// host, 16,384 ranks there in turn (not in the fit): the LL estimate must keep the margins it was fit with (1.10x
-	// side by side, 1.05x in turn), a normal one stay above, and none be
-	// more than 1.7x.
+	// host, and 16,384 ranks there in turn (not in the fit): the LL
+	// estimate must keep the margins it was fit with (1.10x side by side,
+	// 1.05x in turn), a normal one stay above, and none be more than 1.7x.
 	type peak struct {
 		ranks, ex, tok int
 		side, turn     float64 // MiB; 0 not measured
