@@ -108,6 +108,13 @@ func TestSweepMatchesSerialRuns(t *testing.T) {
 	}
 }
 
+// deepseekShape is a layer of deepseek-v3's width (hidden 7,168, top-8,
+// FP8 dispatch, BF16 combine, 8 GPUs a node) of ranks × experts × tokens,
+// as the memory tests estimate it.
+func deepseekShape(ranks, experts, tokens int) moe.Shape {
+	return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: tokens, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+}
+
 // A layer whose side-by-side estimate exceeds --max-memory but whose
 // in-turn estimate fits runs dispatch and combine in turn, says so, and
 // gives the same results.
@@ -115,8 +122,7 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
 	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
 	stderr := sameWithin(t, runCmd, args, budget, "info")
 	if !strings.Contains(stderr, "dispatch and combine in turn") {
@@ -199,8 +205,7 @@ func TestMemGate(t *testing.T) {
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	placementTest(t)
 	args := []string{"--ranks", "256", "--tokens", "7,8", "--experts", "2048", "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
 	if 2*c.InTurn <= c.Bytes {
 		t.Fatalf("two points in turn (%d) fit where one does side by side (%d): pick another shape", 2*c.InTurn, c.Bytes)
 	}
@@ -230,8 +235,7 @@ func TestSweepPointBesideALargerOne(t *testing.T) {
 	placementTest(t)
 	args := []string{"--ranks", "256,512", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
 	cost := func(ranks int) moe.Cost {
-		s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+		return layerCost(config{shape: deepseekShape(ranks, 2048, 8), mode: moe.LL}, "mini-gda", 0)
 	}
 	small, large := cost(256), cost(512)
 	// Two small ones fit in turn, not side by side; the large one fits

@@ -387,13 +387,10 @@ func TestREADMEStatePerPair(t *testing.T) {
 		t.Fatal("README and docs/performance.md lack the state per (rank, expert) pair")
 	}
 	const ranks = 4 * 132
-	shape := func(experts int) moe.Shape {
-		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
+	cost := func(experts int) moe.Cost {
+		return layerCost(config{shape: deepseekShape(ranks, experts, 128), mode: moe.LL}, "mini-gda", 0)
 	}
-	cost := func(s moe.Shape) moe.Cost {
-		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
-	}
-	lo, hi := cost(shape(10*ranks)), cost(shape(11*ranks))
+	lo, hi := cost(10*ranks), cost(11*ranks)
 	for k, per := range []float64{float64(hi.Bytes-lo.Bytes) / (ranks * ranks), float64(hi.InTurn-lo.InTurn) / (ranks * ranks)} {
 		claim, _ := strconv.Atoi(m[1+k])
 		if math.Abs(per-float64(claim)) > 0.05*per {
@@ -413,13 +410,10 @@ func TestREADMEEstimateElsewhere(t *testing.T) {
 		v, _ := strconv.ParseFloat(strings.ReplaceAll(mib, ",", ""), 64)
 		return fmt.Sprintf("%.2f", float64(layerCost(c, mech, 0).Bytes)/(v*(1<<20)))
 	}
-	shape := func(ranks, experts, tokens int) moe.Shape {
-		return moe.Shape{Experts: experts, TopK: 8, Hidden: 7168, Tokens: tokens, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	}
 	ll := func(ranks, experts, tokens int) config {
-		return config{shape: shape(ranks, experts, tokens), mode: moe.LL}
+		return config{shape: deepseekShape(ranks, experts, tokens), mode: moe.LL}
 	}
-	normal := func(ranks int) config { return config{shape: shape(ranks, 256, 4096), mode: moe.Normal} }
+	normal := func(ranks int) config { return config{shape: deepseekShape(ranks, 256, 4096), mode: moe.Normal} }
 	m := regexp.MustCompile(`([\d.]+)× and ([\d.]+)× the peaks of 16 and 32 ranks × 256 experts × 511 tokens over mini-gda \((\d+) and (\d+) MiB\), and ([\d.]+)× through mini-proxy at 64 ranks \((\d+) MiB\)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack where the estimate falls short")
@@ -475,7 +469,8 @@ func TestREADMENormalPeakUnderEstimate(t *testing.T) {
 // quoted peak, without the ratios fails here.
 func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	t.Parallel()
-	text := readmetext.Flat(docs(t)) // prose rewraps freely
+	raw := docs(t)
+	text := readmetext.Flat(raw) // prose rewraps freely
 	gib := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -486,7 +481,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	// peaks[ranks] = side-by-side peaks, in-turn peaks (a range gives two).
 	peaks := map[int][2][]float64{}
 	row := regexp.MustCompile(`(?m)^\| ([\d,]+) \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB \| [^,|]+, ([\d.]+)(?:–([\d.]+))? GiB[^|]*\|$`)
-	for _, m := range row.FindAllStringSubmatch(docs(t), -1) {
+	for _, m := range row.FindAllStringSubmatch(raw, -1) {
 		r, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 		var side, turn []float64
 		for _, v := range m[2:4] {
@@ -521,8 +516,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	var ratio [2]span // side by side, in turn
 	var held, held8k span
 	for r, p := range peaks {
-		c := layerCost(config{shape: moe.Shape{Experts: r, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: r, GPUsPerNode: 8,
-			Dispatch: moe.FP8, Combine: moe.BF16}, mode: moe.LL}, "mini-gda", 0)
+		c := layerCost(config{shape: deepseekShape(r, r, 128), mode: moe.LL}, "mini-gda", 0)
 		for k, est := range []float64{float64(c.Bytes), float64(c.InTurn)} {
 			for _, v := range p[k] {
 				widen(&ratio[k], est/v)
@@ -556,8 +550,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack the 16,384-rank run")
 	}
-	c16k := layerCost(config{shape: moe.Shape{Experts: 16384, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 16384, GPUsPerNode: 8,
-		Dispatch: moe.FP8, Combine: moe.BF16}, mode: moe.LL}, "mini-gda", 0)
+	c16k := layerCost(config{shape: deepseekShape(16384, 16384, 128), mode: moe.LL}, "mini-gda", 0)
 	if budget, _ := strconv.ParseFloat(m[1], 64); !(float64(c16k.InTurn) <= budget*(1<<30) && float64(c16k.Bytes) > budget*(1<<30)) {
 		t.Errorf("16,384 ranks: estimates %d side by side and %d in turn, want only in turn within %s GiB", c16k.Bytes, c16k.InTurn, m[1])
 	}

@@ -640,8 +640,7 @@ func TestReplayInTurnToFitMemory(t *testing.T) {
 	dir := t.TempDir()
 	trace := genTrace(t, dir, "t.bin", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--layers", "2")
 	args := []string{"--trace", trace, "--transport", "mini-gda", "--format", "json"}
-	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	c := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL}, "mini-gda", s.LocalExperts()))
+	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
 	want, err := replayCLI(t, args...)
 	if err != nil {
 		t.Fatal(err)

@@ -192,8 +192,7 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--qps-per-peer", "1,2", "--jobs", "1", "--format", "json"}
-	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	budget := moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", s.LocalExperts())).InTurn
+	budget := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", 0).InTurn
 	study := func(extra ...string) (sizeDoc, string) {
 		t.Helper()
 		out, stderr, err := runCLI(t, append(args, extra...)...)
@@ -234,9 +233,8 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 // candidates would not fit.
 func TestSizeEstimatesItsOwnMechanisms(t *testing.T) {
 	t.Parallel()
-	s := moe.Shape{Experts: 2048, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 256, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 	cost := func(m string) moe.Cost {
-		return moe.EstimateCost(s, moe.LL, layerQueues(config{shape: s, mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "1"}}, m, s.LocalExperts()))
+		return layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "1"}}, m, 0)
 	}
 	gda, proxy := cost("mini-gda"), cost("mini-proxy")
 	if proxy.Bytes <= gda.Bytes {
