@@ -1,6 +1,9 @@
 package hugepage
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestMakeIsZeroedAndSized(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, Threshold/8 + 3, 3 * Threshold / 8} {
@@ -37,5 +40,57 @@ func BenchmarkTouch64MiB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestMappedIsZeroedAndGivenBack(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 3 * Threshold / 8} {
+		for _, mk := range []func(int) []int64{Mapped[int64], MappedTouched[int64]} {
+			s := mk(n)
+			if len(s) != n {
+				t.Fatalf("Mapped(%d): length %d", n, len(s))
+			}
+			for i, v := range s {
+				if v != 0 {
+					t.Fatalf("Mapped(%d): [%d] = %d, want 0", n, i, v)
+				}
+				s[i] = int64(i)
+			}
+			if n > 0 && s[n-1] != int64(n-1) {
+				t.Fatalf("Mapped(%d): lost a write", n)
+			}
+			Unmap(s)
+		}
+	}
+}
+
+func TestMappedRefusesPointers(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Mapped of a type with pointers did not panic")
+		}
+	}()
+	Mapped[struct{ p *int }](10)
+}
+
+func TestHasPointers(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{
+		{int32(0), false}, {[4]int64{}, false}, {struct{ a, b uint8 }{}, false}, {[0]*int{}, false},
+		{struct {
+			a int
+			b [2]struct{ c float64 }
+		}{}, false},
+		{new(int), true}, {"", true}, {[]int{}, true}, {map[int]int{}, true}, {func() {}, true},
+		{struct {
+			a int
+			b [1]struct{ s string }
+		}{}, true},
+	} {
+		if got := HasPointers(reflect.TypeOf(tc.v)); got != tc.want {
+			t.Errorf("HasPointers(%T) = %v, want %v", tc.v, got, tc.want)
+		}
 	}
 }
