@@ -11,10 +11,19 @@ import (
 // that models holding a million in-flight messages neither copy them as
 // the population grows nor allocate once it is steady. Indices stay valid
 // until freed; pointers from At stay valid until the slot is freed.
+//
+// A slab that empties gives its batches back (see Free): the NIC's queue
+// states of a thousand-rank layer all live in its first microseconds and
+// none after, while its messages and events keep growing for
+// milliseconds, and memory kept for the first would add to their peak.
 type Slab[T any] struct {
 	chunks [][]T
 	spare  [][]T // chunks cut from a batch, not yet in use
+	// maps holds the batches the chunks past batchAfter were cut from,
+	// mapped outside the Go heap, when T holds no pointers.
+	maps   hugepage.Mappings[T]
 	n      int32 // slots handed out so far
+	refill bool  // the slab emptied once: its first chunks hold old values
 	// Freed slots form a stack. When T holds no pointers, each freed slot
 	// stores the index of the one freed before it, so the stack costs no
 	// memory: a layer of thousands of ranks frees tens of millions of
@@ -80,6 +89,10 @@ func (s *Slab[T]) Alloc() int32 {
 	i := s.n
 	if int(i>>slabShift) == len(s.chunks) {
 		s.chunks = append(s.chunks, s.chunk())
+	} else if s.refill && i < batchAfter<<slabShift {
+		// A chunk kept when the slab emptied.
+		var zero T
+		*s.At(i) = zero
 	}
 	s.n++
 	return i
@@ -93,7 +106,12 @@ func (s *Slab[T]) chunk() []T {
 	if len(s.spare) == 0 {
 		var zero T
 		k := max(1, batchBytes/int(unsafe.Sizeof(zero))>>slabShift)
-		b := hugepage.Make[T](k << slabShift)
+		var b []T
+		if hugepage.HasPointers(reflect.TypeFor[T]()) {
+			b = hugepage.Make[T](k << slabShift)
+		} else {
+			b = s.maps.Map(k << slabShift)
+		}
 		for j := range k {
 			s.spare = append(s.spare, b[j<<slabShift:(j+1)<<slabShift:(j+1)<<slabShift])
 		}
@@ -106,17 +124,23 @@ func (s *Slab[T]) chunk() []T {
 // At returns the slot at index i.
 func (s *Slab[T]) At(i int32) *T { return &s.chunks[i>>slabShift][i&(1<<slabShift-1)] }
 
-// Free returns slot i for reuse.
+// Free returns slot i for reuse. The last slot of a slab that took
+// batches returns them: mapped ones to the system at once, the others to
+// the collector; the first chunks stay for the slab to fill again.
 func (s *Slab[T]) Free(i int32) {
 	if s.mode == slabUnknown {
 		s.mode = slabListed
 		var zero T
 		fits := unsafe.Sizeof(zero) >= 4 && unsafe.Alignof(zero) >= 4
-		if fits && !hasPointers(reflect.TypeFor[T]()) {
+		if fits && !hugepage.HasPointers(reflect.TypeFor[T]()) {
 			s.mode = slabIntrusive
 		}
 	}
 	s.nfree++
+	if s.nfree == int(s.n) && len(s.chunks) > batchAfter {
+		s.empty()
+		return
+	}
 	if s.mode == slabIntrusive {
 		*(*int32)(unsafe.Pointer(s.At(i))) = s.top
 		s.top = i + 1
@@ -125,26 +149,16 @@ func (s *Slab[T]) Free(i int32) {
 	s.free.push(i)
 }
 
+// empty drops every slot and the batches, keeping the first chunks.
+func (s *Slab[T]) empty() {
+	s.maps.UnmapAll()
+	s.spare = nil
+	clear(s.chunks[batchAfter:])
+	s.chunks = s.chunks[:batchAfter]
+	s.n, s.top, s.nfree = 0, 0, 0
+	s.free = freeList{}
+	s.refill = true
+}
+
 // Live counts slots in use.
 func (s *Slab[T]) Live() int { return int(s.n) - s.nfree }
-
-// hasPointers reports whether a value of type t holds anything the
-// garbage collector follows.
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return false
-	case reflect.Array:
-		return t.Len() > 0 && hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}

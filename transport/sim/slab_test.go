@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"reflect"
 	"testing"
+
+	"moebench/internal/hugepage"
 )
 
 func TestSlabRecyclesAndKeepsPointers(t *testing.T) {
@@ -103,24 +104,51 @@ func TestSlabFreeStack(t *testing.T) {
 	})
 }
 
-func TestHasPointers(t *testing.T) {
-	for _, tc := range []struct {
-		v    any
-		want bool
-	}{
-		{int32(0), false}, {[4]int64{}, false}, {struct{ a, b uint8 }{}, false}, {[0]*int{}, false},
-		{struct {
-			a int
-			b [2]struct{ c float64 }
-		}{}, false},
-		{new(int), true}, {"", true}, {[]int{}, true}, {map[int]int{}, true}, {func() {}, true},
-		{struct {
-			a int
-			b [1]struct{ s string }
-		}{}, true},
-	} {
-		if got := hasPointers(reflect.TypeOf(tc.v)); got != tc.want {
-			t.Errorf("hasPointers(%T) = %v, want %v", tc.v, got, tc.want)
+// A slab that took batches and empties gives them back and fills again
+// from slot 0, zeroed, in the chunks it kept; one that never took a batch
+// keeps its free stack.
+func TestSlabEmptiesAndRefills(t *testing.T) {
+	const n = (batchAfter + 3) << slabShift
+	var s Slab[[2]int64]
+	for range 2 {
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = s.Alloc()
+			if idx[i] != int32(i) {
+				t.Fatalf("slot %d handed out as %d", i, idx[i])
+			}
+			*s.At(idx[i]) = [2]int64{int64(i) + 1, 7}
 		}
+		if s.maps.Held() == 0 || hugepage.MappedBytes() == 0 {
+			t.Fatal("no batch mapped")
+		}
+		for _, i := range idx[1:] {
+			s.Free(i)
+		}
+		if s.maps.Held() == 0 || s.Live() != 1 {
+			t.Fatalf("emptied with a slot live (live %d)", s.Live())
+		}
+		s.Free(idx[0])
+		if s.maps.Held() != 0 || s.spare != nil || len(s.chunks) != batchAfter || s.Live() != 0 {
+			t.Fatalf("after the last free: %d batches, %d spare, %d chunks, live %d", s.maps.Held(), len(s.spare), len(s.chunks), s.Live())
+		}
+		for i := range 3 << slabShift {
+			if got := s.Alloc(); got != int32(i) || *s.At(got) != [2]int64{} {
+				t.Fatalf("refill: slot %d came back as %d holding %v", i, got, *s.At(got))
+			}
+		}
+		for i := range 3 << slabShift {
+			s.Free(int32(i))
+		}
+		if s.Live() != 0 || s.nfree != 3<<slabShift {
+			t.Fatalf("a slab without batches dropped its free slots: live %d, free %d", s.Live(), s.nfree)
+		}
+		for range 3 << slabShift {
+			s.Alloc()
+		}
+		for i := range 3 << slabShift {
+			s.Free(int32(i))
+		}
+		s = Slab[[2]int64]{}
 	}
 }
