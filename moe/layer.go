@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -488,7 +488,7 @@ func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine 
 		if dispatch() == nil {
 			// Dispatch's state is garbage now: collect it before combine
 			// grows, rather than let the heap reach twice dispatch's peak.
-			runtime.GC()
+			debug.FreeOSMemory()
 			combine()
 		}
 		return

@@ -333,7 +333,9 @@ type llDispatch struct {
 	nw        int // warps per SM
 	smst      []llSM
 	sends     []llSend // [rank][expert]
-	tasks     []int32  // per receive task (expert·R + source), see llCount
+	sendMem   hugepage.Mappings[llSend]
+	posting   int     // ranks still posting; sends is dropped at 0
+	tasks     []int32 // per receive task (expert·R + source), see llCount
 	counts    sim.Slab[llCount]
 	gateT     []transport.Times
 	gateDet   []sim.Time // the gate's count detection
@@ -380,7 +382,10 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, 
 		d.sendLeft[r] = int32(S)
 		e.At(cfg.Background.origin()+g.kern.start, d.id, opLaunch, int64(r))
 	}
-	d.sends = hugepage.MakeTouched[llSend](R * E)
+	// Only the ranks' posts read the sends, all within the phase's first
+	// microseconds; mapped, they leave before its messages peak.
+	d.sends = d.sendMem.MapTouched(R * E)
+	d.posting = R
 	for i := range d.sends {
 		d.sends[i] = llSend{remaining: l.Counts[i], waiter: -1}
 	}
@@ -586,6 +591,10 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 		if st.countLeft == 0 {
 			d.sendLeft[r]--
 			if d.sendLeft[r] == 0 {
+				if d.posting--; d.posting == 0 {
+					d.sendMem.UnmapAll()
+					d.sends = nil
+				}
 				d.sendDone[r] = d.issueDone[r] + d.g.kern.gridSync
 				e.At(max(d.sendDone[r], e.Now()), d.id, opGridSync, int64(r))
 			}
