@@ -487,7 +487,9 @@ func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine 
 		done()
 		if dispatch() == nil {
 			// Dispatch's state is garbage now: collect it before combine
-			// grows, rather than let the heap reach twice dispatch's peak.
+			// grows, rather than let the heap reach twice dispatch's peak,
+			// and return it to the system: combine's slabs are mapped
+			// beside the heap (sim.Slab), not made from what it keeps.
 			debug.FreeOSMemory()
 			combine()
 		}
