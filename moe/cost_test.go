@@ -42,12 +42,14 @@ func TestEstimateCost(t *testing.T) {
 	if c := moe.EstimateCost(s, moe.LL, moe.Queues{QPs: 1 << 26}); c.Bytes < base.Bytes+(1<<26-4*16*256)*20 {
 		t.Errorf("64 Mi queues: %d B", c.Bytes)
 	}
-	// Peaks measured (moebench run --transport T --ranks R --experts E
-	// --tokens N, largest RSS of up to four runs; in turn with --max-memory
-	// between the two estimates) on a 2-core VM, 8,192 ranks on a 16-core
-	// host, and 16,384 ranks there in turn (not in the fit): the LL
-	// estimate must keep the margins it was fit with (1.10x side by side,
-	// 1.05x in turn), a normal one stay above, and none be more than 1.7x.
+	// Peaks the estimate was fit to (moebench run --transport T --ranks R
+	// --experts E --tokens N, largest RSS of up to four runs; in turn with
+	// --max-memory between the two estimates) on a 2-core VM, 8,192 ranks
+	// on a 16-core host, and 16,384 ranks there in turn (not in the fit),
+	// all by builds that gave no memory back before a phase ended; later
+	// builds peak lower (README). The LL estimate must keep the margins it
+	// was fit with (1.10x side by side, 1.05x in turn), a normal one stay
+	// above, and none be more than 1.7x.
 	type peak struct {
 		ranks, ex, tok int
 		side, turn     float64 // MiB; 0 not measured
