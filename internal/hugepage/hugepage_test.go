@@ -2,7 +2,9 @@ package hugepage
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 )
 
 func TestMakeIsZeroedAndSized(t *testing.T) {
@@ -44,9 +46,13 @@ func BenchmarkTouch64MiB(b *testing.B) {
 }
 
 func TestMappedIsZeroedAndGivenBack(t *testing.T) {
+	before := MappedBytes()
 	for _, n := range []int{0, 1, 1000, 3 * Threshold / 8} {
 		for _, mk := range []func(int) []int64{Mapped[int64], MappedTouched[int64]} {
 			s := mk(n)
+			if got := MappedBytes() - before; got != int64(8*n) {
+				t.Fatalf("Mapped(%d): %d bytes counted, want %d", n, got, 8*n)
+			}
 			if len(s) != n {
 				t.Fatalf("Mapped(%d): length %d", n, len(s))
 			}
@@ -60,8 +66,57 @@ func TestMappedIsZeroedAndGivenBack(t *testing.T) {
 				t.Fatalf("Mapped(%d): lost a write", n)
 			}
 			Unmap(s)
+			if MappedBytes() != before {
+				t.Fatalf("Mapped(%d): %d bytes still counted after Unmap", n, MappedBytes()-before)
+			}
 		}
 	}
+}
+
+// An owner gives its arrays back one by one or all at once; one dropped
+// while holding some has them given back by the collector.
+func TestMappingsGiveBack(t *testing.T) {
+	before := MappedBytes()
+	var m Mappings[int32]
+	a, b := m.Map(1000), m.MapTouched(3000)
+	if m.Held() != 2 || MappedBytes()-before != 4*4000 {
+		t.Fatalf("holding %d arrays, %d bytes", m.Held(), MappedBytes()-before)
+	}
+	a[999], b[2999] = 1, 2
+	m.Unmap(b[:10]) // any slice of it names the array
+	if m.Held() != 1 || MappedBytes()-before != 4*1000 || a[999] != 1 {
+		t.Fatalf("after Unmap: %d arrays, %d bytes", m.Held(), MappedBytes()-before)
+	}
+	m.Map(500)
+	m.UnmapAll()
+	if m.Held() != 0 || MappedBytes() != before {
+		t.Fatalf("after UnmapAll: %d arrays, %d bytes", m.Held(), MappedBytes()-before)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Unmap of an array the Mappings do not hold did not panic")
+			}
+		}()
+		m.Unmap(make([]int32, 3))
+	}()
+
+	drop := func() {
+		owner := &struct {
+			pad  [64]byte
+			mems Mappings[int64]
+		}{}
+		owner.mems.Map(1 << 16)
+	}
+	drop()
+	for range 100 {
+		if MappedBytes() == before {
+			return
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("a dropped owner's %d bytes were never given back", MappedBytes()-before)
 }
 
 func TestMappedRefusesPointers(t *testing.T) {
