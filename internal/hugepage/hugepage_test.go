@@ -46,7 +46,8 @@ func BenchmarkTouch64MiB(b *testing.B) {
 }
 
 func TestMappedIsZeroedAndGivenBack(t *testing.T) {
-	before := MappedBytes()
+	before, total := MappedBytes(), MappedTotal()
+	want := int64(0)
 	for _, n := range []int{0, 1, 1000, 3 * Threshold / 8} {
 		for _, mk := range []func(int) []int64{Mapped[int64], MappedTouched[int64]} {
 			s := mk(n)
@@ -66,6 +67,9 @@ func TestMappedIsZeroedAndGivenBack(t *testing.T) {
 				t.Fatalf("Mapped(%d): lost a write", n)
 			}
 			Unmap(s)
+			if want += int64(8 * n); MappedTotal()-total != want {
+				t.Fatalf("Mapped(%d): %d bytes counted in all, want %d", n, MappedTotal()-total, want)
+			}
 			if MappedBytes() != before {
 				t.Fatalf("Mapped(%d): %d bytes still counted after Unmap", n, MappedBytes()-before)
 			}

@@ -32,6 +32,7 @@ func mappedAdvised[T any](n int, populate bool) []T {
 	}
 	s := mapped[T](n, populate)
 	mappedBytes.Add(int64(bytesOf(s)))
+	mappedTotal.Add(int64(bytesOf(s)))
 	return s
 }
 
@@ -44,12 +45,17 @@ func Unmap[T any](s []T) {
 	}
 }
 
-// mappedBytes is what Mapped has handed out and Unmap not taken back.
-var mappedBytes atomic.Int64
+// mappedBytes is what Mapped has handed out and Unmap not taken back;
+// mappedTotal all it has handed out.
+var mappedBytes, mappedTotal atomic.Int64
 
 // MappedBytes is the memory Mapped arrays hold now, which the Go
 // runtime's statistics leave out.
 func MappedBytes() int64 { return mappedBytes.Load() }
+
+// MappedTotal is all the memory Mapped has handed out, the counterpart of
+// runtime.MemStats.TotalAlloc.
+func MappedTotal() int64 { return mappedTotal.Load() }
 
 func bytesOf[T any](s []T) uintptr {
 	var zero T
