@@ -21,9 +21,8 @@ type Slab[T any] struct {
 	spare  [][]T // chunks cut from a batch, not yet in use
 	// maps holds the batches the chunks past batchAfter were cut from,
 	// mapped outside the Go heap, when T holds no pointers.
-	maps   hugepage.Mappings[T]
-	n      int32 // slots handed out so far
-	refill bool  // the slab emptied once: its first chunks hold old values
+	maps hugepage.Mappings[T]
+	n    int32 // slots handed out so far
 	// Freed slots form a stack. When T holds no pointers, each freed slot
 	// stores the index of the one freed before it, so the stack costs no
 	// memory: a layer of thousands of ranks frees tens of millions of
@@ -89,10 +88,6 @@ func (s *Slab[T]) Alloc() int32 {
 	i := s.n
 	if int(i>>slabShift) == len(s.chunks) {
 		s.chunks = append(s.chunks, s.chunk())
-	} else if s.refill && i < batchAfter<<slabShift {
-		// A chunk kept when the slab emptied.
-		var zero T
-		*s.At(i) = zero
 	}
 	s.n++
 	return i
@@ -149,15 +144,18 @@ func (s *Slab[T]) Free(i int32) {
 	s.free.push(i)
 }
 
-// empty drops every slot and the batches, keeping the first chunks.
+// empty drops every slot and the batches, keeping the first chunks
+// zeroed, as Alloc expects a slot never handed out to be.
 func (s *Slab[T]) empty() {
 	s.maps.UnmapAll()
 	s.spare = nil
 	clear(s.chunks[batchAfter:])
 	s.chunks = s.chunks[:batchAfter]
+	for _, c := range s.chunks {
+		clear(c)
+	}
 	s.n, s.top, s.nfree = 0, 0, 0
 	s.free = freeList{}
-	s.refill = true
 }
 
 // Live counts slots in use.
