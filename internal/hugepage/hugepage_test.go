@@ -77,8 +77,7 @@ func TestMappedIsZeroedAndGivenBack(t *testing.T) {
 	}
 }
 
-// An owner gives its arrays back one by one or all at once; one dropped
-// while holding some has them given back by the collector.
+// An owner gives its arrays back at once; one dropped while holding some has them given back by the collector.
 func TestMappingsGiveBack(t *testing.T) {
 	before := MappedBytes()
 	var m Mappings[int32]
@@ -87,23 +86,10 @@ func TestMappingsGiveBack(t *testing.T) {
 		t.Fatalf("holding %d arrays, %d bytes", m.Held(), MappedBytes()-before)
 	}
 	a[999], b[2999] = 1, 2
-	m.Unmap(b[:10]) // any slice of it names the array
-	if m.Held() != 1 || MappedBytes()-before != 4*1000 || a[999] != 1 {
-		t.Fatalf("after Unmap: %d arrays, %d bytes", m.Held(), MappedBytes()-before)
-	}
-	m.Map(500)
 	m.UnmapAll()
 	if m.Held() != 0 || MappedBytes() != before {
 		t.Fatalf("after UnmapAll: %d arrays, %d bytes", m.Held(), MappedBytes()-before)
 	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("Unmap of an array the Mappings do not hold did not panic")
-			}
-		}()
-		m.Unmap(make([]int32, 3))
-	}()
 
 	drop := func() {
 		owner := &struct {

@@ -62,8 +62,8 @@ func bytesOf[T any](s []T) uintptr {
 	return uintptr(len(s)) * unsafe.Sizeof(zero)
 }
 
-// Mappings are Mapped arrays an owner holds and gives back itself (Unmap,
-// UnmapAll), or, should the owner be dropped with some still held (a run
+// Mappings are Mapped arrays an owner holds and gives back itself
+// (UnmapAll), or, should the owner be dropped with some still held (a run
 // that failed midway), that the collector gives back once it finds the
 // owner unreachable. The zero value is empty; a Mappings must not be
 // copied once it holds an array.
@@ -93,22 +93,6 @@ func (m *Mappings[T]) hold(s []T) []T {
 	}
 	m.set.arrays = append(m.set.arrays, s)
 	return s
-}
-
-// Unmap gives back s, an array m.Map returned.
-func (m *Mappings[T]) Unmap(s []T) {
-	if len(s) == 0 {
-		return
-	}
-	s = s[:cap(s)]
-	for i, a := range m.set.arrays {
-		if unsafe.SliceData(a) == unsafe.SliceData(s) {
-			Unmap(a)
-			m.set.arrays = append(m.set.arrays[:i], m.set.arrays[i+1:]...)
-			return
-		}
-	}
-	panic("hugepage: Unmap of an array these Mappings do not hold")
 }
 
 // UnmapAll gives back every array m holds.
