@@ -28,17 +28,19 @@ func benchLayerScale(b *testing.B, presetName string) {
 			s := moe.Shape{Experts: max(256, ranks), TopK: 8, Hidden: 7168, Tokens: 128, Ranks: ranks, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
 			var msgs int64
 			var events uint64
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			alloc := int64(ms.TotalAlloc) + hugepage.MappedTotal()
+			allocated := func() int64 {
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return int64(ms.TotalAlloc) + hugepage.MappedTotal()
+			}
+			alloc := allocated()
 			for b.Loop() {
 				res := runLayer(b, s, moe.LL, presetName, preset.Options{}, moe.Background{}, false)
 				msgs += res.Dispatch.Messages + res.Combine.Messages
 				events += res.Events
 			}
-			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
-			b.ReportMetric(float64(int64(ms.TotalAlloc)+hugepage.MappedTotal()-alloc)/float64(msgs), "B/msg")
+			b.ReportMetric(float64(allocated()-alloc)/float64(msgs), "B/msg")
 		})
 	}
 }

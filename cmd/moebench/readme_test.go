@@ -503,7 +503,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		t.Fatal("README and docs/performance.md lack the 8,192-rank peaks")
 	}
 	peaks[8192] = [2][]float64{{gib(m[1])}, nil}
-	turn8kBefore := gib(m[2])
+	turn8k := gib(m[2])
 	for _, r := range []int{512, 1024, 2048, 4096} {
 		if _, ok := peaks[r]; !ok {
 			t.Fatalf("the scale table has no row for %d ranks", r)
@@ -540,12 +540,12 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		return lo + "–" + hi
 	}
 	// The in-turn peaks scaled by (rank, expert) pairs to 16,384 ranks.
-	turn4k, turn8k := peaks[4096][1], []float64{turn8kBefore}
+	turn4k := peaks[4096][1]
 	if len(turn4k) != 1 {
 		t.Fatal("the README should quote one in-turn peak at 4,096 ranks")
 	}
 	gb := func(v float64) string { return fmt.Sprintf("%.2f", v/(1<<30)) }
-	scaled := []float64{turn4k[0] * 16 / (1 << 30), turn8k[0] * 4 / (1 << 30)}
+	scaled := []float64{turn4k[0] * 16 / (1 << 30), turn8k * 4 / (1 << 30)}
 	// The 16,384-rank run: in turn under the budget it names, its peak's
 	// share of the estimate, and bytes a (rank, expert) pair there and at
 	// 4,096 and 8,192 ranks, from the peaks quoted.
@@ -564,14 +564,14 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	for k, p := range []struct {
 		ranks int
 		peak  float64
-	}{{16384, peak16k}, {4096, turn4k[0]}, {8192, turn8k[0]}} {
+	}{{16384, peak16k}, {4096, turn4k[0]}, {8192, turn8k}} {
 		if got := fmt.Sprintf("%.0f", p.peak/float64(p.ranks*p.ranks)); got != m[4+k] {
 			t.Errorf("README says %s bytes a pair at %d ranks in turn; its peak makes %s", m[4+k], p.ranks, got)
 		}
 	}
 	for _, want := range []string{
 		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M, the build before) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
-			gb(turn4k[0]), turn8k[0]/(1<<30), slices.Min(scaled), slices.Max(scaled)),
+			gb(turn4k[0]), turn8k/(1<<30), slices.Min(scaled), slices.Max(scaled)),
 		"over mini-gda the estimate is " + f(ratio[0]) + "× this build's peaks side by side at 512 to 8,192 ranks and " + f(ratio[1]) + "× in turn at 512 to 4,096",
 		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192 side by side",
 	} {
