@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -197,20 +195,6 @@ func parseBytes(s string) (int64, error) {
 // machineMemory is the physical memory (MemTotal), or 0 (no limit) where
 // it cannot be read.
 func machineMemory() int64 { return meminfo("/proc/meminfo", "MemTotal") }
-
-// freeBytes is the space free to an unprivileged writer on the filesystem
-// that holds path's directory, or 0 where it cannot be told (stdout, or a
-// system without statfs).
-func freeBytes(path string) int64 {
-	if path == "" || path == "-" {
-		return 0
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
-		return 0
-	}
-	return clampMul(int64(st.Bavail), int64(st.Bsize))
-}
 
 func clampInt64(v float64) int64 {
 	if v >= math.MaxInt64 {
