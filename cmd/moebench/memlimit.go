@@ -6,10 +6,14 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+
+	"moebench/internal/hugepage"
 )
 
 // softMemoryLimit gives the garbage collector a soft limit of 90% of the
-// memory the system reports available, unless GOMEMLIMIT sets one. A
+// memory the system reports available, less what the run's mapped arrays
+// hold (which the runtime does not count), unless GOMEMLIMIT sets one. A
 // large layer's live state grows for most of the run, and the collector's
 // default goal (twice the heap live after its last cycle) would otherwise
 // ask for up to twice what the run holds; near the limit it collects
@@ -19,8 +23,26 @@ func softMemoryLimit() {
 		return
 	}
 	if avail := memAvailable("/proc/meminfo"); avail > 0 {
-		debug.SetMemoryLimit(avail / 10 * 9)
+		l := &heapLimit{total: avail / 10 * 9}
+		l.set()
+		hugepage.Watch(l.set)
 	}
+}
+
+// heapLimit keeps the runtime's memory limit at total less the mapped
+// arrays, as they come and go.
+type heapLimit struct {
+	mu    sync.Mutex // calls may race; each sets what is mapped when it runs
+	total int64
+}
+
+// set gives the runtime what the mapped arrays leave of the total, and at
+// least a tenth of it: a limit below the live heap only makes the
+// collector run without end.
+func (l *heapLimit) set() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	debug.SetMemoryLimit(max(l.total-hugepage.MappedBytes(), l.total/10))
 }
 
 // memAvailable reads MemAvailable from a Linux meminfo file, in bytes; 0

@@ -33,6 +33,7 @@ func mappedAdvised[T any](n int, populate bool) []T {
 	s := mapped[T](n, populate)
 	mappedBytes.Add(int64(bytesOf(s)))
 	mappedTotal.Add(int64(bytesOf(s)))
+	notify()
 	return s
 }
 
@@ -42,6 +43,7 @@ func Unmap[T any](s []T) {
 	if len(s) > 0 {
 		mappedBytes.Add(-int64(bytesOf(s)))
 		unmap(s)
+		notify()
 	}
 }
 
@@ -52,6 +54,28 @@ var mappedBytes, mappedTotal atomic.Int64
 // MappedBytes is the memory Mapped arrays hold now, which the Go
 // runtime's statistics leave out.
 func MappedBytes() int64 { return mappedBytes.Load() }
+
+// watcher is Watch's function, or nil.
+var watcher atomic.Pointer[func()]
+
+// Watch makes f run after every change in what Mapped arrays hold, as a
+// program that gives the Go runtime a memory limit needs: the runtime does
+// not count that memory, so its limit has to leave room for it. f may run
+// on any goroutine, on several at once, and must read MappedBytes itself;
+// nil stops the calls.
+func Watch(f func()) {
+	if f == nil {
+		watcher.Store(nil)
+		return
+	}
+	watcher.Store(&f)
+}
+
+func notify() {
+	if f := watcher.Load(); f != nil {
+		(*f)()
+	}
+}
 
 // MappedTotal is all the memory Mapped has handed out, the counterpart of
 // runtime.MemStats.TotalAlloc.
