@@ -233,6 +233,9 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 // candidates would not fit.
 func TestSizeEstimatesItsOwnMechanisms(t *testing.T) {
 	t.Parallel()
+	if raceOn {
+		t.Skip("one job, one 256-rank model run: nothing for the race detector")
+	}
 	cost := func(m string) moe.Cost {
 		return layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "1"}}, m, 0)
 	}

@@ -301,6 +301,43 @@ func TestFitReproduces(t *testing.T) {
 	}
 }
 
+// Compare models the runs on every core at once; each comparison is the
+// one a lone compareOne makes. Fit's tests cover the figures, at length;
+// this is the quick one the race detector runs.
+func TestCompareInParallel(t *testing.T) {
+	t.Parallel()
+	grid := []GridPoint{
+		{Transport: "direct", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "mini-gda", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "mini-proxy", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+		{Transport: "dc", Ranks: 2, Tokens: 8, Hidden: 1024, TopK: 4, Experts: 16},
+	}
+	p := profile.MustLoad("p-ib")
+	raw, err := Measure(&modelLib{p: p}, grid, Options{Reps: 1, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Compare(raw, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(raw.Runs) {
+		t.Fatalf("%d comparisons of %d runs", len(got), len(raw.Runs))
+	}
+	for i, run := range raw.Runs {
+		want, err := compareOne(raw, run, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i] != want {
+			t.Errorf("run %d (%s): %+v in parallel, %+v alone", i, run.Point.Transport, got[i], want)
+		}
+		if d, c := want.Error(); math.Abs(d) > 1e-9 || math.Abs(c) > 1e-9 {
+			t.Errorf("run %d (%s): the model against its own times is off by %g and %g", i, run.Point.Transport, d, c)
+		}
+	}
+}
+
 // fitBack measures grid on lib (the model on a truth profile) and fits
 // P-IB to it.
 func fitBack(t *testing.T, lib *modelLib, grid []GridPoint) *FitResult {
