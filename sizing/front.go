@@ -254,10 +254,27 @@ func pair(a, b float64) (string, string) {
 	}
 	for n := 4; n < 10; n++ {
 		if x, y := sig(a, n), sig(b, n); x != y {
-			return x, y
+			return grouped(x), grouped(y)
 		}
 	}
 	return num(a), num(b)
+}
+
+// grouped puts count's thousands separators into a decimal's integer part.
+func grouped(s string) string {
+	sign, rest := "", s
+	if strings.HasPrefix(s, "-") {
+		sign, rest = "-", s[1:]
+	}
+	i, f, dot := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(i)
+	if err != nil {
+		return s
+	}
+	if i = count(n); dot {
+		i += "." + f
+	}
+	return sign + i
 }
 
 func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {

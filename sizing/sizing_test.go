@@ -349,3 +349,25 @@ func TestFinishFrontAndTolerance(t *testing.T) {
 		t.Error("a missing candidate went unnoticed")
 	}
 }
+
+// Figures that differ only past three digits keep the separators the
+// others have.
+func TestPairTellsApart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b float64
+		x, y string
+	}{
+		{1793.06, 1793.13, "1,793.06", "1,793.13"},
+		{1693, 1696, "1,693", "1,696"},
+		{8328, 8328, "8,328", "8,328"},
+		{12.345, 12.349, "12.345", "12.349"},
+		{1234567.5, 1234567.25, "1,234,568", "1,234,567"},
+		{-1500.25, -1500.5, "-1,500.2", "-1,500.5"},
+		{0.5, 0.25, "0.5", "0.25"},
+	} {
+		if x, y := pair(tc.a, tc.b); x != tc.x || y != tc.y {
+			t.Errorf("pair(%v, %v) = %s, %s; want %s, %s", tc.a, tc.b, x, y, tc.x, tc.y)
+		}
+	}
+}
