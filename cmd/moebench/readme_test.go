@@ -496,14 +496,16 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		}
 		peaks[r] = [2][]float64{side, turn}
 	}
-	// At 8,192 ranks this build was measured side by side; the in-turn
-	// peak is the build before's, used only to scale to 16,384 ranks.
-	m := regexp.MustCompile(`this build took \d+ s for 8,192 ranks side by side and peaked at ([\d.]+) GiB; the build before it took \d+ s and ([\d.]+) GiB in turn`).FindStringSubmatch(text)
+	m := regexp.MustCompile("this build took \\d+ s for 8,192 ranks side by side and peaked at ([\\d.]+) GiB, and \\d+ s and ([\\d.]+) GiB in turn \\(`--max-memory (\\d+)GiB`").FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack the 8,192-rank peaks")
 	}
-	peaks[8192] = [2][]float64{{gib(m[1])}, nil}
+	c8k := layerCost(config{shape: deepseekShape(8192, 8192, 128), mode: moe.LL}, "mini-gda", 0)
+	if budget, _ := strconv.ParseFloat(m[3], 64); !(float64(c8k.InTurn) <= budget*(1<<30) && float64(c8k.Bytes) > budget*(1<<30)) {
+		t.Errorf("8,192 ranks: estimates %d side by side and %d in turn, want only in turn within %s GiB", c8k.Bytes, c8k.InTurn, m[3])
+	}
 	turn8k := gib(m[2])
+	peaks[8192] = [2][]float64{{gib(m[1])}, {turn8k}}
 	for _, r := range []int{512, 1024, 2048, 4096} {
 		if _, ok := peaks[r]; !ok {
 			t.Fatalf("the scale table has no row for %d ranks", r)
@@ -570,10 +572,10 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M, the build before) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
+		fmt.Sprintf("4,096 ranks (16.8 M pairs a phase) peaked at %s GiB and 8,192 (67 M) at %.1f GiB, and scaled by their pairs to 16,384 ranks they would need %.0f–%.0f GiB",
 			gb(turn4k[0]), turn8k/(1<<30), slices.Min(scaled), slices.Max(scaled)),
-		"over mini-gda the estimate is " + f(ratio[0]) + "× this build's peaks side by side at 512 to 8,192 ranks and " + f(ratio[1]) + "× in turn at 512 to 4,096",
-		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192 side by side",
+		"over mini-gda the estimate is " + f(ratio[0]) + "× this build's peaks side by side at 512 to 8,192 ranks and " + f(ratio[1]) + "× in turn at 512 to 8,192",
+		"this build holds " + f(held) + " of the estimate at 1,024 to 4,096 ranks and " + f(held8k) + " at 8,192",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("README and docs/performance.md lack %q", want)
