@@ -202,8 +202,8 @@ func checkDepth(s Shape, depth int) error {
 	if depth <= 0 || depth >= need {
 		return nil
 	}
-	return fmt.Errorf("%w: the transport's queues hold %d WQEs, LL mode keeps up to 2·(tokens + 1) = %d in flight per QP (DeepEP asserts this: its send path never polls completions); lower --tokens to at most %d",
-		ErrQueueDepth, depth, need, depth/2-1)
+	return fmt.Errorf("%w: the transport's queues hold %d WQEs, LL mode keeps up to 2·(tokens + 1) = %d in flight per QP at %d tokens (DeepEP asserts this: its send path never polls completions); lower --tokens to at most %d",
+		ErrQueueDepth, depth, need, s.Tokens, depth/2-1)
 }
 
 // nicModel gives the NIC's own processing time of an op on an idle NIC,
