@@ -23,10 +23,16 @@ func softMemoryLimit() {
 		return
 	}
 	if avail := memAvailable("/proc/meminfo"); avail > 0 {
-		l := &heapLimit{total: avail / 10 * 9}
-		l.set()
-		hugepage.Watch(l.set)
+		limitHeap(avail / 10 * 9)
 	}
+}
+
+// limitHeap keeps the runtime's memory limit at total less what mapped
+// arrays hold, from now on.
+func limitHeap(total int64) {
+	l := &heapLimit{total: total}
+	l.set()
+	hugepage.Watch(l.set)
 }
 
 // heapLimit keeps the runtime's memory limit at total less the mapped
