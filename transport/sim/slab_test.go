@@ -152,3 +152,30 @@ func TestSlabEmptiesAndRefills(t *testing.T) {
 		s = Slab[[2]int64]{}
 	}
 }
+
+// A slab whose values hold pointers keeps its batches when it empties:
+// given up, they would only wait for the collector while the next fill
+// took new ones beside them.
+func TestSlabOfPointersKeepsItsBatches(t *testing.T) {
+	const n = (batchAfter + 3) << slabShift
+	var s Slab[*int]
+	x := new(int)
+	for range n {
+		*s.At(s.Alloc()) = x
+	}
+	chunks := len(s.chunks)
+	for i := range n {
+		s.Free(int32(i))
+	}
+	if len(s.chunks) != chunks || s.Live() != 0 {
+		t.Fatalf("emptied: %d chunks of %d, live %d", len(s.chunks), chunks, s.Live())
+	}
+	for range n {
+		if i := s.Alloc(); *s.At(i) != nil {
+			t.Fatalf("slot %d refilled holding %p", i, *s.At(i))
+		}
+	}
+	if len(s.chunks) != chunks {
+		t.Fatalf("the refill took %d chunks, want the %d kept", len(s.chunks), chunks)
+	}
+}
