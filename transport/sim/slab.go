@@ -126,7 +126,8 @@ func (s *Slab[T]) At(i int32) *T { return &s.chunks[i>>slabShift][i&(1<<slabShif
 // batches, which could go only to the collector: mini-gda's posts in
 // progress empty and refill between a phase's waves of posts, and each
 // refill took fresh batches while the last ones still waited as garbage
-// (0.93x the peak of 1,024 ranks x 16,384 experts in turn without it).
+// (keeping them took the peak of 1,024 ranks x 16,384 experts in turn to
+// 0.93x).
 func (s *Slab[T]) Free(i int32) {
 	if s.mode == slabUnknown {
 		s.mode = slabListed
