@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"runtime"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Mapped returns n zeroed values of a pointer-free T outside the Go heap,
@@ -31,8 +30,9 @@ func mappedAdvised[T any](n int, populate bool) []T {
 		return nil
 	}
 	s := mapped[T](n, populate)
-	mappedBytes.Add(int64(bytesOf(s)))
-	mappedTotal.Add(int64(bytesOf(s)))
+	_, size := span(s)
+	mappedBytes.Add(int64(size))
+	mappedTotal.Add(int64(size))
 	notify()
 	return s
 }
@@ -40,8 +40,8 @@ func mappedAdvised[T any](n int, populate bool) []T {
 // Unmap returns an array from Mapped to the system; s must be the whole
 // array Mapped returned, and nothing may use it after.
 func Unmap[T any](s []T) {
-	if len(s) > 0 {
-		mappedBytes.Add(-int64(bytesOf(s)))
+	if _, size := span(s); size > 0 {
+		mappedBytes.Add(-int64(size))
 		unmap(s)
 		notify()
 	}
@@ -80,11 +80,6 @@ func notify() {
 // MappedTotal is all the memory Mapped has handed out, the counterpart of
 // runtime.MemStats.TotalAlloc.
 func MappedTotal() int64 { return mappedTotal.Load() }
-
-func bytesOf[T any](s []T) uintptr {
-	var zero T
-	return uintptr(len(s)) * unsafe.Sizeof(zero)
-}
 
 // Mappings are Mapped arrays an owner holds and gives back itself
 // (UnmapAll), or, should the owner be dropped with some still held (a run
