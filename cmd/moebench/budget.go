@@ -19,7 +19,7 @@ type budgetFlags struct {
 	bytes     int64 // resolved: --max-memory, else this machine's memory
 }
 
-const maxMemoryUsage = "refuse work whose estimated memory exceeds `SIZE` (e.g. 8GiB, 500MB; default this machine's memory)"
+const maxMemoryUsage = "refuse work whose estimated memory exceeds `SIZE`, and keep the collector's heap within it (e.g. 8GiB, 500MB; default this machine's memory)"
 
 func (b *budgetFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&b.maxMemory, "max-memory", "", maxMemoryUsage)

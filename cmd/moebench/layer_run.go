@@ -227,7 +227,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
-	softMemoryLimit()
+	softMemoryLimit(f.budget.bytes)
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err

@@ -11,19 +11,24 @@ import (
 	"moebench/internal/hugepage"
 )
 
-// softMemoryLimit gives the garbage collector a soft limit of 90% of the
-// memory the system reports available, less what the run's mapped arrays
-// hold (which the runtime does not count), unless GOMEMLIMIT sets one. A
-// large layer's live state grows for most of the run, and the collector's
-// default goal (twice the heap live after its last cycle) would otherwise
-// ask for up to twice what the run holds; near the limit it collects
-// more often instead.
-func softMemoryLimit() {
+// softMemoryLimit gives the garbage collector a soft limit of the budget
+// (--max-memory) or 90% of the memory the system reports available,
+// whichever is less, less what the run's mapped arrays hold (which the
+// runtime does not count), unless GOMEMLIMIT sets one. A large layer's live
+// state grows for most of the run, and the collector's default goal (twice
+// the heap live after its last cycle) would otherwise ask for up to twice
+// what the run holds, past a budget its estimate fits; near the limit it
+// collects more often instead.
+func softMemoryLimit(budget int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	if avail := memAvailable("/proc/meminfo"); avail > 0 {
-		limitHeap(avail / 10 * 9)
+	total := memAvailable("/proc/meminfo") / 10 * 9
+	if budget > 0 && (total <= 0 || budget < total) {
+		total = budget
+	}
+	if total > 0 {
+		limitHeap(total)
 	}
 }
 

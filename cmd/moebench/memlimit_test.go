@@ -21,15 +21,9 @@ func TestLimitHeapLeavesRoomForMapped(t *testing.T) {
 	})
 	check := func(what string, total int64) {
 		t.Helper()
-		var got, want int64
-		for range 100 {
-			m := hugepage.MappedBytes()
-			got, want = debug.SetMemoryLimit(-1), max(total-m, total/10)
-			if got == want && hugepage.MappedBytes() == m {
-				return
-			}
+		if got, want := heapLimitFor(total); got != want {
+			t.Errorf("%s: the limit is %d, want %d", what, got, want)
 		}
-		t.Errorf("%s: the limit is %d, want %d", what, got, want)
 	}
 	const total, n = 8 << 30, 64 << 20
 	limitHeap(total)
@@ -42,6 +36,51 @@ func TestLimitHeapLeavesRoomForMapped(t *testing.T) {
 	defer hugepage.Unmap(a)
 	limitHeap(10 << 20) // less than what is mapped: a tenth of it holds
 	check("a total below the mapped bytes", 10<<20)
+}
+
+// heapLimitFor reads the runtime's limit and the one limitHeap(total)
+// keeps, retrying while another test's arrays come or go between the two
+// reads.
+func heapLimitFor(total int64) (got, want int64) {
+	for range 100 {
+		m := hugepage.MappedBytes()
+		got, want = debug.SetMemoryLimit(-1), max(total-m, total/10)
+		if got == want && hugepage.MappedBytes() == m {
+			break
+		}
+	}
+	return got, want
+}
+
+// A --max-memory below what the machine has bounds the collector's goal;
+// one above it leaves the machine's limit. GOMEMLIMIT, set, wins.
+func TestSoftMemoryLimitFollowsTheBudget(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		hugepage.Watch(nil)
+		debug.SetMemoryLimit(prev)
+	})
+	avail := memAvailable("/proc/meminfo")
+	if avail < 2<<30 {
+		t.Skipf("needs /proc/meminfo and 2 GiB available (have %d bytes)", avail)
+	}
+	t.Setenv("GOMEMLIMIT", "")
+	const budget = 1 << 30
+	softMemoryLimit(budget)
+	if got, want := heapLimitFor(budget); got != want {
+		t.Errorf("--max-memory 1GiB: the limit is %d, want %d", got, want)
+	}
+	softMemoryLimit(1 << 50)
+	if got := debug.SetMemoryLimit(-1); got <= budget || got > avail*2 {
+		t.Errorf("a budget past the machine's memory: the limit is %d, want the machine's (about %d)", got, avail/10*9)
+	}
+	t.Setenv("GOMEMLIMIT", "123MiB")
+	hugepage.Watch(nil) // no unmap may reset what this part checks
+	debug.SetMemoryLimit(prev)
+	softMemoryLimit(budget)
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("with GOMEMLIMIT set: the limit is %d, want it left at %d", got, prev)
+	}
 }
 
 func TestMemAvailable(t *testing.T) {

@@ -138,7 +138,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return err
 	}
 	rp.lf.log, rp.lf.budget = log, f.budget
-	softMemoryLimit()
+	softMemoryLimit(f.budget.bytes)
 	src, err := f.open()
 	if err != nil {
 		return err

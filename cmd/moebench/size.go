@@ -133,7 +133,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if study.Deployment.InTurn {
 		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", fmtBytes(f.budget.bytes)))
 	}
-	softMemoryLimit()
+	softMemoryLimit(f.budget.bytes)
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
 		if bar == nil {
