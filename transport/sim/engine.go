@@ -297,9 +297,9 @@ func (e *Engine) newBlock() int32 {
 		return b
 	}
 	if len(e.spareBlk) == 0 {
-		// Past the first few, blocks come a huge-page batch at a time.
+		// Past the first few, blocks come a batch of huge pages at a time.
 		n := 1
-		if len(e.blocks) >= blockBatch {
+		if len(e.blocks) >= blockSingles {
 			n = blockBatch
 		}
 		b := hugepage.Make[[blockLen]item](n)
@@ -314,9 +314,14 @@ func (e *Engine) newBlock() int32 {
 	return int32(len(e.blocks) - 1)
 }
 
-// blockBatch is how many blocks a batch holds (4 MiB), and how many are
-// taken one at a time first, so that a small simulation stays small.
-const blockBatch = 512
+// blockSingles blocks are taken one at a time, so that a small simulation
+// stays small; then blockBatch at once (12 MiB). A batch is advised for huge
+// pages only from hugepage.Threshold, and only its 2 MiB-aligned interior
+// can have them: at 12 MiB that is at least five sixths of it.
+const (
+	blockSingles = 512
+	blockBatch   = 2048
+)
 
 // grow is slices.Grow for the far heap: a large one is advised into huge
 // pages.
