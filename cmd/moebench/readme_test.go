@@ -582,3 +582,35 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		}
 	}
 }
+
+// The scale table ran each layer in turn with a --max-memory between its
+// two estimates: each budget the README names must be under the estimate
+// side by side and at least the one in turn, as moebench estimates now,
+// and the 4,096-rank peak in GB is the one in GiB.
+func TestREADMEScaleTableBudgets(t *testing.T) {
+	t.Parallel()
+	raw := docs(t)
+	text := readmetext.Flat(raw)
+	m := regexp.MustCompile("in turn with `--max-memory` between the two estimates: (\\w+), (\\w+), (\\w+) and (\\w+)\\)").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README lacks the scale table's budgets")
+	}
+	for i, ranks := range []int{512, 1024, 2048, 4096} {
+		budget, err := parseBytes(m[1+i])
+		if err != nil {
+			t.Fatalf("budget %q: %v", m[1+i], err)
+		}
+		c := layerCost(config{shape: deepseekShape(ranks, ranks, 128), mode: moe.LL}, "mini-gda", 0)
+		if !(c.InTurn <= budget && budget < c.Bytes) {
+			t.Errorf("%d ranks: --max-memory %s (%d bytes) is not between the estimates in turn (%d) and side by side (%d)", ranks, m[1+i], budget, c.InTurn, c.Bytes)
+		}
+	}
+	g := regexp.MustCompile(`(?m)^\| 4,096 \| [^|]+\| [^,|]+, ([\d.]+) GiB \(([\d.]+) GB\) \|$`).FindStringSubmatch(raw)
+	if g == nil {
+		t.Fatal("the scale table's 4,096-rank row lacks its peak in GiB and GB")
+	}
+	gibV, _ := strconv.ParseFloat(g[1], 64)
+	if got := fmt.Sprintf("%.2f", gibV*(1<<30)/1e9); got != g[2] {
+		t.Errorf("the 4,096-rank peak of %s GiB is %s GB, not %s", g[1], got, g[2])
+	}
+}
