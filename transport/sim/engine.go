@@ -297,10 +297,14 @@ func (e *Engine) newBlock() int32 {
 		return b
 	}
 	if len(e.spareBlk) == 0 {
-		// Past the first few, blocks come a batch of huge pages at a time.
+		// Past the first few, blocks come a batch at a time, and past
+		// blockDense a batch of huge pages at a time.
 		n := 1
-		if len(e.blocks) >= blockSingles {
+		switch {
+		case len(e.blocks) >= blockDense:
 			n = blockBatch
+		case len(e.blocks) >= blockSingles:
+			n = blockSingles
 		}
 		b := hugepage.Make[[blockLen]item](n)
 		for i := range b {
@@ -315,11 +319,19 @@ func (e *Engine) newBlock() int32 {
 }
 
 // blockSingles blocks are taken one at a time, so that a small simulation
-// stays small; then blockBatch at once (12 MiB). A batch is advised for huge
-// pages only from hugepage.Threshold, and only its 2 MiB-aligned interior
-// can have them: at 12 MiB that is at least five sixths of it.
+// stays small, then as many at once (3 MiB, on the kernel's usual 4 KiB
+// pages), and past blockDense blocks, blockBatch at once (12 MiB), advised
+// for huge pages (from hugepage.Threshold; only a batch's 2 MiB-aligned
+// interior can have them, at 12 MiB at least five sixths of it). A block
+// holds events of one wheel slot. In a small simulation most slots hold a
+// few, which touch one page of a block's six, and huge pages would make
+// every block resident whole: 16 ranks × 256 experts × 511 tokens, about
+// 9,000 blocks an engine, peaked at 95 MiB with every batch on huge pages
+// and 84-87 with these (81 with none). A large one fills its blocks, and
+// 4 KiB pages there cost a third of its page faults.
 const (
 	blockSingles = 512
+	blockDense   = 4096
 	blockBatch   = 2048
 )
 
