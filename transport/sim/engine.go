@@ -297,11 +297,11 @@ func (e *Engine) newBlock() int32 {
 		return b
 	}
 	if len(e.spareBlk) == 0 {
-		// Past the first few, blocks come a batch at a time, and past
-		// blockDense a batch of huge pages at a time.
+		// Past the first few, blocks come a batch at a time, on huge
+		// pages while they are filled.
 		n := 1
-		switch {
-		case len(e.blocks) >= blockDense:
+		switch inUse := len(e.blocks) - len(e.freeBlk); {
+		case len(e.blocks) >= blockSingles && 4*e.inWheel >= inUse*blockLen:
 			n = blockBatch
 		case len(e.blocks) >= blockSingles:
 			n = blockSingles
@@ -320,18 +320,18 @@ func (e *Engine) newBlock() int32 {
 
 // blockSingles blocks are taken one at a time, so that a small simulation
 // stays small, then as many at once (3 MiB, on the kernel's usual 4 KiB
-// pages), and past blockDense blocks, blockBatch at once (12 MiB), advised
-// for huge pages (from hugepage.Threshold; only a batch's 2 MiB-aligned
-// interior can have them, at 12 MiB at least five sixths of it). A block
-// holds events of one wheel slot. In a small simulation most slots hold a
-// few, which touch one page of a block's six, and huge pages would make
-// every block resident whole: 16 ranks × 256 experts × 511 tokens, about
-// 9,000 blocks an engine, peaked at 95 MiB with every batch on huge pages
-// and 84-87 with these (81 with none). A large one fills its blocks, and
-// 4 KiB pages there cost a third of its page faults.
+// pages) while the blocks in use are less than a quarter full, else
+// blockBatch at once (12 MiB), advised for huge pages (from
+// hugepage.Threshold; only a batch's 2 MiB-aligned interior can have them,
+// at 12 MiB at least five sixths of it). A block holds the events of one
+// wheel slot. Where most slots hold a few, which touch one page of a
+// block's six, huge pages make every block resident whole: with them from
+// the 513th block on, 16 ranks × 256 experts × 511 tokens peaked at 92-94
+// MiB against 79-81, and 64 ranks through mini-proxy at 299-304 against
+// 240-245. Where slots are full, as in a large layer, 4 KiB pages cost a
+// third of the run's page faults.
 const (
 	blockSingles = 512
-	blockDense   = 4096
 	blockBatch   = 2048
 )
 
