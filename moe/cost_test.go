@@ -94,15 +94,15 @@ func TestEstimateCost(t *testing.T) {
 		}
 	}
 	// Where the LL estimate falls short, as the README says: few ranks
-	// with many experts and tokens each, side by side (peaks of two runs).
+	// with many experts and tokens each, side by side (peaks of three runs).
 	for _, m := range []struct {
 		peak
 		q      func(peak) moe.Queues
 		lo, hi float64
 	}{
 		{peak{16, 256, 511, 81, 0}, gda, 0.84, 0.86},
-		{peak{32, 256, 511, 108, 0}, gda, 0.90, 0.92},
-		{peak{64, 256, 511, 258, 0}, proxy, 0.84, 0.86},
+		{peak{32, 256, 511, 115, 0}, gda, 0.84, 0.86},
+		{peak{64, 256, 511, 253, 0}, proxy, 0.85, 0.87},
 	} {
 		s := moe.Shape{Experts: m.ex, TopK: 8, Tokens: m.tok, Ranks: m.ranks, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
 		if r := float64(moe.EstimateCost(s, moe.LL, m.q(m.peak)).Bytes) / (m.side * (1 << 20)); r < m.lo || r > m.hi {
