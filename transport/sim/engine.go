@@ -300,11 +300,11 @@ func (e *Engine) newBlock() int32 {
 		// Past the first few, blocks come a batch at a time, on huge
 		// pages while they are filled.
 		n := 1
-		switch inUse := len(e.blocks) - len(e.freeBlk); {
-		case len(e.blocks) >= blockSingles && 4*e.inWheel >= inUse*blockLen:
-			n = blockBatch
-		case len(e.blocks) >= blockSingles:
+		if len(e.blocks) >= blockSingles {
 			n = blockSingles
+			if inUse := len(e.blocks) - len(e.freeBlk); 4*e.inWheel >= inUse*blockLen {
+				n = blockBatch
+			}
 		}
 		b := hugepage.Make[[blockLen]item](n)
 		for i := range b {

@@ -581,3 +581,30 @@ func TestWheelHoldsMillisecondsAhead(t *testing.T) {
 		t.Fatalf("ran %d of 4 events", e.Handled())
 	}
 }
+
+// Blocks past the singles come 512 at a time (4 KiB pages) while the
+// wheel's blocks are mostly empty, one event in each slot as a small
+// layer's are, and 2,048 at a time (huge pages) once they fill.
+func TestBlockBatchesFollowFill(t *testing.T) {
+	h := HandlerFunc(func(*Engine, int32, int64) {})
+	taken := func(e *Engine) int { return len(e.blocks) + len(e.spareBlk) }
+	var sparse Engine
+	id := sparse.Register(h)
+	for i := range blockSingles + 1 {
+		sparse.At(Time(i+1)*SlotWidth, id, 0, 0)
+	}
+	if got := taken(&sparse); got != 2*blockSingles {
+		t.Errorf("one event in each of %d slots took %d blocks, want %d", blockSingles+1, got, 2*blockSingles)
+	}
+	var dense Engine
+	id = dense.Register(h)
+	for i := range blockSingles {
+		for range blockLen {
+			dense.At(Time(i+1)*SlotWidth, id, 0, 0)
+		}
+	}
+	dense.At(Time(blockSingles+1)*SlotWidth, id, 0, 0)
+	if got := taken(&dense); got != blockSingles+blockBatch {
+		t.Errorf("%d full slots and one more took %d blocks, want %d", blockSingles, got, blockSingles+blockBatch)
+	}
+}
