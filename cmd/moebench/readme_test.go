@@ -496,7 +496,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 		}
 		peaks[r] = [2][]float64{side, turn}
 	}
-	m := regexp.MustCompile("an earlier build with this simulation took \\d+ s for 8,192 ranks side by side and peaked at ([\\d.]+) GiB, and \\d+ s and ([\\d.]+) GiB in turn \\(`--max-memory (\\d+)GiB`").FindStringSubmatch(text)
+	m := regexp.MustCompile("this build took \\d+ s for 8,192 ranks side by side and peaked at ([\\d.]+) GiB, and [\\d–]+ s and ([\\d.]+) GiB in turn \\(`--max-memory (\\d+)GiB`").FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack the 8,192-rank peaks")
 	}
