@@ -495,7 +495,7 @@ func badInputs() []badInput {
 		{name: "calibrate layer raw list with a missing file", args: []string{"calibrate", "--layer", "--from-raw", "r.json,nope.json"}, files: f("r.json", "{}"), code: 1, msg: "r.json"},
 		{name: "run nccl in the model", args: []string{"run", "--transport", "nccl-a2a"}, code: 2, msg: "nccl-a2a"},
 		{name: "run nccl without a layer path", args: []string{"run", "--engine", "native", "--gpus", "2", "--transport", "nccl-a2a"}, code: 2, msg: "nccl-a2a"},
-		{name: "run nccl on virtual ranks", args: []string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "direct,nccl-a2a"}, code: 2, msg: "one rank per GPU"},
+		{name: "run nccl on virtual ranks", args: []string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "direct,nccl-a2a"}, code: 2, msg: "one rank per GPU, not 2 on each"},
 		{name: "run nccl-lib in the model", args: []string{"run", "--nccl-lib", "x.so"}, code: 2, msg: "--nccl-lib"},
 		{name: "calibrate iters out of range", args: []string{"calibrate", "--iters", "5"}, code: 2, msg: "--iters"},
 		{name: "calibrate without library", args: []string{"calibrate", "--quick"}, code: 1, msg: "no-such-lib.so"},

@@ -172,7 +172,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if nccl {
 		for _, c := range configs {
 			if c.gpus != c.shape.Ranks {
-				return fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU; %d ranks on %d GPUs (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks, c.gpus)
+				return fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks/max(1, c.gpus))
 			}
 		}
 	}
@@ -301,6 +301,9 @@ func placement(m *nativelayer.Measurement) string {
 	c := m.Config
 	rd := c.Ranks / max(1, c.GPUs)
 	where := fmt.Sprintf("%d ranks on %d GPUs", c.Ranks, c.GPUs)
+	if c.GPUs == 1 {
+		where = "1 rank on 1 GPU" // one GPU holds more only as virtual ranks
+	}
 	if rd > 1 && c.GPUs == 1 {
 		where = fmt.Sprintf("%d virtual ranks on 1 GPU", c.Ranks)
 	} else if rd > 1 {

@@ -268,7 +268,7 @@ func TestNativeErrors(t *testing.T) {
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "16", "--mode", "normal", "--transport", "direct"}, 2, "at most 8"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal", "--transport", "direct", "--num-sms", "7"}, 2, "even"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--chunk", "4", "--transport", "direct"}, 2, "--chunk"},
-		{[]string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "direct,nccl-a2a"}, 2, "one rank per GPU"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "2", "--transport", "direct,nccl-a2a"}, 2, "one rank per GPU, not 2 on each"},
 		{[]string{"run", "--engine", "native", "--gpus", "1", "--transport", "nccl-a2a"}, 2, "name a layer path too"},
 		{[]string{"run", "--transport", "nccl-a2a"}, 2, "--engine native"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--num-sms", "40"}, 2, "--num-sms 40"},
@@ -350,5 +350,24 @@ func TestNativeSweep(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "GPUs") || !strings.Contains(out.String(), "tokens") {
 		t.Errorf("sweep table lacks its knob columns:\n%s", out.String())
+	}
+}
+
+// The placement column names ranks and GPUs in the singular where there is
+// one.
+func TestPlacementText(t *testing.T) {
+	for _, tc := range []struct {
+		ranks, gpus int
+		want        string
+	}{
+		{1, 1, "1 rank on 1 GPU, 16 SMs each"},
+		{8, 1, "8 virtual ranks on 1 GPU, 16 SMs each"},
+		{2, 2, "2 ranks on 2 GPUs, 16 SMs each"},
+		{8, 2, "2 GPUs × 4 virtual ranks, 16 SMs each"},
+	} {
+		m := &nativelayer.Measurement{Config: native.LayerConfig{Ranks: tc.ranks, GPUs: tc.gpus, SMsPerRank: 16}}
+		if got := placement(m); got != tc.want {
+			t.Errorf("%d ranks on %d GPUs: %q, want %q", tc.ranks, tc.gpus, got, tc.want)
+		}
 	}
 }

@@ -486,11 +486,17 @@ func TestA2ABytes(t *testing.T) {
 func TestRunNCCLNeedsOneRankPerGPU(t *testing.T) {
 	t.Parallel()
 	rt := route(t, 4, 16, 7168, 8, 32)
-	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 1}, ""); !errors.Is(err, ErrPlan) {
-		t.Fatalf("4 ranks on 1 GPU: %v", err)
-	}
-	if _, err := RunNCCL(&modelLib{}, rt, Options{GPUs: 4}, ""); !errors.Is(err, ErrPlan) {
-		t.Fatalf("4 GPUs on a host of 1: %v", err)
+	for _, tc := range []struct {
+		gpus int
+		msg  string
+	}{
+		{1, "4 ranks on 1 GPU (use --gpus N without --virtual-ranks)"},
+		{4, "--gpus 4: this host has 1 GPU"},
+	} {
+		_, err := RunNCCL(&modelLib{}, rt, Options{GPUs: tc.gpus}, "")
+		if !errors.Is(err, ErrPlan) || !strings.HasSuffix(err.Error(), tc.msg) {
+			t.Errorf("--gpus %d: %v, want %q", tc.gpus, err, tc.msg)
+		}
 	}
 }
 

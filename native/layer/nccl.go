@@ -67,14 +67,10 @@ type A2AStats struct {
 func RunNCCL(lib Runner, rt *moe.Routing, o Options, ncclLib string) (*A2AStats, error) {
 	s := rt.Shape
 	if o.GPUs != s.Ranks {
-		return nil, planErr("%s runs one rank per GPU: %d ranks on %d GPUs (use --gpus N without --virtual-ranks)", NCCLName, s.Ranks, max(1, o.GPUs))
+		return nil, planErr("%s runs one rank per GPU: %d ranks on %s (use --gpus N without --virtual-ranks)", NCCLName, s.Ranks, gpuCount(max(1, o.GPUs)))
 	}
-	n, err := lib.DeviceCount()
-	if err != nil {
+	if err := haveGPUs(lib, o.GPUs); err != nil {
 		return nil, err
-	}
-	if n < o.GPUs {
-		return nil, planErr("--gpus %d: this host has %d GPUs", o.GPUs, n)
 	}
 	reps := o.Reps
 	if reps == 0 {

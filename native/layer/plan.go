@@ -79,6 +79,26 @@ func planErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrPlan}, args...)...)
 }
 
+// haveGPUs refuses a run on more GPUs than the host has.
+func haveGPUs(lib Runner, want int) error {
+	n, err := lib.DeviceCount()
+	if err != nil {
+		return err
+	}
+	if n < want {
+		return planErr("--gpus %d: this host has %s", want, gpuCount(n))
+	}
+	return nil
+}
+
+// gpuCount is "1 GPU" or "n GPUs".
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}
+
 // Plan is the native launch of rt over tr on GPUs like dev.
 func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg moe.Background) (native.LayerConfig, error) {
 	s := rt.Shape

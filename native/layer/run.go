@@ -86,12 +86,8 @@ func Run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background
 		return nil, err
 	}
 	if cfg.GPUs > 1 {
-		n, err := lib.DeviceCount()
-		if err != nil {
+		if err := haveGPUs(lib, cfg.GPUs); err != nil {
 			return nil, err
-		}
-		if n < cfg.GPUs {
-			return nil, planErr("--gpus %d: this host has %d GPUs", cfg.GPUs, n)
 		}
 	}
 	res, err := lib.Layer(cfg, Flatten(rt))
