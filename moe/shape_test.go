@@ -136,6 +136,7 @@ func TestValidate(t *testing.T) {
 		{"ranks-zero", with(func(s *moe.Shape) { s.Ranks = 0 }), "ranks: 0"},
 		{"gpus-zero", with(func(s *moe.Shape) { s.GPUsPerNode = 0 }), "gpus per node"},
 		{"partial-node", with(func(s *moe.Shape) { s.Ranks = 12 }), "ranks: 12 ranks do not fill whole nodes of 8"},
+		{"part-of-a-node", with(func(s *moe.Shape) { s.Ranks, s.Experts = 1, 8 }), "ranks: 1 rank, fewer than one node of 8 GPUs"},
 		{"hidden-zero", with(func(s *moe.Shape) { s.Hidden = 0 }), "hidden: 0"},
 		{"hidden-unaligned-fp8", with(func(s *moe.Shape) { s.Hidden = 7000 + 4 }), "hidden: 7004 fp8"},
 		{"hidden-unaligned-bf16", with(func(s *moe.Shape) { s.Hidden, s.Dispatch = 7172, moe.BF16 }), "hidden: 7172 bf16"},
