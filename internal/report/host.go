@@ -14,10 +14,14 @@ type Host struct {
 	CPU     string `json:"cpu"`
 	Cores   int    `json:"physical_cores"`
 	Threads int    `json:"logical_cores"`
-	MHz     int64  `json:"base_mhz,omitempty"`
-	OS      string `json:"os"`
-	Arch    string `json:"arch"`
-	Go      string `json:"go"`
+	// Usable is how many of them this process may run on (its CPU
+	// affinity). In a virtual machine cpuid can describe the whole host:
+	// a 2-CPU guest reads 254 cores.
+	Usable int    `json:"usable_cpus,omitempty"`
+	MHz    int64  `json:"base_mhz,omitempty"`
+	OS     string `json:"os"`
+	Arch   string `json:"arch"`
+	Go     string `json:"go"`
 }
 
 // LocalHost reads the processor facts with cpuid.
@@ -31,6 +35,7 @@ func LocalHost() Host {
 		CPU:     name,
 		Cores:   c.PhysicalCores,
 		Threads: c.LogicalCores,
+		Usable:  runtime.NumCPU(),
 		MHz:     c.Hz / 1_000_000,
 		OS:      runtime.GOOS,
 		Arch:    runtime.GOARCH,
@@ -40,6 +45,9 @@ func LocalHost() Host {
 
 func (h Host) String() string {
 	s := fmt.Sprintf("%s, %d cores / %d threads", h.CPU, h.Cores, h.Threads)
+	if h.Usable > 0 && h.Usable != h.Threads {
+		s += fmt.Sprintf(" (%d usable)", h.Usable)
+	}
 	if h.MHz > 0 {
 		s += fmt.Sprintf(", %d MHz", h.MHz)
 	}
