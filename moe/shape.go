@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"moebench/internal/report"
 	"moebench/transport/hw"
 )
 
@@ -105,7 +106,7 @@ func (s Shape) Validate() error {
 	case s.GPUsPerNode < 1:
 		return fmt.Errorf("gpus per node: %d, want at least 1", s.GPUsPerNode)
 	case s.Ranks < s.GPUsPerNode:
-		return fmt.Errorf("ranks: %s, fewer than one node of %d GPUs (give fewer GPUs per node)", plural(s.Ranks, "rank"), s.GPUsPerNode)
+		return fmt.Errorf("ranks: %s, fewer than one node of %d GPUs (give fewer GPUs per node)", report.Count(s.Ranks, "rank"), s.GPUsPerNode)
 	case s.Ranks%s.GPUsPerNode != 0:
 		return fmt.Errorf("ranks: %d ranks do not fill whole nodes of %d GPUs", s.Ranks, s.GPUsPerNode)
 	case s.Physical()%s.Ranks != 0:
@@ -208,12 +209,4 @@ func (s Shape) NormalTokenBytes() int {
 	n := s.Hidden*s.Dispatch.Bytes() + SourceMetaBytes + s.Scales()*scaleElementBytes +
 		s.TopK*(TopKIDBytes+TopKWeightBytes)
 	return (n + normalAlignment - 1) / normalAlignment * normalAlignment
-}
-
-// plural is "1 rank" or "n ranks".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

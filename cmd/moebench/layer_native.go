@@ -300,10 +300,7 @@ func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items
 func placement(m *nativelayer.Measurement) string {
 	c := m.Config
 	rd := c.Ranks / max(1, c.GPUs)
-	where := fmt.Sprintf("%d ranks on %d GPUs", c.Ranks, c.GPUs)
-	if c.GPUs == 1 {
-		where = "1 rank on 1 GPU" // one GPU holds more only as virtual ranks
-	}
+	where := report.Count(c.Ranks, "rank") + " on " + report.Count(c.GPUs, "GPU")
 	if rd > 1 && c.GPUs == 1 {
 		where = fmt.Sprintf("%d virtual ranks on 1 GPU", c.Ranks)
 	} else if rd > 1 {

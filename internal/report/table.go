@@ -144,6 +144,14 @@ func Pct(v float64) string {
 	return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
 }
 
+// Count is n and its noun, singular for one: "1 GPU", "8 GPUs".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // Formats lists the output formats every result command accepts.
 var Formats = []string{"table", "json", "csv"}
 

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
 	"moebench/transport/gda"
@@ -86,17 +87,9 @@ func haveGPUs(lib Runner, want int) error {
 		return err
 	}
 	if n < want {
-		return planErr("--gpus %d: this host has %s", want, gpuCount(n))
+		return planErr("--gpus %d: this host has %s", want, report.Count(n, "GPU"))
 	}
 	return nil
-}
-
-// gpuCount is "1 GPU" or "n GPUs".
-func gpuCount(n int) string {
-	if n == 1 {
-		return "1 GPU"
-	}
-	return fmt.Sprintf("%d GPUs", n)
 }
 
 // Plan is the native launch of rt over tr on GPUs like dev.
