@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -155,7 +156,9 @@ func runBinary(t *testing.T, dir string, limit time.Duration, args ...string) ra
 	return r
 }
 
-// listDir names every file under dir, relative to it.
+// listDir names every file under dir, relative to it, with its mode and
+// a hash of its content or, for a link, its target: a run that changes a
+// file, its permissions or a link shows as a changed entry.
 func listDir(t *testing.T, dir string) []string {
 	t.Helper()
 	var names []string
@@ -163,10 +166,30 @@ func listDir(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if p != dir {
-			rel, _ := filepath.Rel(dir, p)
-			names = append(names, rel)
+		if p == dir {
+			return nil
 		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		entry := fmt.Sprintf("%s %v", rel, info.Mode())
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			entry += " -> " + target
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			entry += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		names = append(names, entry)
 		return nil
 	})
 	if err != nil {
@@ -181,6 +204,9 @@ type badInput struct {
 	name  string
 	args  []string
 	files map[string][]byte // written to the run's directory first
+	// setup, when set, prepares the directory further after files:
+	// modes, links, what a killed run left.
+	setup func(dir string) error
 	code  int               // 2: usage, 1: data or run error
 	msg   string            // the culprit the message must name
 }
@@ -207,6 +233,11 @@ func TestBadInputs(t *testing.T) {
 			dir := t.TempDir()
 			for name, data := range tc.files {
 				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.setup != nil {
+				if err := tc.setup(dir); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -266,8 +297,21 @@ func npz(name string, member []byte) []byte {
 	return b.Bytes()
 }
 
+// badInputs is every case: the first round's below, then each area of the
+// second round's, kept in files of their own (badinput_*_test.go).
 func badInputs() []badInput {
-	f := func(name, content string) map[string][]byte { return map[string][]byte{name: []byte(content)} }
+	var all []badInput
+	for _, area := range [][]badInput{badInputsRoundOne(), badInputsSizes(), badInputsRefusals(), badInputsReads(), badInputsOutputs(), badInputsMechanisms(), badInputsDocs()} {
+		all = append(all, area...)
+	}
+	return all
+}
+
+// fileOf is the files map of one file.
+func fileOf(name, content string) map[string][]byte { return map[string][]byte{name: []byte(content)} }
+
+func badInputsRoundOne() []badInput {
+	f := fileOf
 	const (
 		jsonlHead = `{"format":"moebench-trace","version":1,"id_space":"logical","experts":8,"top_k":2,"layers":1,"ep_size":2}` + "\n"
 		profHead  = `{"name": "x", "base": "p-ib", "constants": [` + "\n"
