@@ -207,8 +207,8 @@ type badInput struct {
 	// setup, when set, prepares the directory further after files:
 	// modes, links, what a killed run left.
 	setup func(dir string) error
-	code  int               // 2: usage, 1: data or run error
-	msg   string            // the culprit the message must name
+	code  int    // 2: usage, 1: data or run error
+	msg   string // the culprit the message must name
 }
 
 // TestBadInputs runs the real binary on inputs it must refuse: each is
