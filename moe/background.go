@@ -73,7 +73,9 @@ func (b Background) String() string {
 	}
 	q := "shared queues"
 	if b.Reserved {
-		q = fmt.Sprintf("%d reserved queue(s) per peer", b.queues())
+		// Each mechanism reserves its own kind of queue: RC QPs per peer,
+		// DCIs per NIC, proxy rings per rank.
+		q = fmt.Sprintf("%d reserved queue(s) beside the layer's (QPs per peer, DCIs per NIC, proxy rings)", b.queues())
 	}
 	return fmt.Sprintf("%d CTAs/rank × %d threads streaming %d B writes, %s", b.CTAs, b.threads(), b.Bytes, q)
 }

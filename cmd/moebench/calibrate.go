@@ -112,7 +112,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.base != "" {
 		b, err := profile.Load(o.base)
 		if err != nil {
-			return fmt.Errorf("%w: --base: %v", errUsage, err)
+			return profileErr("--base", err)
 		}
 		base = b
 	}

@@ -64,7 +64,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	progress := func(s string) { fmt.Fprintln(stderr, "calibrate --layer:", s) }
 	base, err := profile.Load(o.base)
 	if err != nil {
-		return fmt.Errorf("%w: --base: %v", errUsage, err)
+		return profileErr("--base", err)
 	}
 	switch o.grid {
 	case "all", "ll", "normal", "gpus":

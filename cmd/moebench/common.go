@@ -114,10 +114,20 @@ func (p *profileFlags) loadFor(command string, out *outputFlags) (*profile.Profi
 	return prof, nil
 }
 
+// profileErr is an error of loading the profile flag names: a name that
+// is no built-in profile is the command line's fault (usage), a profile
+// file missing, too large or malformed is its data's.
+func profileErr(flag string, err error) error {
+	if errors.Is(err, profile.ErrUnknownName) {
+		return fmt.Errorf("%w: %s: %v", errUsage, flag, err)
+	}
+	return fmt.Errorf("%s: %w", flag, err)
+}
+
 func (p *profileFlags) load() (*profile.Profile, error) {
 	prof, err := profile.Load(p.spec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+		return nil, profileErr("--profile", err)
 	}
 	if err := p.applyTopology(prof); err != nil {
 		return nil, err

@@ -329,7 +329,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error) {
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: --profile: %v", errUsage, err)
+		return nil, nil, profileErr("--profile", err)
 	}
 	if _, err := profile.SetNames(f.prof.sets); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)

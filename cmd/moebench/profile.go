@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -59,7 +60,10 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 	case fs.NArg() == 1:
 		p, err := profile.Load(fs.Arg(0))
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			if errors.Is(err, profile.ErrUnknownName) {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			return err
 		}
 		if err := p.ApplySets(sets); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)

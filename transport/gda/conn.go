@@ -34,6 +34,35 @@ type Config struct {
 	// PerChannelQPs: QPs per peer follow the workload's channels (DeepEP
 	// LL maps QP index = destination local expert).
 	PerChannelQPs bool
+	// Reserved > 0 gives the channels from ReservedFrom on (reserved
+	// background traffic) queues of their own, past the layer's, so that
+	// nothing of the layer waits behind them: Reserved more RC QPs per
+	// peer beside QPsPerPeer, or Reserved more DCIs per NIC beside DCIs.
+	Reserved, ReservedFrom int
+}
+
+// queue is the send queue (its number on the requester's NIC) an op to
+// dst on channel ch goes through.
+func (c Config) queue(dst, ch int) int {
+	reserved := c.Reserved > 0 && ch >= c.ReservedFrom
+	switch {
+	case c.DCIs > 0 && reserved:
+		return c.DCIs + (ch-c.ReservedFrom)%c.Reserved
+	case c.DCIs > 0:
+		return ch % c.DCIs
+	case reserved:
+		return dst*(c.QPsPerPeer+c.Reserved) + c.QPsPerPeer + (ch-c.ReservedFrom)%c.Reserved
+	}
+	return dst*(c.QPsPerPeer+c.Reserved) + ch%c.QPsPerPeer
+}
+
+// queuesPerNIC is how many send queues a NIC of ranks ranks holds: RC QPs
+// to every peer, or the DCI pool, with the reserved ones.
+func (c Config) queuesPerNIC(ranks int) int {
+	if c.DCIs > 0 {
+		return c.DCIs + c.Reserved
+	}
+	return ranks * (c.QPsPerPeer + c.Reserved)
 }
 
 // libCost is the library's extra issue time at the profile's SM clock.
@@ -64,6 +93,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mini-gda: library cost must not be negative (got %v cycles, %v ns)", c.LibCycles, c.LibNs)
 	case c.DCIs < 0 || c.DCTs < 0:
 		return fmt.Errorf("mini-gda: DCIs and DCTs must not be negative (got %d, %d)", c.DCIs, c.DCTs)
+	case c.Reserved < 0 || c.ReservedFrom < 0:
+		return fmt.Errorf("mini-gda: reserved queues and their first channel must not be negative (got %d, %d)", c.Reserved, c.ReservedFrom)
 	case c.Publication == PubCoop:
 		return fmt.Errorf("mini-gda: cooperative publication posts whole warps of WQEs and is a rate-experiment mode, not a per-message one")
 	}
@@ -95,13 +126,12 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c := &conn{cfg: t.cfg, env: env, gpu: hw.NewGPUCosts(env.Profile)}
 	c.nvl = transport.NewNVLinkPath(env)
-	qps := env.Ranks * t.cfg.QPsPerPeer
+	qps := t.cfg.queuesPerNIC(env.Ranks)
 	if t.cfg.DCIs > 0 {
-		qps = t.cfg.DCIs
 		c.dcts = max(1, t.cfg.DCTs)
 	}
 	if qps >= hw.MaxQPs {
-		return nil, fmt.Errorf("mini-gda: %d ranks × %d QPs per peer = %d QPs per NIC, more than the model addresses", env.Ranks, t.cfg.QPsPerPeer, qps)
+		return nil, fmt.Errorf("mini-gda: %d ranks × %d QPs per peer = %d QPs per NIC, more than the model addresses", env.Ranks, t.cfg.QPsPerPeer+t.cfg.Reserved, qps)
 	}
 	c.perNIC = qps
 	if env.Ranks > hw.MaxNICs {
@@ -240,11 +270,7 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	p.msg = c.fab.NewMsg()
 	m := hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Atomic: op.Atomic, Flush: op.Flush, NIC: op.NIC,
 		Pointer: op.Bytes > c.cfg.InlineMax && !op.Atomic, Tag: op.Tag, Issue: w.T.T, Channel: int32(op.Channel)}
-	if c.cfg.DCIs > 0 {
-		m.QP = int32(op.Channel % c.cfg.DCIs)
-	} else {
-		m.QP = int32(op.Dst*c.cfg.QPsPerPeer + op.Channel%c.cfg.QPsPerPeer)
-	}
+	m.QP = int32(c.cfg.queue(op.Dst, op.Channel))
 	c.fab.SetMsg(p.msg, m)
 	c.step(e, pReserve, pi)
 }
@@ -407,14 +433,30 @@ func (c *conn) Resources() transport.Resources {
 		r.ConnMissRate = float64(misses) / float64(hits+misses)
 	}
 	if c.cfg.DCIs > 0 {
-		r.DCIsPerNIC = c.cfg.DCIs
+		r.DCIsPerNIC = perNIC
 		// Active connections: DCIs and the DCTs others target here, once
 		// anything went through the NIC (not when NVLink carried all).
 		if used > 0 {
-			r.ActiveConnPerNIC = c.cfg.DCIs + c.dcts
+			r.ActiveConnPerNIC = perNIC + c.dcts
 		}
 	}
+	if n := c.cfg.reservedPerNIC(c.env.Ranks); n > 0 {
+		r.Own = map[string]int{ReservedResource: n}
+	}
 	return r
+}
+
+// ReservedResource names, in Resources.Own, the queues per NIC (of
+// QPsPerNIC, and of DCIsPerNIC under DC) that reserved traffic has to
+// itself: the layer's own are the rest.
+const ReservedResource = "reserved queues/NIC"
+
+// reservedPerNIC is how many of a NIC's queues are reserved.
+func (c Config) reservedPerNIC(ranks int) int {
+	if c.DCIs > 0 {
+		return c.Reserved
+	}
+	return ranks * c.Reserved
 }
 
 // QueueDepth is the WQEs one send queue holds, for workloads that check it

@@ -9,12 +9,13 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"moebench/internal/inputfile"
 )
 
 // Built-in profiles are folders of JSON parts (data/NAME/*.json), merged in
@@ -106,12 +107,12 @@ func Builtins() []string {
 // must define every constant of the schema.
 func Load(spec string) (*Profile, error) {
 	if strings.TrimSpace(spec) == "" {
-		return nil, errors.New("profile: empty profile name")
+		return nil, nameError{errors.New("profile: empty profile name")}
 	}
 	p := &Profile{vals: map[string]Constant{}, reads: &readSet{names: map[string]bool{}}}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
-		if err := p.merge(part, 0); err != nil {
+		if err := p.merge(part, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -132,33 +133,93 @@ func MustLoad(spec string) *Profile {
 	return p
 }
 
-func (p *Profile) merge(ref string, depth int) error {
-	if depth > 4 {
-		return fmt.Errorf("profile %s: base chain deeper than 4 (a loop?)", ref)
+// maxBaseDepth bounds a chain of bases: a calibration fragment on a
+// platform file on a built-in is three deep.
+const maxBaseDepth = 4
+
+// MaxFileBytes bounds a profile file: the largest built-in profile is about
+// 40 KB of constants with their sources, and a calibration fragment adds
+// its raw measurement, well under a megabyte; 16 MiB is far past both, and
+// small enough to parse in a few hundred megabytes at worst.
+const MaxFileBytes = 16 << 20
+
+// ErrUnknownName is wrapped by Load's error when an entry of the spec
+// itself names no built-in profile, a mistake in the spec rather than in
+// a file (a file's unknown base is the file's fault).
+var ErrUnknownName = errors.New("unknown profile name")
+
+type nameError struct{ error }
+
+func (nameError) Is(target error) bool { return target == ErrUnknownName }
+
+// chainError says a chain of bases loops or runs too deep; it is reported
+// once, not wrapped again by each file of the chain.
+type chainError struct{ msg string }
+
+func (e *chainError) Error() string { return e.msg }
+
+// merge merges ref, named by the files in chain (outermost first) as
+// their bases.
+func (p *Profile) merge(ref string, chain []part) error {
+	key := ref
+	if !isBuiltinName(ref) {
+		if abs, err := filepath.Abs(ref); err == nil {
+			key = abs
+		}
+	}
+	names := func() string {
+		var s []string
+		for _, c := range chain {
+			s = append(s, c.label)
+		}
+		return strings.Join(append(s, filepath.Clean(ref)), " → ")
+	}
+	for _, c := range chain {
+		if c.key == key {
+			return &chainError{fmt.Sprintf("profile %s: its chain of bases loops: %s", chain[0].label, names())}
+		}
+	}
+	if len(chain) > maxBaseDepth {
+		return &chainError{fmt.Sprintf("profile %s: its chain of bases is deeper than %d: %s", chain[0].label, maxBaseDepth, names())}
 	}
 	parts, err := read(ref)
 	if err != nil {
+		if _, ok := err.(nameError); ok && len(chain) > 0 {
+			err = errors.New(err.Error()) // a file's base: the file's fault
+		}
 		return err
 	}
 	for _, part := range parts {
-		if err := p.mergeFile(part.label, part.data, depth); err != nil {
+		part.key = key
+		if err := p.mergeFile(part, chain); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *Profile) mergeFile(label string, data []byte, depth int) error {
-	f, err := Parse(label, data)
+func (p *Profile) mergeFile(pt part, chain []part) error {
+	label := pt.label
+	f, err := Parse(label, pt.data)
 	if err != nil {
 		return err
 	}
 	if f.Base != "" {
-		if err := p.merge(f.Base, depth+1); err != nil {
+		base := f.Base
+		// A file's relative base is beside the file, wherever moebench
+		// runs; a built-in name stays a name.
+		if pt.dir != "" && !isBuiltinName(base) && !filepath.IsAbs(base) {
+			base = filepath.Join(pt.dir, base)
+		}
+		if err := p.merge(base, append(slices.Clone(chain), pt)); err != nil {
+			var ce *chainError
+			if errors.As(err, &ce) {
+				return err
+			}
 			return fmt.Errorf("%s: base %q: %w", label, f.Base, err)
 		}
 	}
-	if p.Name == "" || depth == 0 {
+	if p.Name == "" || len(chain) == 0 {
 		p.Name = f.Name
 		if f.Description != "" {
 			p.Description = f.Description
@@ -177,14 +238,19 @@ func (p *Profile) mergeFile(label string, data []byte, depth int) error {
 type part struct {
 	label string
 	data  []byte
+	dir   string // the folder of a file, "" for a built-in part
+	key   string // what a loop of bases is told by: a name or an absolute path
 }
 
+// isBuiltinName tells a built-in profile's name from a file path.
+func isBuiltinName(ref string) bool { return !strings.ContainsAny(ref, "/.\\") }
+
 func read(ref string) ([]part, error) {
-	if !strings.ContainsAny(ref, "/.\\") {
+	if isBuiltinName(ref) {
 		ents, err := builtin.ReadDir("data/" + ref)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
-				ref, strings.Join(Builtins(), ", "))
+		if err != nil || ref == "" {
+			return nil, nameError{fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
+				ref, strings.Join(Builtins(), ", "))}
 		}
 		var parts []part
 		for _, e := range ents {
@@ -195,15 +261,15 @@ func read(ref string) ([]part, error) {
 			if err != nil {
 				return nil, fmt.Errorf("profile %s: %w", ref, err)
 			}
-			parts = append(parts, part{ref + "/" + e.Name(), data})
+			parts = append(parts, part{label: ref + "/" + e.Name(), data: data})
 		}
 		return parts, nil
 	}
-	data, err := os.ReadFile(ref)
+	data, err := inputfile.ReadFile(ref, "a profile file", MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	return []part{{filepath.Clean(ref), data}}, nil
+	return []part{{label: filepath.Clean(ref), data: data, dir: filepath.Dir(ref)}}, nil
 }
 
 // File is a profile file as written: possibly a fragment of the schema.
