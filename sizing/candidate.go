@@ -191,17 +191,19 @@ func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 				if o.Label != "" {
 					c.Name += " " + o.Label
 				}
-				if bg.CTAs > 0 {
-					c.Queues = "shared"
-					if bg.Reserved {
-						c.Queues = "reserved"
-					}
-					c.Name += " " + c.Queues
-				}
 				// Build the transport as moebench run does: reserved
-				// background gets queues beyond the layer's.
+				// background gets queues beyond the layer's, which the
+				// name counts apart from the knobs' (the layer's own).
 				layer, reserved := moe.Channels(d.Routing.Shape, d.Mode, d.NumSMs, bg)
 				c.needs = transport.Needs{Channels: layer, Reserved: reserved}
+				switch {
+				case bg.CTAs > 0 && bg.Reserved:
+					c.Queues = "reserved"
+					c.Name += fmt.Sprintf(" +%d reserved", reserved)
+				case bg.CTAs > 0:
+					c.Queues = "shared"
+					c.Name += " shared"
+				}
 				out = append(out, c)
 			}
 		}

@@ -371,3 +371,37 @@ func TestPairTellsApart(t *testing.T) {
 		}
 	}
 }
+
+// Under reserved background a candidate keeps the layer's queues its
+// knobs name and counts the reserved ones on top, in its name and its
+// resources: RC one QP more per peer, DC one DCI more per NIC.
+func TestReservedCandidatesCountTheirQueues(t *testing.T) {
+	t.Parallel()
+	d := deployment(t, 16, 256, 4)
+	d.Background, d.BothQueues = moe.Background{CTAs: 2, Bytes: 8}, true
+	st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"), Knobs: map[string][]int{"qps-per-peer": {1}, "dcis": {16}}}}
+	cands, err := Candidates(&st.Deployment, st.Space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.estimate(cands); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		name           string
+		qps, dcis, own int
+	}
+	var got []row
+	for _, c := range cands {
+		got = append(got, row{c.Name, c.Resources.QPsPerNIC, c.Resources.DCIsPerNIC, c.Resources.Own["reserved queues/NIC"]})
+	}
+	want := []row{
+		{"mini-gda qps=1 shared", 16, 0, 0},
+		{"mini-gda qps=1 +1 reserved", 32, 0, 16},
+		{"dc dcis=16 shared", 16, 16, 0},
+		{"dc dcis=16 +1 reserved", 17, 17, 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates\n got %v\nwant %v", got, want)
+	}
+}

@@ -154,12 +154,13 @@ var readmeQuotes = []struct {
 			"same run gives a {buf/deepep-v1/dispatch/mean_us} µs dispatch (combine {buf/deepep-v1/combine/mean_us} µs)",
 		}},
 	{map[string][]string{
-		"idle":     {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda"},
-		"shared":   {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda", "--background", "bulk:16:shared"},
-		"reserved": {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda", "--background", "bulk:16:reserved"}},
+		"idle":     {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda,dc"},
+		"shared":   {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda,dc", "--background", "bulk:16:shared"},
+		"reserved": {"run", "--tokens", "4", "--transport", "mini-proxy,mini-gda,dc", "--background", "bulk:16:reserved"}},
 		[]string{
 			"| mini-proxy (T4/R32/B16) | {idle/mini-proxy/dispatch/mean_us} µs | {shared/mini-proxy/dispatch/mean_us} µs | {reserved/mini-proxy/dispatch/mean_us} µs |",
 			"| mini-gda | {idle/mini-gda/dispatch/mean_us} µs | {shared/mini-gda/dispatch/mean_us} µs | {reserved/mini-gda/dispatch/mean_us} µs |",
+			"| dc | {idle/dc/dispatch/mean_us} µs | {shared/dc/dispatch/mean_us} µs | {reserved/dc/dispatch/mean_us} µs |",
 		}},
 }
 

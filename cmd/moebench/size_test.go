@@ -145,11 +145,13 @@ func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
 	for _, c := range doc.Candidates {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "mini-gda qps=1 shared,mini-gda qps=1 reserved" {
+	if strings.Join(names, ",") != "mini-gda qps=1 shared,mini-gda qps=1 +1 reserved" {
 		t.Fatalf("candidates %v", names)
 	}
-	if r := doc.Candidates[1].Resources; r.QPsPerNIC <= doc.Candidates[0].Resources.QPsPerNIC {
-		t.Errorf("reserved queues hold no more QPs (%d) than shared ones (%d)", r.QPsPerNIC, doc.Candidates[0].Resources.QPsPerNIC)
+	// One QP per peer for the layer, as asked, and one reserved: twice the
+	// shared candidate's.
+	if r := doc.Candidates[1].Resources; r.QPsPerNIC != 2*doc.Candidates[0].Resources.QPsPerNIC {
+		t.Errorf("reserved queues hold %d QPs, want twice the shared ones' %d", r.QPsPerNIC, doc.Candidates[0].Resources.QPsPerNIC)
 	}
 }
 

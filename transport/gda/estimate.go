@@ -25,18 +25,13 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 	}
 	np := hw.NewNICParams(p)
 	dc := c.DCIs > 0
-	perNIC := d.Ranks * c.QPsPerPeer
+	perNIC := c.queuesPerNIC(d.Ranks)
 	dcts := 0
 	if dc {
-		perNIC, dcts = c.DCIs, max(1, c.DCTs)
+		dcts = max(1, c.DCTs)
 	}
 	// The queue an operation goes through, as Conn.Post picks it.
-	queue := func(f *transport.Flow) int {
-		if dc {
-			return int(f.Channel) % c.DCIs
-		}
-		return int(f.Dst)*c.QPsPerPeer + int(f.Channel)%c.QPsPerPeer
-	}
+	queue := func(f *transport.Flow) int { return c.queue(int(f.Dst), int(f.Channel)) }
 	// Flows come sorted by source and destination, so each queue sees
 	// its destinations in order and counting changes counts them.
 	type qkey struct{ src, q int32 }
@@ -89,8 +84,11 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		QueueBytesPerRank: int64(perNIC) * int64(c.Depth) * 64,
 	}}
 	if dc {
-		est.Resources.DCIsPerNIC = c.DCIs
-		est.Resources.ActiveConnPerNIC = c.DCIs + dcts
+		est.Resources.DCIsPerNIC = perNIC
+		est.Resources.ActiveConnPerNIC = perNIC + dcts
+	}
+	if n := c.reservedPerNIC(d.Ranks); n > 0 {
+		est.Resources.Own = map[string]int{ReservedResource: n}
 	}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A send queue serves one doorbell at a time: a doorbell's handling

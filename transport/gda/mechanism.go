@@ -84,19 +84,19 @@ func (m mechanism) Build(cfg any, name string, s transport.Settings, n transport
 
 // With is c named name for a workload of needs n, with the knobs of s
 // (qps-per-peer, dcis, ordering) over its own values. QPs per peer cover
-// the layer's channels when PerChannelQPs is set, and a reserved
-// background's queues past them.
+// the layer's channels when PerChannelQPs is set; the knobs say what the
+// layer's own traffic gets, and a reserved background's queues come on
+// top of them (RC QPs per peer, or DCIs per NIC), never in their place.
 func (c Config) With(name string, s transport.Settings, n transport.Needs) (Config, error) {
 	c.Name = name
 	if c.PerChannelQPs && n.Channels > 0 {
 		c.QPsPerPeer = max(c.QPsPerPeer, n.Channels)
 	}
-	q := s.Int(qpsKnob.Name)
-	if n.Reserved > 0 {
-		q = max(q, n.Channels) + n.Reserved
-	}
-	if q > 0 && c.DCIs == 0 {
+	if q := s.Int(qpsKnob.Name); q > 0 && c.DCIs == 0 {
 		c.QPsPerPeer = q
+	}
+	if n.Reserved > 0 {
+		c.Reserved, c.ReservedFrom = n.Reserved, n.Channels
 	}
 	if d := s.Int(dcisKnob.Name); d > 0 && c.DCIs > 0 {
 		c.DCIs = d
