@@ -2,6 +2,8 @@ package plot
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -43,6 +45,9 @@ type Panel struct {
 	// LegendBottom puts the legend in the bottom left corner instead of
 	// the top left (a Pareto front leaves that corner empty).
 	LegendBottom bool
+	// XInteger and YInteger tick an axis of whole numbers (a layer index,
+	// a rank, a count) at whole numbers only.
+	XInteger, YInteger bool
 }
 
 // Series is one named set of points.
@@ -63,7 +68,10 @@ type Stacks struct {
 	Layers []Layer
 }
 
-// Layer is one stacked quantity across the groups.
+// Layer is one stacked quantity across the groups. The i-th layer of
+// Stacks is filled with Palette[i] whether or not the layers before it are
+// drawn, so a figure that lists its quantities in one order gives each the
+// same colour in every plot.
 type Layer struct {
 	Name   string
 	Values []float64
@@ -72,6 +80,57 @@ type Layer struct {
 // Identity is the y = x reference with an error band.
 type Identity struct {
 	Band float64
+}
+
+// Palette is the colours of stacked layers, in order: sixteen that stay
+// apart (at least 20 CIE76 units between any two), where gonum's own
+// palette has seven and repeats them.
+var Palette = []color.Color{
+	rgb(0x1f77b4), rgb(0xff7f0e), rgb(0x2ca02c), rgb(0xd62728), rgb(0x9467bd), rgb(0x8c564b), rgb(0xe377c2), rgb(0x7f7f7f),
+	rgb(0xbcbd22), rgb(0x17becf), rgb(0xffe119), rgb(0x393b79), rgb(0xaaffc3), rgb(0xfabebe), rgb(0x00545c), rgb(0x000000),
+}
+
+func rgb(v uint32) color.NRGBA {
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+// ErrNoPoints is Render's error for a panel with nothing to draw: no point
+// a series can show and no bar above zero.
+var ErrNoPoints = errors.New("no point to draw")
+
+// Empty names the first panel of f with nothing to draw, or returns ""
+// when every panel has something.
+func (f Figure) Empty() string {
+	for i := range f.Panels {
+		if !f.Panels[i].drawable() {
+			if t := f.Panels[i].Title; t != "" {
+				return t
+			}
+			return fmt.Sprintf("panel %d", i+1)
+		}
+	}
+	return ""
+}
+
+// drawable reports whether pn has a point or a bar to draw.
+func (pn *Panel) drawable() bool {
+	for _, s := range pn.Series {
+		for k := range min(len(s.X), len(s.Y)) {
+			if usable(pn, s.X[k], s.Y[k]) {
+				return true
+			}
+		}
+	}
+	if pn.Stacks != nil {
+		for _, l := range pn.Stacks.Layers {
+			for _, v := range l.Values {
+				if v > 0 && !math.IsInf(v, 0) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Formats are the file types Render writes.
@@ -88,7 +147,8 @@ func FormatOf(path string) (string, error) {
 	return "", fmt.Errorf("%q: want a .svg or .png file", path)
 }
 
-// Render draws f as SVG or PNG.
+// Render draws f as SVG or PNG. It refuses, with ErrNoPoints, a figure
+// with a panel that has nothing to draw: an empty chart reads as a result.
 func Render(w io.Writer, format string, f Figure) error {
 	if len(f.Panels) == 0 {
 		return fmt.Errorf("plot: no panel to draw")
@@ -100,6 +160,9 @@ func Render(w io.Writer, format string, f Figure) error {
 			return fmt.Errorf("plot: panel %q: %w", f.Panels[i].Title, err)
 		}
 		plots[i] = p
+	}
+	if t := f.Empty(); t != "" {
+		return fmt.Errorf("plot: panel %q: %w", t, ErrNoPoints)
 	}
 	width, height := f.Width, f.Height
 	if width == 0 {
@@ -159,14 +222,23 @@ func build(pn *Panel) (*plot.Plot, error) {
 	if pn.XLabel == "" || pn.YLabel == "" {
 		return nil, fmt.Errorf("both axes need a label")
 	}
-	// Log axes plot log10 of the data on a linear axis with decade
-	// ticks: gonum's own log scale places a long axis label by the
-	// linear midpoint and squeezes the panel.
-	if pn.XLog {
-		p.X.Tick.Marker = decades{}
+	if pn.XInteger {
+		p.X.Tick.Marker = integers{}
 	}
-	if pn.YLog {
-		p.Y.Tick.Marker = decades{}
+	if pn.YInteger {
+		p.Y.Tick.Marker = integers{}
+	}
+	// Log axes plot log10 of the data on a linear axis, ticked where the
+	// data are: gonum's own log scale places a long axis label by the
+	// linear midpoint and squeezes the panel.
+	if pn.XLog || pn.YLog {
+		xs, ys := pn.logData()
+		if pn.XLog {
+			p.X.Tick.Marker = logTicks{data: xs}
+		}
+		if pn.YLog {
+			p.Y.Tick.Marker = logTicks{data: ys}
+		}
 	}
 	if pn.Identity != nil {
 		if err := identity(p, pn); err != nil {
@@ -220,30 +292,112 @@ func short(v float64) string {
 	return strconv.FormatFloat(r, 'g', -1, 64)
 }
 
-// decades ticks a log10 axis: a labelled major tick per power of ten, a
-// minor tick at each multiple in between.
-type decades struct{}
+// logTicks ticks a log10 axis where its data are, so that no label sits
+// over a range without a point. Up to maxDataTicks distinct values (a
+// swept knob: 8, 16, 32, 64 ranks) are labelled themselves; more are
+// labelled at each power of ten within their range, and at 2 and 5 times
+// one when that range is under two decades. Unlabelled ticks at each
+// multiple of a power of ten keep the scale readable.
+type logTicks struct {
+	data []float64 // log10 of the distinct values, ascending
+}
 
-func (decades) Ticks(lo, hi float64) []plot.Tick {
-	var t []plot.Tick
-	for e := math.Floor(lo); e <= math.Ceil(hi); e++ {
-		if e >= lo && e <= hi {
-			t = append(t, plot.Tick{Value: e, Label: short(math.Pow(10, e))})
+// maxDataTicks is the most distinct values a log axis labels one by one.
+const maxDataTicks = 10
+
+func (l logTicks) Ticks(lo, hi float64) []plot.Tick {
+	const eps = 1e-9
+	var major []plot.Tick
+	dlo, dhi := lo, hi
+	if n := len(l.data); n > 0 {
+		dlo, dhi = l.data[0], l.data[n-1]
+	}
+	if n := len(l.data); n > 0 && n <= maxDataTicks {
+		// Each value, but none within a twelfth of the axis of the last
+		// one labelled: their labels would overlap.
+		last := math.Inf(-1)
+		for _, v := range l.data {
+			if v-last >= (hi-lo)/12 {
+				major = append(major, plot.Tick{Value: v, Label: dataLabel(math.Pow(10, v))})
+				last = v
+			}
 		}
-		for m := 2.0; m < 10; m++ {
-			if v := e + math.Log10(m); v >= lo && v <= hi {
-				k := plot.Tick{Value: v}
-				if hi-lo < 2 && (m == 2 || m == 5) {
-					// Under two decades: label 2 and 5 too.
-					k.Label = short(m * math.Pow(10, e))
+	} else {
+		// A fiftieth of the axis of slack: 0.0999 and 0.1 share a label.
+		slack := max(eps, (hi-lo)/50)
+		for e := math.Floor(dlo - slack); e <= math.Ceil(dhi+slack); e++ {
+			for _, m := range []float64{1, 2, 5} {
+				v := e + math.Log10(m)
+				if v >= max(lo, dlo-slack) && v <= min(hi, dhi+slack) && (m == 1 || dhi-dlo < 2) {
+					major = append(major, plot.Tick{Value: v, Label: short(m * math.Pow(10, e))})
 				}
-				t = append(t, k)
+			}
+		}
+		if len(major) < 2 {
+			// Less than a decade between the values: label their ends.
+			major = []plot.Tick{{Value: dlo, Label: dataLabel(math.Pow(10, dlo))}, {Value: dhi, Label: dataLabel(math.Pow(10, dhi))}}
+		}
+	}
+	t := major
+	for e := math.Floor(lo); e <= math.Ceil(hi); e++ {
+		for m := 1.0; m < 10; m++ {
+			v := e + math.Log10(m)
+			if v >= lo && v <= hi && !slices.ContainsFunc(major, func(k plot.Tick) bool { return math.Abs(k.Value-v) < eps }) {
+				t = append(t, plot.Tick{Value: v})
 			}
 		}
 	}
-	if len(t) == 0 || !slices.ContainsFunc(t, func(k plot.Tick) bool { return k.Label != "" }) {
-		// Less than a decade: label the ends.
-		t = append(t, plot.Tick{Value: lo, Label: short(math.Pow(10, lo))}, plot.Tick{Value: hi, Label: short(math.Pow(10, hi))})
+	slices.SortStableFunc(t, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	return t
+}
+
+// dataLabel prints a data value on an axis: a whole number in full, any
+// other at three significant digits.
+func dataLabel(v float64) string {
+	if r := math.Round(v); math.Abs(v-r) < 1e-9*max(1, math.Abs(v)) && math.Abs(r) < 1e15 {
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// logData is the distinct log10 values of the points pn draws, per axis,
+// ascending.
+func (pn *Panel) logData() (xs, ys []float64) {
+	for _, s := range pn.Series {
+		for k := range min(len(s.X), len(s.Y)) {
+			if usable(pn, s.X[k], s.Y[k]) {
+				xy := pn.xy(s.X[k], s.Y[k])
+				xs, ys = append(xs, xy.X), append(ys, xy.Y)
+			}
+		}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	slices.Sort(xs)
+	slices.Sort(ys)
+	return slices.CompactFunc(xs, near), slices.CompactFunc(ys, near)
+}
+
+// integers ticks an axis of whole numbers (a layer index, a rank) at
+// whole numbers only: gonum's ticks for 0 to 1 include 0.5.
+type integers struct{}
+
+func (integers) Ticks(lo, hi float64) []plot.Tick {
+	var t []plot.Tick
+	labelled := 0
+	for _, k := range (plain{}).Ticks(lo, hi) {
+		if k.Value == math.Trunc(k.Value) {
+			t = append(t, k)
+			if k.Label != "" {
+				labelled++
+			}
+		}
+	}
+	if a, b := math.Ceil(lo), math.Floor(hi); labelled < 2 && b-a <= 10 {
+		// A short axis: label each whole number on it.
+		t = nil
+		for v := a; v <= b; v++ {
+			t = append(t, plot.Tick{Value: v, Label: short(v)})
+		}
 	}
 	return t
 }
@@ -323,10 +477,12 @@ func stacks(p *plot.Plot, st *Stacks) error {
 	if len(st.Groups) == 0 {
 		return fmt.Errorf("stacked bars without groups")
 	}
+	if len(st.Layers) > len(Palette) {
+		return fmt.Errorf("%d layers, more than the %d colours that stay apart", len(st.Layers), len(Palette))
+	}
 	var below *plotter.BarChart
 	width := vg.Points(min(40, 300/float64(len(st.Groups))))
-	n := 0
-	for _, l := range st.Layers {
+	for i, l := range st.Layers {
 		if len(l.Values) != len(st.Groups) {
 			return fmt.Errorf("layer %q: %d values for %d groups", l.Name, len(l.Values), len(st.Groups))
 		}
@@ -343,7 +499,7 @@ func stacks(p *plot.Plot, st *Stacks) error {
 		if err != nil {
 			return err
 		}
-		b.Color = plotutil.Color(n)
+		b.Color = Palette[i]
 		b.LineStyle.Width = vg.Points(0.3)
 		if below != nil {
 			b.StackOn(below)
@@ -351,7 +507,6 @@ func stacks(p *plot.Plot, st *Stacks) error {
 		p.Add(b)
 		p.Legend.Add(l.Name, b)
 		below = b
-		n++
 	}
 	p.NominalX(st.Groups...)
 	// Room on the right for the legend, clear of the bars.
