@@ -25,6 +25,11 @@ type Study struct {
 	// Progress, when set, is called after each run with the runs done and
 	// the runs this study (or shard) does at most.
 	Progress func(done, total int, name string)
+	// Ready, when set, is called once every candidate is built, checked
+	// and estimated, before any is modelled: the caller's last chance to
+	// refuse the study before its work (every model has read its
+	// constants by then).
+	Ready func() error
 }
 
 // Limits are the constraints a candidate must meet.
@@ -81,6 +86,11 @@ func (s *Study) Run(index, count int) ([]Candidate, error) {
 	}
 	s.reject(cands)
 	classes(cands)
+	if s.Ready != nil {
+		if err := s.Ready(); err != nil {
+			return nil, err
+		}
+	}
 	mine := func(c *Candidate) bool { return c.Index%count == index }
 
 	// Wave 1: per preset and queue policy, the candidate with the lowest
@@ -179,6 +189,17 @@ func (s *Study) estimate(cands []Candidate) error {
 		if err != nil {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
+		}
+		// What no run of it could change fails it unrun: queues too
+		// shallow for the mode, more memory or queues than the hardware
+		// has. The figures below still say what it would take.
+		err = moe.Precheck(shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg})
+		switch {
+		case errors.Is(err, moe.ErrQueueDepth) || errors.Is(err, moe.ErrOverCapacity):
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
+		case err != nil:
+			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}
 		est, ok := tr.(transport.Estimator)
 		if !ok {

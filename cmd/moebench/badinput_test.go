@@ -301,7 +301,7 @@ func npz(name string, member []byte) []byte {
 // second round's, kept in files of their own (badinput_*_test.go).
 func badInputs() []badInput {
 	var all []badInput
-	for _, area := range [][]badInput{badInputsRoundOne(), badInputsSizes(), badInputsRefusals(), badInputsReads(), badInputsOutputs(), badInputsMechanisms(), badInputsDocs()} {
+	for _, area := range [][]badInput{badInputsRoundOne(), badInputsSizes(), badInputsRefusals(), badInputsReads(), badInputsOutputs(), badInputsMechanisms(), badInputsDocs(), badInputsPlots()} {
 		all = append(all, area...)
 	}
 	return all
@@ -549,8 +549,8 @@ func badInputsRoundOne() []badInput {
 	}
 }
 
-// Every command's --help is on stdout, exits 0, and moebench help CMD
-// prints the same.
+// Every command's --help is on stdout, once, exits 0, and -h and
+// moebench help CMD print the same.
 func TestHelpOnStdout(t *testing.T) {
 	t.Parallel()
 	cmds := [][]string{{"trace", "gen"}, {"trace", "convert"}, {"trace", "inspect"}}
@@ -566,6 +566,13 @@ func TestHelpOnStdout(t *testing.T) {
 			}
 			if out.Len() == 0 || errb.Len() != 0 || !strings.HasPrefix(out.String(), "Usage") {
 				t.Fatalf("--help: stdout %.200q, stderr %.200q", out.String(), errb.String())
+			}
+			if n := strings.Count(out.String(), "Usage: moebench"); n != 1 {
+				t.Errorf("--help prints its usage %d times, want once", n)
+			}
+			var short bytes.Buffer
+			if err := run(append(slices.Clone(c), "-h"), &short, io.Discard); err != nil || short.String() != out.String() {
+				t.Errorf("-h differs from --help (error %v)", err)
 			}
 			var viaHelp bytes.Buffer
 			if err := run(append([]string{"help"}, c...), &viaHelp, io.Discard); err != nil {

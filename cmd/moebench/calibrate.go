@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/native"
 	"moebench/transport/gda"

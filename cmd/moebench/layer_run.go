@@ -227,6 +227,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
+	// What makes a point impossible, and a --set nothing reads, refuse
+	// the command before any layer is built.
+	if err := f.precheck(name, base, configs, presets); err != nil {
+		return err
+	}
 	softMemoryLimit(f.budget.bytes)
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
@@ -308,9 +313,6 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bar.Done()
-	if err := checkSetsRead(name, base, f.prof.sets); err != nil {
-		return err
-	}
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
 	f.limitNote = describeLimit(spec.Limit, fs)
@@ -544,8 +546,7 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 // runOne runs one point; progress, when not nil, hears of delivered
 // messages as the simulation runs.
 func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
-	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
+	tr, err := precheckOne(f, c, prof, p)
 	if err != nil {
 		return nil, err
 	}

@@ -147,6 +147,9 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := rp.setTrace(&f, fs, src); err != nil {
 		return err
 	}
+	if err := rp.precheck(f.prof.sets); err != nil {
+		return err
+	}
 	bar := report.NewProgress(stderr, "moebench replay", rp.expected(), report.ProgressOptions{Force: f.progress})
 	progress := func(g *replay.Group, done int) {
 		bar.Step(fmt.Sprintf("step %d layer %d", g.Step, g.Layer))
@@ -280,7 +283,7 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, err
 	}
 	rp.knobs = one[0].knobs
-	if rp.prof, err = f.prof.loadFor("replay", &f.out); err != nil {
+	if rp.prof, err = f.prof.load(); err != nil {
 		return nil, err
 	}
 	return rp, nil

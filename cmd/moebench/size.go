@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -118,7 +119,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if !sh.All() && f.plot != "" {
 		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
 	}
-	prof, err := f.prof.loadFor("size", &f.out)
+	prof, err := f.prof.load()
 	if err != nil {
 		return err
 	}
@@ -130,6 +131,8 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	study.Log = log
+	// Every candidate's models are built by then, none modelled yet.
+	study.Ready = func() error { return checkSetsRead("size", prof, f.prof.sets) }
 	if study.Deployment.InTurn {
 		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", fmtBytes(f.budget.bytes)))
 	}
@@ -146,6 +149,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		bar.Done()
 	}
 	if err != nil {
+		if errors.Is(err, errUsage) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if !sh.All() {

@@ -57,11 +57,11 @@ func newTraceFlags(name, synopsis, examples string, stdout io.Writer) *pflag.Fla
 	return fs
 }
 
-// parseTraceFlags parses args; help is reported as (true, nil).
+// parseTraceFlags parses args; help is reported as (true, nil). pflag has
+// already printed the usage on --help, so it is not printed again here.
 func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
 			return true, nil
 		}
 		return false, fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
@@ -245,6 +245,9 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: trace convert: --out FILE is required", errUsage)
 	}
 	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
+	if err := checkFiles([]fileArg{{"--out", *out}}, posArgs(fs.Args())); err != nil {
 		return err
 	}
 	if *from != "" {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"moebench/transport/gda"
 	"moebench/transport/profile"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/transport/mech"
 )

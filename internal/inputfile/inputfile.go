@@ -50,16 +50,19 @@ func ReadFile(path, what string, limit int64) ([]byte, error) {
 		}
 		hint = st.Size()
 	}
-	return readAll(NewReader(f, path, what, limit), hint)
+	return readAll(NewReader(f, path, what, limit), hint, limit)
 }
 
-// readAll reads r to its end into a buffer sized for hint bytes, growing
-// it only as more arrives.
-func readAll(r io.Reader, hint int64) ([]byte, error) {
-	buf := make([]byte, 0, hint+512)
+// readAll reads r, which stops past limit bytes, to its end into a buffer
+// sized for hint bytes, doubling it only as more arrives, so that an input
+// of unknown size costs at most twice the limit.
+func readAll(r io.Reader, hint, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(hint, limit)+1)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			nb := make([]byte, len(buf), min(max(2*int64(cap(buf)), 64<<10), limit+1))
+			copy(nb, buf)
+			buf = nb
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -22,29 +22,53 @@ func DecodeJSON(name string, data []byte, v any) error {
 // JSONError rewrites an error of encoding/json decoding data, the content
 // of the file name, as "NAME:LINE: field a.b: want a number, not a string":
 // the file, the line and the field at fault, with the JSON kinds in words,
-// where Go's message names Go types and struct fields. An error of
-// another kind is returned prefixed with name.
+// where Go's message names Go types and struct fields. With name "" it
+// begins "line LINE:", for a caller that names the file itself.
 func JSONError(name string, data []byte, err error) error {
-	line := func(off int64) int {
-		return 1 + bytes.Count(data[:max(0, min(int(off), len(data)))], []byte("\n"))
-	}
+	var off int64 = -1
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s:%d: not valid JSON: %s", name, line(syn.Offset), strings.TrimPrefix(syn.Error(), "json: "))
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	at := name
+	if off >= 0 {
+		line := 1 + bytes.Count(data[:max(0, min(int(off), len(data)))], []byte("\n"))
+		if name == "" {
+			at = fmt.Sprintf("line %d", line)
+		} else {
+			at = fmt.Sprintf("%s:%d", name, line)
+		}
+	}
+	if at == "" {
+		return errors.New(JSONProblem(err))
+	}
+	return fmt.Errorf("%s: %s", at, JSONProblem(err))
+}
+
+// JSONProblem words an error of encoding/json without its position: for
+// JSON that is part of a file, where the file's line is not known.
+func JSONProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return "not valid JSON: " + strings.TrimPrefix(syn.Error(), "json: ")
 	case errors.As(err, &typ):
 		where := ""
 		if typ.Field != "" {
-			where = " field " + typ.Field + ":"
+			where = "field " + typ.Field + ": "
 		}
-		return fmt.Errorf("%s:%d:%s want %s, not %s", name, line(typ.Offset), where, kindOf(typ.Type), article(typ.Value))
+		return fmt.Sprintf("%swant %s, not %s", where, kindOf(typ.Type), article(typ.Value))
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s: the JSON ends early (cut short?)", name)
+		return "the JSON ends early (cut short?)"
 	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%s: empty, want a JSON object", name)
+		return "empty, want a JSON object"
 	}
-	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "json: "))
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // kindOf names the JSON a Go type decodes from.

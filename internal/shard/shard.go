@@ -262,8 +262,8 @@ func MergeSweep(files []File) (*Merged, error) {
 	n := 0
 	for i, f := range files {
 		doc := &docs[i]
-		if err := json.Unmarshal(f.Data, doc); err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Path, err)
+		if err := inputfile.DecodeJSON(f.Path, f.Data, doc); err != nil {
+			return nil, err
 		}
 		if len(doc.Results) != len(doc.Shard.Points) {
 			return nil, fmt.Errorf("%s: %d results for %d points", f.Path, len(doc.Results), len(doc.Shard.Points))

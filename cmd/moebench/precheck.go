@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"moebench/moe"
+	"moebench/transport"
+	"moebench/transport/preset"
+	"moebench/transport/profile"
+)
+
+// precheck refuses, before any routing is generated or any layer built, a
+// configuration that cannot run or cannot be deployed (queues too shallow
+// for the mode, buffers larger than the GPU, more queues than the NIC
+// holds), naming the point when there are several, and then a --set that
+// no model of these points reads: the models are built, not run, and read
+// their constants as they are built.
+func (f *layerFlags) precheck(command string, base *profile.Profile, configs []config, presets []preset.Preset) error {
+	for _, c := range configs {
+		prof, err := withSets(base, c.sets)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		for _, p := range presets {
+			if _, err := precheckOne(f, c, prof, p); err != nil {
+				if len(configs) > 1 {
+					return fmt.Errorf("%w: point EP%d × %d tokens × %d experts, %s mode%s: %s", errUsage,
+						c.shape.Ranks, c.shape.Tokens, c.shape.Physical(), c.mode, pointSets(c), message(err))
+				}
+				return err
+			}
+		}
+	}
+	return checkSetsRead(command, base, f.prof.sets)
+}
+
+// pointSets is a point's --set values and knobs for a message, "" when none.
+func pointSets(c config) string {
+	var s []string
+	for k, v := range c.knobs {
+		s = append(s, "--"+k+" "+v)
+	}
+	for _, kv := range c.sets {
+		s = append(s, "--set "+kv)
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(s, " ")
+}
+
+// precheckOne builds c's transport of preset p and checks the layer on it
+// without running it (moe.Precheck); the errors name the flags at fault.
+func precheckOne(f *layerFlags, c config, prof *profile.Profile, p preset.Preset) (transport.Transport, error) {
+	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
+	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
+	if err != nil {
+		return nil, err
+	}
+	err = moe.Precheck(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg})
+	if err != nil {
+		return nil, precheckErr(c, p, err)
+	}
+	return tr, nil
+}
+
+// precheckErr turns a layer's refusal into a usage error naming the flags.
+func precheckErr(c config, p preset.Preset, err error) error {
+	var ce *moe.CapacityError
+	switch {
+	case errors.Is(err, moe.ErrQueueDepth):
+		return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
+	case errors.As(err, &ce):
+		return fmt.Errorf("%w: preset %s: %s: %v", errUsage, p.Name, capacityFlags(c, ce), err)
+	}
+	m := err.Error()
+	for _, field := range []string{"num-sms:", "top-k:", "chunk:", "nvlink:", "background:"} {
+		if strings.HasPrefix(m, field) {
+			return fmt.Errorf("%w: --%s", errUsage, strings.Replace(m, "top-k:", "topk:", 1))
+		}
+	}
+	if e := shapeErr(err); e.Error() != m {
+		return fmt.Errorf("%w: %v", errUsage, e)
+	}
+	return fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+}
+
+// capacityFlags names the flags that set what went over a capacity.
+func capacityFlags(c config, ce *moe.CapacityError) string {
+	s := c.shape
+	switch {
+	case ce.Kind == moe.CapacityMemory && c.mode == moe.LL:
+		return fmt.Sprintf("--experts %d, --tokens %d, --hidden %d", s.Physical(), s.Tokens, s.Hidden)
+	case ce.Kind == moe.CapacityMemory:
+		return fmt.Sprintf("--hidden %d, --ranks %d, --gpus-per-node %d", s.Hidden, s.Ranks, s.GPUsPerNode)
+	case ce.DC:
+		if v, ok := c.knobs["dcis"]; ok {
+			return "--dcis " + v
+		}
+		return "--dcis"
+	}
+	if v, ok := c.knobs["qps-per-peer"]; ok {
+		return fmt.Sprintf("--ranks %d, --qps-per-peer %s", s.Ranks, v)
+	}
+	if c.mode == moe.LL {
+		return fmt.Sprintf("--ranks %d, --experts %d (%d per rank, a QP to each peer for each)", s.Ranks, s.Physical(), s.LocalExperts())
+	}
+	return fmt.Sprintf("--ranks %d", s.Ranks)
+}
+
+// precheck checks the layer of every (step, layer) group on each preset
+// before the trace is replayed, as run does: at one token a rank, since
+// each group's busiest rank sets its own (and runOne checks each group
+// again at that), then refuses a --set that none of their models reads.
+func (rp *replayer) precheck(sets []string) error {
+	c := config{shape: rp.base, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
+	for _, p := range rp.presets {
+		if _, err := precheckOne(&rp.lf, c, rp.prof, p); err != nil {
+			return err
+		}
+	}
+	return checkSetsRead("replay", rp.prof, sets)
+}
