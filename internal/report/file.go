@@ -233,6 +233,23 @@ func userPath(err error, path string) error {
 	return err
 }
 
+// renamed is err with the temporary file's name tmp replaced by path in
+// its message; errors.Is and As still see err.
+func renamed(err error, tmp, path string) error {
+	if !strings.Contains(err.Error(), tmp) {
+		return err
+	}
+	return &renamedError{msg: strings.ReplaceAll(err.Error(), tmp, path), err: err}
+}
+
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
+
 // Pending is an output written in full to a temporary file beside its
 // destination and not yet in place: Commit renames it there, Discard
 // removes it. A command that writes several files prepares every one
@@ -289,7 +306,9 @@ func Prepare(path string, write func(io.Writer) error) (_ *Pending, err error) {
 		}
 	}()
 	if err = write(f); err != nil {
-		return nil, fail(err)
+		// The writer's own error may be about an input: only the
+		// temporary file's name is replaced.
+		return nil, fmt.Errorf("writing %s: %w", path, renamed(err, p.tmp, path))
 	}
 	if err = f.Sync(); err != nil {
 		return nil, fail(err)
@@ -310,11 +329,11 @@ func writeInPlace(dest, path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, userPath(err, path))
 	}
 	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = userPath(cerr, path)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, userPath(err, path))
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

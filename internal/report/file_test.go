@@ -289,3 +289,22 @@ func TestSameFile(t *testing.T) {
 		}
 	}
 }
+
+// A writer's error keeps what it says about other files, and names the
+// destination where it names the temporary file.
+func TestWriteFileAtomicWriterErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	_, inputErr := os.Open(filepath.Join(dir, "input.bin"))
+	err := WriteFileAtomic(path, func(io.Writer) error { return fmt.Errorf("reading: %w", inputErr) })
+	if err == nil || !strings.Contains(err.Error(), "input.bin") || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an input's error became %v", err)
+	}
+	err = WriteFileAtomic(path, func(w io.Writer) error {
+		return fmt.Errorf("encode: %w", &os.PathError{Op: "write", Path: w.(*os.File).Name(), Err: errors.ErrUnsupported})
+	})
+	if err == nil || !strings.Contains(err.Error(), "encode: write "+path) || strings.Contains(err.Error(), tempMark) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("the temporary file's error became %v", err)
+	}
+}
