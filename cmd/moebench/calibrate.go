@@ -117,13 +117,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		base = b
 	}
 	if o.fromRaw != "" {
-		data, err := os.ReadFile(o.fromRaw)
+		data, err := readMeasured("--from-raw", o.fromRaw)
 		if err != nil {
-			return fmt.Errorf("--from-raw: %w", err)
+			return err
 		}
 		var m gda.Measured
 		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
+			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, inputfile.JSONError("", data, err))
 		}
 		return finishCalibration(m, base, o, stdout)
 	}

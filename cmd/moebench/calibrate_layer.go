@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/native"
 	nativelayer "moebench/native/layer"
@@ -33,13 +34,18 @@ func parseLayerMeasured(data []byte) (*nativelayer.Raw, bool, error) {
 		Runs     json.RawMessage `json:"runs"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, false, err
+		return nil, false, inputfile.JSONError("", data, err)
 	}
+	top := true
 	switch {
 	case probe.Layer != nil:
-		data = probe.Layer
+		data, top = probe.Layer, false
 	case probe.Measured != nil:
-		return parseLayerMeasured(probe.Measured)
+		r, ok, err := parseLayerMeasured(probe.Measured)
+		if err != nil {
+			err = fmt.Errorf("measured: %w", err)
+		}
+		return r, ok, err
 	case probe.Runs == nil:
 		return nil, false, nil
 	}
@@ -47,7 +53,10 @@ func parseLayerMeasured(data []byte) (*nativelayer.Raw, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, true, err
+		if !top { // a section: its lines are not the file's
+			return nil, true, fmt.Errorf("layer: %s", inputfile.JSONProblem(err))
+		}
+		return nil, true, inputfile.JSONError("", data, err)
 	}
 	if err := raw.Check(); err != nil {
 		return nil, true, err
@@ -73,9 +82,9 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	var raw *nativelayer.Raw
 	if o.fromRaw != "" {
 		for _, path := range splitList([]string{o.fromRaw}) {
-			data, err := os.ReadFile(path)
+			data, err := readMeasured("--from-raw", path)
 			if err != nil {
-				return fmt.Errorf("--from-raw: %w", err)
+				return err
 			}
 			r, ok, err := parseLayerMeasured(data)
 			switch {

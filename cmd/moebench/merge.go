@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/sizing"
@@ -71,7 +71,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 func readShards(paths []string) ([]shard.File, error) {
 	var files []shard.File
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := readResult(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
@@ -89,8 +89,8 @@ func mergeSize(shards []shard.File) (report.Header, *sizing.Result, error) {
 	var lim *sizing.Limits
 	for _, f := range shards {
 		var doc sizeShardDoc
-		if err := json.Unmarshal(f.Data, &doc); err != nil {
-			return report.Header{}, nil, fmt.Errorf("%s: %v", f.Path, err)
+		if err := inputfile.DecodeJSON(f.Path, f.Data, &doc); err != nil {
+			return report.Header{}, nil, err
 		}
 		if lim == nil {
 			lim = &doc.Limits

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/sizing"
@@ -31,7 +32,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	var secs []reportSection
 	for _, path := range fs.Args() {
-		data, err := os.ReadFile(path)
+		data, err := readResult(path)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
@@ -79,7 +80,7 @@ func buildSection(name string, data []byte) (reportSection, error) {
 		Shard  *json.RawMessage `json:"shard"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return reportSection{}, fmt.Errorf("not a moebench JSON result: %v", err)
+		return reportSection{}, fmt.Errorf("not a moebench JSON result: %v", inputfile.JSONError("", data, err))
 	}
 	if probe.Header == nil {
 		return reportSection{}, fmt.Errorf("not a moebench JSON result (no header): write it with --format json")
@@ -94,7 +95,7 @@ func buildSection(name string, data []byte) (reportSection, error) {
 	case "run", "sweep":
 		var d layerDoc
 		if err := json.Unmarshal(data, &d); err != nil {
-			return s, err
+			return s, inputfile.JSONError("", data, err)
 		}
 		s.Tables = append(s.Tables, tableOf("Dispatch and combine", layerTimeTable(&d)), tableOf("Resources", layerResourceTable(&d)))
 		fig = runFigure(&d)
@@ -104,7 +105,7 @@ func buildSection(name string, data []byte) (reportSection, error) {
 	case "size":
 		var d sizeDoc
 		if err := json.Unmarshal(data, &d); err != nil {
-			return s, err
+			return s, inputfile.JSONError("", data, err)
 		}
 		if d.Result == nil || d.Candidates == nil {
 			return s, fmt.Errorf("a size result without candidates")
@@ -125,14 +126,14 @@ func buildSection(name string, data []byte) (reportSection, error) {
 	case "replay":
 		var d replayJSONDoc
 		if err := json.Unmarshal(data, &d); err != nil {
-			return s, err
+			return s, inputfile.JSONError("", data, err)
 		}
 		s.Tables = append(s.Tables, tableOf("Layer time over the replay (slowest rank)", replayTable(&d)))
 		fig = replayFigure(&d)
 	case "validate":
 		var d validateDoc
 		if err := json.Unmarshal(data, &d); err != nil {
-			return s, err
+			return s, inputfile.JSONError("", data, err)
 		}
 		s.Tables = append(s.Tables, tableOf("Model against reference", validateTable(&d)))
 		if d.Summary != nil && d.Summary.Rows > 0 {

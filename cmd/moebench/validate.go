@@ -63,9 +63,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	raw, from := p.Measured()
 	if measured != "" {
-		data, err := os.ReadFile(measured)
+		data, err := readMeasured("--measured", measured)
 		if err != nil {
-			return fmt.Errorf("--measured: %w", err)
+			return err
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return fmt.Errorf("--measured %s: the file is empty (want the raw JSON of moebench calibrate --raw)", measured)
@@ -186,7 +186,7 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	var m gda.Measured
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("--measured %s: %w", path, err)
+		return fmt.Errorf("--measured %s: %w", path, inputfile.JSONError("", data, err))
 	}
 	if len(m.IssueNs) == 0 {
 		return fmt.Errorf("--measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", path)

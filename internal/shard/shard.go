@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/inputfile"
 	"moebench/internal/report"
 )
 
@@ -187,14 +188,20 @@ func Check(files []File) ([]File, error) {
 			Shard  *Info           `json:"shard"`
 		}
 		if err := json.Unmarshal(f.Data, &probe); err != nil {
-			return nil, fmt.Errorf("%s: not a moebench JSON result: %v", f.Path, err)
+			return nil, fmt.Errorf("%s: not a moebench JSON result: %v", f.Path, inputfile.JSONError("", f.Data, err))
 		}
 		if probe.Shard == nil || probe.Header == nil {
 			return nil, fmt.Errorf("%s: not a shard (no \"shard\" field): run sweep or size with --shard I/N --format json", f.Path)
 		}
 		f.Raw, f.Info = probe.Header, *probe.Shard
-		if err := json.Unmarshal(probe.Header, &f.Header); err != nil {
-			return nil, fmt.Errorf("%s: header: %v", f.Path, err)
+		// Decoded from the whole file, so that an error names its line
+		// and the field from the top (header.command).
+		var hdr struct {
+			Header *report.Header `json:"header"`
+		}
+		hdr.Header = &f.Header
+		if err := inputfile.DecodeJSON(f.Path, f.Data, &hdr); err != nil {
+			return nil, err
 		}
 		out = append(out, f)
 	}
