@@ -52,6 +52,10 @@ type outputFlags struct {
 	// before, when set, runs before anything is written: a check on the
 	// finished work (checkSetsRead) that can still refuse it.
 	before func() error
+	outs   []fileArg // what the command writes (outputs), for checkInputs
+	// While holding, outputs wait in pending for commit (see hold).
+	holding bool
+	pending []*report.Pending
 }
 
 func (o *outputFlags) register(fs *pflag.FlagSet) {
@@ -78,7 +82,8 @@ func checkOut(flag, path string) error {
 	return nil
 }
 
-// emit renders to stdout or, atomically, to --out.
+// emit renders to stdout or, atomically, to --out (held for commit after
+// hold).
 func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error {
 	if o.before != nil {
 		if err := o.before(); err != nil {
@@ -88,7 +93,7 @@ func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error 
 	if o.out == "" || o.out == "-" {
 		return write(stdout)
 	}
-	return report.WriteFileAtomic(o.out, write)
+	return o.write(o.out, write)
 }
 
 // profileFlags select a profile and overrides.
@@ -108,6 +113,9 @@ func (p *profileFlags) register(fs *pflag.FlagSet) {
 func (p *profileFlags) loadFor(command string, out *outputFlags) (*profile.Profile, error) {
 	prof, err := p.load()
 	if err != nil {
+		return nil, err
+	}
+	if err := out.checkInputs(originArgs("--profile", prof)); err != nil {
 		return nil, err
 	}
 	out.before = func() error { return checkSetsRead(command, prof, p.sets) }

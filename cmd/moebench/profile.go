@@ -31,6 +31,9 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 	if err := out.check(); err != nil {
 		return err
 	}
+	if err := checkFiles(out.outputs(), profileArgs("", fs.Arg(0))); err != nil {
+		return err
+	}
 	if len(sets) > 0 && (list || fs.NArg() != 1) {
 		return fmt.Errorf("%w: --set: only with a profile to show (moebench profile NAME --set name=value)", errUsage)
 	}
@@ -63,6 +66,9 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 			if errors.Is(err, profile.ErrUnknownName) {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
+			return err
+		}
+		if err := out.checkInputs(originArgs("", p)); err != nil {
 			return err
 		}
 		if err := p.ApplySets(sets); err != nil {

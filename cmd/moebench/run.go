@@ -97,6 +97,23 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
-	b.WriteString("\nRun moebench COMMAND --help for a command's flags and examples.\n")
+	b.WriteString("\nRun moebench COMMAND --help for a command's flags and examples.\n\n")
+	b.WriteString(exitCodes)
 	io.WriteString(w, b.String())
 }
+
+// exitCodes is the rule every command follows (exitCode, main); README.md
+// states it in the same words.
+const exitCodes = `Exit codes:
+  0    done: every output asked for is written
+  1    an input file is missing, unreadable, too large or malformed, or the
+       run failed (a check found wrong data, the native library is absent,
+       the study has no answer)
+  2    the command line is at fault: an unknown, missing or malformed flag or
+       argument, a value out of range, an unknown name, a configuration that
+       cannot be deployed or run, or an output that cannot be written or
+       would overwrite an input or another output
+  130  interrupted (SIGINT; 143 for SIGTERM)
+Whenever the exit is not 0, no --out, --plot or --raw file is written or
+changed and no temporary file is left; what went to stdout stays.
+`
