@@ -93,19 +93,22 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
 	}
+	if o.layer && !fs.Changed("out") {
+		o.out = "layer-calibration.json"
+	}
 	if err := checkOut("--out", o.out); err != nil {
 		return err
 	}
 	if err := checkOut("--raw", o.raw); err != nil {
 		return err
 	}
+	if err := checkFiles(o.outputs(), append(listArgs("--from-raw", o.fromRaw), append(profileArgs("--base", o.base), fileArg{"--lib", o.lib})...)); err != nil {
+		return err
+	}
 	if fs.Changed("grid") && !o.layer {
 		return fmt.Errorf("%w: --grid: only with --layer", errUsage)
 	}
 	if o.layer {
-		if !fs.Changed("out") {
-			o.out = "layer-calibration.json"
-		}
 		return calibrateLayer(o, stdout, stderr)
 	}
 	var base *profile.Profile
@@ -113,6 +116,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		b, err := profile.Load(o.base)
 		if err != nil {
 			return profileErr("--base", err)
+		}
+		if err := checkFiles(o.outputs(), originArgs("--base", b)); err != nil {
+			return err
 		}
 		base = b
 	}
@@ -165,13 +171,19 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	frag.Measured = raw
-	if err := report.WriteFileAtomic(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+	var files outputFlags
+	files.hold() // the fragment and the raw file, both or neither
+	defer files.discard()
+	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
 	if o.raw != "" {
-		if err := report.WriteFileAtomic(o.raw, func(w io.Writer) error { return writeJSON(w, m) }); err != nil {
+		if err := files.write(o.raw, func(w io.Writer) error { return writeJSON(w, m) }); err != nil {
 			return fmt.Errorf("calibrate: --raw: %w", err)
 		}
+	}
+	if err := files.commit(); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
 	}
 	if o.format == "json" {
 		return writeJSON(stdout, struct {

@@ -74,6 +74,9 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return profileErr("--base", err)
 	}
+	if err := checkFiles(o.outputs(), originArgs("--base", base)); err != nil {
+		return err
+	}
 	switch o.grid {
 	case "all", "ll", "normal", "gpus":
 	default:
@@ -134,8 +137,13 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 			return fmt.Errorf("calibrate --layer: %w", err)
 		}
 	}
+	// The raw file is written with the fragment, once the fit is done: a
+	// failed run writes no file.
+	var files outputFlags
+	files.hold()
+	defer files.discard()
 	if o.raw != "" {
-		if err := report.WriteFileAtomic(o.raw, func(w io.Writer) error { return writeJSON(w, raw) }); err != nil {
+		if err := files.write(o.raw, func(w io.Writer) error { return writeJSON(w, raw) }); err != nil {
 			return fmt.Errorf("calibrate --layer: --raw: %w", err)
 		}
 	}
@@ -158,8 +166,11 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		Constants: fit.Constants,
 		Measured:  meas,
 	}
-	if err := report.WriteFileAtomic(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate --layer: --out: %w", err)
+	}
+	if err := files.commit(); err != nil {
+		return fmt.Errorf("calibrate --layer: %w", err)
 	}
 	rows := layerRows(fit.After)
 	sum := mech.Summarize(rows)

@@ -172,6 +172,10 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.ext.check(fs, f.out.format); err != nil {
 		return err
 	}
+	if err := checkFiles(f.out.outputs(fileArg{"--plot", f.ext.plot}), append(profileArgs("--profile", f.prof.spec),
+		fileArg{"--lib", f.native.lib}, fileArg{"--nccl-lib", f.native.ncclLib})); err != nil {
+		return err
+	}
 	if err := f.budget.check(); err != nil {
 		return err
 	}
@@ -332,6 +336,9 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, profileErr("--profile", err)
+	}
+	if err := f.out.checkInputs(originArgs("--profile", prof)); err != nil {
+		return nil, nil, err
 	}
 	if _, err := profile.SetNames(f.prof.sets); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)

@@ -48,6 +48,9 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	if err := out.check(); err != nil {
 		return err
 	}
+	if err := checkFiles(out.outputs(), append(profileArgs("--profile", prof.spec), fileArg{"--lib", lib})); err != nil {
+		return err
+	}
 	p, err := prof.loadFor("mech", &out)
 	if err != nil {
 		return err

@@ -30,6 +30,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: report: give one or more result JSON files (run, sweep, size, replay or validate with --format json)", errUsage)
 	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
+	if err := checkFiles([]fileArg{{"--out", *out}}, posArgs(fs.Args())); err != nil {
+		return err
+	}
 	var secs []reportSection
 	for _, path := range fs.Args() {
 		data, err := readResult(path)
