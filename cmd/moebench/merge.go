@@ -33,6 +33,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: merge: give the shards' JSON files", errUsage)
 	}
+	if err := checkFiles(out.outputs(fileArg{"--plot", *plotPath}), posArgs(fs.Args())); err != nil {
+		return err
+	}
 	shards, err := readShards(fs.Args())
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
+	if err := checkFiles(f.out.outputs(fileArg{"--plot", *plotPath}), append(listArgs("--trace", f.traces...), profileArgs("--profile", f.prof.spec)...)); err != nil {
+		return err
+	}
 	log, err := f.logs.logger(stderr)
 	if err != nil {
 		return err

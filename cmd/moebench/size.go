@@ -104,6 +104,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if err := checkPlotPath("--plot", f.plot); err != nil {
 		return err
 	}
+	if err := checkFiles(f.out.outputs(fileArg{"--plot", f.plot}), profileArgs("--profile", f.prof.spec)); err != nil {
+		return err
+	}
 	log, err := f.logs.logger(stderr)
 	if err != nil {
 		return err
