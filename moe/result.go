@@ -21,7 +21,8 @@ const (
 	CauseIssue                // the critical post itself (IssueStart→IssueEnd), incl. a local copy
 	CauseQueue                // IssueEnd→Served: doorbell, batching and queueing before the NIC serves it
 	CauseNIC                  // Served→Sent: the NIC's own processing (WQE, payload read, transmit)
-	CauseEgress               // Served→Sent beyond that: the NIC pipeline and egress link busy with other messages
+	CauseMsgRate              // Served→Sent beyond that, when the NIC's message rate held it: its pipeline busy with other messages
+	CauseEgress               // Served→Sent beyond that otherwise: the egress link (or the switch beyond it) busy with other messages
 	CauseWire                 // Sent→Arrived over the network
 	CauseNVLink               // Sent→Arrived over NVLink
 	CauseObserve              // Arrived→Visible, then the receiver's poll noticing it
@@ -34,7 +35,7 @@ const (
 	MaxCauses = numOwn + 4
 )
 
-var causeNames = [numOwn]string{"sender", "issue", "queue", "nic", "egress", "wire", "nvlink", "observe", "sync", "copy", "reduce"}
+var causeNames = [numOwn]string{"sender", "issue", "queue", "nic", "msg_rate", "egress", "wire", "nvlink", "observe", "sync", "copy", "reduce"}
 
 // mechCauses are the registered mechanisms' causes that fit a Breakdown.
 func mechCauses() []transport.Cause {
@@ -309,8 +310,9 @@ func (p *Phase) deepepOver(bytes []int64) {
 //
 // nic is the NIC's own processing time for the op (Served→Sent on an
 // idle NIC) and the causes of the transport's own NIC time; what
-// Served→Sent takes beyond both is queueing behind other messages
-// (egress).
+// Served→Sent takes beyond both is queueing behind other messages: for
+// the NIC's message rate when its pipeline held the op (msg_rate), else
+// for the link (egress).
 func attribute(origin sim.Time, t transport.Times, local bool, nic nicShare, detect, start, end sim.Time, work Cause) Breakdown {
 	p := critPath{cur: origin}
 	p.delivery(t, local, nic)
@@ -356,7 +358,11 @@ func (p *critPath) delivery(t transport.Times, local bool, ns nicShare) {
 		}
 		own := min(nic, ns.floor)
 		p.b[CauseNIC] += own.Us()
-		p.b[CauseEgress] += (nic - own).Us()
+		wait := CauseEgress
+		if t.RateBound {
+			wait = CauseMsgRate
+		}
+		p.b[wait] += (nic - own).Us()
 		p.cur = t.Sent
 	}
 	if t.NVLink {

@@ -41,6 +41,10 @@ type Times struct {
 	// DCI).
 	Own    [MaxOwnCauses]sim.Time
 	NVLink bool // delivered over NVLink instead of the NIC
+	// RateBound: what held the op between Served and Sent beyond the
+	// NIC's own work was the NIC's message rate (its pipeline busy with
+	// other messages), not its egress link.
+	RateBound bool
 }
 
 // Delivery is reported when an Op's payload is visible at its destination.

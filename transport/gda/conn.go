@@ -378,7 +378,7 @@ func (c *conn) Delivered(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 		Op: transport.Op{Src: int(m.Src), Dst: int(m.Dst), Channel: int(m.Channel), Bytes: int(m.Bytes),
 			Atomic: m.Atomic, Flush: m.Flush, NIC: m.NIC, Tag: m.Tag},
 		Times: transport.Times{IssueStart: t.Issue, IssueEnd: t.IssueEnd, Posted: t.Rung, Served: t.Served, Sent: t.Sent,
-			Arrived: t.Arrived, Visible: t.Visible, Own: [transport.MaxOwnCauses]sim.Time{t.ConnMiss, t.DCISwitch}},
+			Arrived: t.Arrived, Visible: t.Visible, Own: [transport.MaxOwnCauses]sim.Time{t.ConnMiss, t.DCISwitch}, RateBound: t.RateBound},
 	}
 	c.env.Delivered(e, d)
 }

@@ -52,7 +52,7 @@ func (p *NICParams) Floor(loads []NICLoad) (sim.Time, string) {
 			t  sim.Time
 			by string
 		}{
-			{sim.Time(l.TxMsgs)*p.MsgSlot + sim.Time(l.RxMsgs)*p.RxSlot + p.Rx + p.DMAWrite, "nic"},
+			{sim.Time(l.TxMsgs)*p.MsgSlot + sim.Time(l.RxMsgs)*p.RxSlot + p.Rx + p.DMAWrite, "msg_rate"},
 			{l.TxWire + p.Tail(), "egress"},
 			{l.RxWire + p.Tail(), "ingress"},
 		} {

@@ -42,7 +42,7 @@ type Msg struct {
 
 // Limits of the packed record: NICs and queues per NIC are 20-bit indices,
 // a channel 16 bits, a WQE at most 65,535 basic blocks, a message's issue
-// time below 2^56 ps (20 hours).
+// time below 2^55 ps (10 hours).
 const (
 	MaxNICs    = 1 << idBits
 	MaxQPs     = 1 << idBits
@@ -71,7 +71,7 @@ type rec struct {
 }
 
 const (
-	issueBits = 56
+	issueBits = 55
 	idBits    = 20
 	idMask    = 1<<idBits - 1
 )
@@ -86,6 +86,7 @@ const (
 	fWide      // the timeline lives in the fabric's wide table
 	fDCISwitch // the message waited for its DCI to be re-targeted
 	fNIC       // the requester's Msg.NIC
+	fMsgRate   // the NIC's message pipeline, not its link, held the message before it was sent
 )
 
 func (r *rec) has(f uint64) bool { return r.issue&f != 0 }
@@ -115,7 +116,7 @@ func (r *rec) addConnMiss()  { r.ends += 1 << 62 }
 func (r *rec) encode(m *Msg) {
 	switch {
 	case m.Issue < 0 || m.Issue > maxIssue:
-		panic(fmt.Sprintf("hw: message issued at %v, outside the record's [0, 2^56) ps", m.Issue))
+		panic(fmt.Sprintf("hw: message issued at %v, outside the record's [0, 2^55) ps", m.Issue))
 	case m.Channel < 0 || m.Channel > MaxChannel:
 		panic(fmt.Sprintf("hw: channel %d outside [0, %d]", m.Channel, MaxChannel))
 	case m.BBs < 0 || m.BBs > MaxBBs:
@@ -123,7 +124,7 @@ func (r *rec) encode(m *Msg) {
 	case uint32(m.Src) >= MaxNICs || uint32(m.Dst) >= MaxNICs || uint32(m.QP) >= MaxQPs:
 		panic(fmt.Sprintf("hw: NIC %d to %d on QP %d: indices outside [0, %d)", m.Src, m.Dst, m.QP, MaxNICs))
 	}
-	keep := r.issue & (fWide | fDCISwitch)
+	keep := r.issue & (fWide | fDCISwitch | fMsgRate)
 	r.issue = uint64(m.Issue) | keep
 	r.set(fPointer, m.Pointer)
 	r.set(fAtomic, m.Atomic)
@@ -181,6 +182,10 @@ const (
 type MsgTimes struct {
 	Issue, IssueEnd, Rung, Served, Sent, Arrived, Visible sim.Time
 	ConnMiss, DCISwitch                                   sim.Time
+	// RateBound: what held the message between Served and Sent beyond
+	// the NIC's own work was its message pipeline (the message rate,
+	// shared by sends and receives), not the egress link.
+	RateBound bool
 }
 
 // Times is message id's timeline.
@@ -193,6 +198,7 @@ func (n *NIC) Times(id int32) MsgTimes {
 	if m.has(fDCISwitch) {
 		t.DCISwitch = f.P.DCSwitch
 	}
+	t.RateBound = m.has(fMsgRate)
 	return t
 }
 

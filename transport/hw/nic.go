@@ -750,12 +750,20 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	// messages behind it to other destinations too (head-of-line).
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
 	ph.linkAt = start + wire
+	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
 	f.stamp(m, sSent, start)
 	// The responder's port serializes arrivals from every sender.
 	arrive := max(start+p.Fabric, dp.portAt) + wire
 	dp.portAt = arrive
 	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// rateBound reports whether a message ready at now and sent at start was
+// held by the NIC's message pipeline (its slot came after now) rather
+// than by the link, the switch port or a spine: the slot alone set start.
+func rateBound(now, slot, start sim.Time, p *NICParams) bool {
+	return slot > now && start == slot+p.Tx
 }
 
 // crossLeaf sends a message between leaves: up to a spine, down to the
@@ -774,6 +782,7 @@ func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire si
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
 	ph.linkAt = start + wire
+	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
 	f.stamp(m, sSent, start)
 	s1 := max(start+half, *up)
 	*up = s1 + wire

@@ -135,7 +135,7 @@ func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	c.env.Delivered(e, transport.Delivery{Op: d, Times: transport.Times{
 		IssueStart: o.issueStart, IssueEnd: o.issueEnd, Posted: o.visible,
 		Served: msg.Served, Sent: msg.Sent, Arrived: msg.Arrived, Visible: msg.Visible,
-		Own: [transport.MaxOwnCauses]sim.Time{msg.ConnMiss},
+		Own: [transport.MaxOwnCauses]sim.Time{msg.ConnMiss}, RateBound: msg.RateBound,
 	}})
 }
 
