@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 )
@@ -79,22 +80,31 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, it
 		}
 		return o.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 	}
+	// The figure first: one with nothing to draw is refused before the
+	// output is written.
+	var fig plot.Figure
+	if x.plot != "" {
+		var b bytes.Buffer
+		if err := renderLayer(&b, "json", h, items); err != nil {
+			return err
+		}
+		var doc layerDoc
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		fig = runFigure(&doc)
+		if x.sweep {
+			fig = sweepFigure(&doc)
+		}
+		if err := checkFigure(x.plot, fig, "no run has a time to draw"); err != nil {
+			return err
+		}
+	}
 	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, items) }); err != nil {
 		return err
 	}
 	if x.plot == "" {
 		return nil
 	}
-	var b bytes.Buffer
-	if err := renderLayer(&b, "json", h, items); err != nil {
-		return err
-	}
-	var doc layerDoc
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if x.sweep {
-		return writePlot(x.plot, sweepFigure(&doc))
-	}
-	return writePlot(x.plot, runFigure(&doc))
+	return writePlot(x.plot, fig)
 }

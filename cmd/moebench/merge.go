@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"moebench/internal/inputfile"
+	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/sizing"
@@ -49,15 +50,24 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		if err := out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
-			return err
-		}
+		// The figure first: one with nothing to draw is refused before
+		// the output is written.
+		var fig plot.Figure
 		if *plotPath != "" {
 			var ld layerDoc
 			if err := decodeVia(func(w io.Writer) error { return report.WriteJSON(w, doc) }, &ld); err != nil {
 				return err
 			}
-			return writePlot(*plotPath, sweepFigure(&ld))
+			fig = sweepFigure(&ld)
+			if err := checkFigure(*plotPath, fig, "the shards hold no run with a time to draw"); err != nil {
+				return err
+			}
+		}
+		if err := out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+			return err
+		}
+		if *plotPath != "" {
+			return writePlot(*plotPath, fig)
 		}
 		return nil
 	case "size":

@@ -52,11 +52,29 @@ func checkPlotPath(flag, path string) error {
 	return checkOut(flag, path)
 }
 
-// writePlot draws fig to path, atomically.
+// checkFigure refuses a figure with nothing to draw, before any output is
+// written: an empty chart would read as a result. It is the study's or
+// the input's failure (exit 1), not the command line's; why says what
+// left the figure empty.
+func checkFigure(path string, fig plot.Figure, why string) error {
+	if path == "" {
+		return nil
+	}
+	if t := fig.Empty(); t != "" {
+		return fmt.Errorf("--plot %s: nothing to draw in %q: %s; no plot written", path, t, why)
+	}
+	return nil
+}
+
+// writePlot draws fig to path, atomically; a figure with nothing to draw
+// is refused (see checkFigure).
 func writePlot(path string, fig plot.Figure) error {
 	format, err := plot.FormatOf(path)
 	if err != nil {
 		return fmt.Errorf("%w: --plot %v", errUsage, err)
+	}
+	if err := checkFigure(path, fig, "no point to draw"); err != nil {
+		return err
 	}
 	return report.WriteFileAtomic(path, func(w io.Writer) error { return plot.Render(w, format, fig) })
 }
@@ -195,6 +213,11 @@ func sweepFigure(d *layerDoc) plot.Figure {
 		pn.XCategories = cats
 	} else if lo > 0 && hi/lo >= 8 {
 		pn.XLog = true
+	} else {
+		pn.XInteger = slices.IndexFunc(d.Results, func(r jsonResult) bool {
+			v, _ := strconv.ParseFloat(r.Knobs[x], 64)
+			return v != math.Trunc(v)
+		}) < 0
 	}
 	for _, n := range order {
 		pn.Series = append(pn.Series, *series[n])
@@ -224,11 +247,11 @@ func replayFigure(d *replayJSONDoc) plot.Figure {
 		s.X, s.Y = append(s.X, float64(i)), append(s.Y, l.Dispatch.MaxUs+l.Combine.MaxUs)
 	}
 	time := plot.Panel{Title: "Per-layer time over the replay (modelled)", XLabel: "layer, in replay order (step-major)",
-		YLabel: "dispatch + combine, µs (slowest rank)"}
+		YLabel: "dispatch + combine, µs (slowest rank)", XInteger: true}
 	for _, n := range order {
 		time.Series = append(time.Series, *series[n])
 	}
-	load := plot.Panel{Title: "Per-rank load", XLabel: "rank", YLabel: "selections received over the replay"}
+	load := plot.Panel{Title: "Per-rank load", XLabel: "rank", YLabel: "selections received over the replay", XInteger: true, YInteger: true}
 	recv := plot.Series{Name: "received", Line: true, Points: len(d.Aggregate.Load.PerRank.Selections) <= 64}
 	for r, n := range d.Aggregate.Load.PerRank.Selections {
 		recv.X, recv.Y = append(recv.X, float64(r)), append(recv.Y, float64(n))
@@ -331,14 +354,16 @@ func sizeFigure(res *sizing.Result) plot.Figure {
 	return plot.Figure{Panels: []plot.Panel{pn}}
 }
 
-// plotRows draws validate's rows to path, if one is given.
-func plotRows(path string, h report.Header, rows []mech.Row, sum *mech.Summary, ref string) error {
+// rowsFigure is validate's figure of its rows, checked before any output
+// is written; the zero Figure when no plot is asked for.
+func rowsFigure(path string, h report.Header, rows []mech.Row, sum *mech.Summary, ref string) (plot.Figure, error) {
 	if path == "" {
-		return nil
+		return plot.Figure{}, nil
 	}
 	var d validateDoc
 	if err := decodeVia(func(w io.Writer) error { return renderRows(w, "json", h, rows, sum, ref) }, &d); err != nil {
-		return err
+		return plot.Figure{}, err
 	}
-	return writePlot(path, validateFigure(&d))
+	fig := validateFigure(&d)
+	return fig, checkFigure(path, fig, fmt.Sprintf("no row has a positive %s and model value to place on log axes", ref))
 }

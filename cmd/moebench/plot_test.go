@@ -145,3 +145,85 @@ func TestPlotFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// The axes are ticked where the data are: a sweep of ranks at each rank
+// it ran, a replay's layers and ranks at whole numbers.
+func TestPlotTicks(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join("testdata", "replay", "rank-major.jsonl")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		want, not []string
+	}{
+		{"sweep over powers of two", []string{"sweep", "--ranks", "8,16,32,64", "--gpus-per-node", "4", "--tokens", "4", "--transport", "mini-gda"},
+			[]string{"8", "16", "32", "64"}, []string{"10", "20", "50"}},
+		{"replay of two layers on two ranks", []string{"replay", "--trace", trace, "--transport", "mini-gda"},
+			[]string{"0", "1", "11", "12"}, []string{"0.5", "11.5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join(t.TempDir(), "p.svg")
+			if _, _, err := runCLI(t, append(tc.args, "--plot", p)...); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts := svgTexts(t, data)
+			for _, w := range tc.want {
+				if !slices.Contains(texts, w) {
+					t.Errorf("no tick labelled %q; the SVG draws %q", w, texts)
+				}
+			}
+			for _, n := range tc.not {
+				if slices.Contains(texts, n) {
+					t.Errorf("a tick labelled %q; the SVG draws %q", n, texts)
+				}
+			}
+		})
+	}
+}
+
+// A study with nothing to draw is refused, naming --plot, before any
+// output is written.
+func TestEmptyPlotRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		files map[string]string
+	}{
+		{"size with no candidate modelled", []string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "8", "--transport", "mini-gda", "--max-buffer-gib", "0.0001"}, nil},
+		{"validate with no measured row", []string{"validate", "--measured", "m.json"}, map[string]string{"m.json": `{"issue_ns": {"no-such-mode": 100}}`}},
+		{"validate with no positive row", []string{"validate", "--measured", "m.json"}, map[string]string{"m.json": `{"issue_ns": {"gpu-fence": 0}}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := slices.Clone(tc.args)
+			for name, content := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for i := range args {
+					if args[i] == name {
+						args[i] = p
+					}
+				}
+			}
+			plotPath, out := filepath.Join(dir, "p.png"), filepath.Join(dir, "out.txt")
+			_, _, err := runCLI(t, append(args, "--plot", plotPath, "--out", out)...)
+			if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--plot "+plotPath+": nothing to draw") {
+				t.Fatalf("error %v, want a run error naming --plot", err)
+			}
+			for _, p := range []string{plotPath, out} {
+				if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s written (%v)", filepath.Base(p), err)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/replay"
@@ -164,8 +165,15 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	// return it as it is, without the atomic writer's "writing FILE".
 	var rerr error
 	var pl *replayPlot
+	var fig plot.Figure
 	err = f.out.emit(stdout, func(w io.Writer) error {
 		rerr = rp.run(teeReplayPlot(newReplaySink(w, f.out.format, rp), *plotPath, &pl), progress)
+		if rerr == nil && pl != nil {
+			// Checked before the output is committed: a figure with
+			// nothing to draw leaves no file.
+			fig = replayFigure(&pl.doc)
+			rerr = checkFigure(*plotPath, fig, "no layer has a time to draw")
+		}
 		return rerr
 	})
 	bar.Done()
@@ -173,7 +181,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return rerr
 	}
 	if err == nil && pl != nil {
-		err = writePlot(*plotPath, replayFigure(&pl.doc))
+		err = writePlot(*plotPath, fig)
 	}
 	return err
 }

@@ -150,6 +150,11 @@ func buildSection(name string, data []byte) (reportSection, error) {
 	default:
 		return s, fmt.Errorf("a %q result; report takes run, sweep, size, replay and validate results", h.Command)
 	}
+	if t := fig.Empty(); t != "" {
+		// An empty chart would read as a result: say so instead.
+		s.Notes = append(s.Notes, fmt.Sprintf("No plot: nothing to draw in %q.", t))
+		return s, nil
+	}
 	var b bytes.Buffer
 	if err := plot.Render(&b, "svg", fig); err != nil {
 		return s, err

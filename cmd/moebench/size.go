@@ -178,11 +178,15 @@ func totalCandidates(s *sizing.Study) int {
 // emitSize renders a finished study and its plot; it fails (exit 1) when
 // no candidate meets the limits, after writing the result.
 func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header, res *sizing.Result) error {
+	fig := sizeFigure(res)
+	if err := checkFigure(plotPath, fig, "no candidate was modelled: every one was rejected before its run (the table, without --plot, says why)"); err != nil {
+		return err
+	}
 	if err := o.emit(stdout, func(w io.Writer) error { return renderSize(w, o.format, h, res) }); err != nil {
 		return err
 	}
 	if plotPath != "" {
-		if err := writePlot(plotPath, sizeFigure(res)); err != nil {
+		if err := writePlot(plotPath, fig); err != nil {
 			return err
 		}
 	}

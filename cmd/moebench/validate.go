@@ -105,11 +105,17 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 // emitRows writes validate's rows (and their plot, when asked) and fails
 // when the worst row is off by more than failAbove.
 func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []mech.Row, sum *mech.Summary, ref, plotPath string, failAbove float64) error {
+	fig, err := rowsFigure(plotPath, h, rows, sum, ref)
+	if err != nil {
+		return err
+	}
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) }); err != nil {
 		return err
 	}
-	if err := plotRows(plotPath, h, rows, sum, ref); err != nil {
-		return err
+	if plotPath != "" {
+		if err := writePlot(plotPath, fig); err != nil {
+			return err
+		}
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {
 		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
