@@ -130,6 +130,7 @@ func TestPlanErrors(t *testing.T) {
 		{"message size", route(t, 2, 16, 2880, 8, 32), "mini-gda", Options{}, moe.Background{}},
 		{"background alone", route(t, 1, 16, 7168, 8, 8), "mini-gda", Options{}, moe.Background{CTAs: 4, Bytes: 64}},
 		{"ranks over SMs", route(t, 129, 4, 1024, 4, 129), "mini-gda", Options{}, moe.Background{}},
+		{"dc reserved background", route(t, 2, 16, 7168, 8, 288), "dc", Options{}, moe.Background{CTAs: 16, Bytes: 8, Reserved: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Plan(tc.rt, byName(t, tc.tr), tc.o, h200, tc.bg); !errors.Is(err, ErrPlan) {

@@ -162,6 +162,11 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 			case native.PathProxy:
 				c.ReservedRing0 = c.Rings
 				c.Rings += q
+			case native.PathDC:
+				// The kernels pick a DCI as channel mod DCIs, so the
+				// background's channels would land on the layer's DCIs:
+				// a reserved DCI needs kernels that count it apart.
+				return c, planErr("reserved background over DC: the native DC path has no DCI of its own to give it (the model does); use shared background")
 			}
 		}
 		c.BgHeadUs = int(moe.BackgroundWarmup.Us())
