@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"moebench/internal/inputfile"
 )
 
 // countGroup is one (step, rank) of per-layer, per-expert counts.
@@ -143,6 +146,47 @@ func countsFromArray(file string, a *array, opt ImportOptions, what string) (*co
 	return c, nil
 }
 
+// maxCountsCSVBytes bounds a count CSV (an SGLang stat dump per rank or an
+// EPLB load matrix), whose counts are held whole: DeepSeek-V3's 61 layers ×
+// 256 experts are 15,616 counts, a few hundred KB as text; 32 MiB is a
+// hundred times that.
+const maxCountsCSVBytes = 32 << 20
+
+// maxStatLineBytes bounds a line of an SGLang stat CSV, three integers:
+// a longer one is not such a file.
+const maxStatLineBytes = 1 << 20
+
+// maxMatrixLineBytes bounds one row of an EPLB load matrix: a million
+// experts (MaxExperts) of up to 15 characters each.
+const maxMatrixLineBytes = 16 << 20
+
+// openCountsCSV opens a count CSV, to be read no further than
+// maxCountsCSVBytes; a file known to be larger is refused before it is
+// read.
+func openCountsCSV(path, what string) (io.Reader, func() error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxCountsCSVBytes {
+		f.Close()
+		return nil, nil, &inputfile.TooLargeError{Name: path, What: what, Limit: maxCountsCSVBytes}
+	}
+	return inputfile.NewReader(f, path, what, maxCountsCSVBytes), f.Close, nil
+}
+
+// scanErr words a scanner's error at line: the file's bound, or a line
+// over limit bytes.
+func scanErr(name string, line int, err error, limit int) error {
+	if inputfile.IsTooLarge(err) {
+		return err
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%s:%d: a line longer than %s", name, line, inputfile.Size(int64(limit)))
+	}
+	return fmt.Errorf("%s:%d: %w", name, line, err)
+}
+
 // rankCounts is one rank's SGLang CSV dump: count per (layer, expert).
 type rankCounts struct {
 	counts          map[[2]int32]int64
@@ -153,7 +197,7 @@ type rankCounts struct {
 // line, with or without that header line.
 func parseCountsCSV(r io.Reader, name string) (*rankCounts, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	sc.Buffer(make([]byte, 0, 4096), maxStatLineBytes)
 	rc := &rankCounts{counts: map[[2]int32]int64{}}
 	first := map[[2]int32]int{}
 	line, header := 0, false
@@ -203,7 +247,7 @@ func parseCountsCSV(r io.Reader, name string) (*rankCounts, error) {
 		rc.experts = max(rc.experts, int(v[1])+1)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return nil, scanErr(name, line+1, err, maxStatLineBytes)
 	}
 	if len(rc.counts) == 0 {
 		return nil, fmt.Errorf("%s: no counts", name)
@@ -216,12 +260,12 @@ func importCountsCSV(paths []string, opt ImportOptions) (*countsTrace, error) {
 	ranks := make([]*rankCounts, len(paths))
 	layers, experts := 0, 0
 	for i, p := range paths {
-		f, err := os.Open(p)
+		f, closeFile, err := openCountsCSV(p, "an SGLang stat CSV")
 		if err != nil {
 			return nil, err
 		}
 		ranks[i], err = parseCountsCSV(f, p)
-		f.Close()
+		closeFile()
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +300,7 @@ func importCountsCSV(paths []string, opt ImportOptions) (*countsTrace, error) {
 // expert, comma separated; blank lines and lines starting with # skipped.
 func parseMatrixCSV(r io.Reader, name string) ([][]float64, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 16<<20)
+	sc.Buffer(make([]byte, 0, 4096), maxMatrixLineBytes)
 	var rows [][]float64
 	line := 0
 	for sc.Scan() {
@@ -286,7 +330,7 @@ func parseMatrixCSV(r io.Reader, name string) ([][]float64, error) {
 		rows = append(rows, row)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return nil, scanErr(name, line+1, err, maxMatrixLineBytes)
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no rows", name)
@@ -314,12 +358,12 @@ func importEPLB(path string, opt ImportOptions) (ReadCloser, error) {
 		}
 		return nopCloser{c}, nil
 	}
-	f, err := os.Open(path)
+	f, closeFile, err := openCountsCSV(path, "an EPLB load matrix CSV")
 	if err != nil {
 		return nil, err
 	}
 	rows, err := parseMatrixCSV(f, path)
-	f.Close()
+	closeFile()
 	if err != nil {
 		return nil, err
 	}

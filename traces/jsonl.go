@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"moebench/internal/inputfile"
 )
 
 // jsonlFormat is the value of the header line's "format" key; it is how the
@@ -79,6 +81,10 @@ func (jw *JSONLWriter) Write(r Record) error {
 	}
 	b = append(b, "}\n"...)
 	jw.buf = b
+	if len(b) > maxJSONLLineBytes {
+		return fmt.Errorf("record %d (step %d, layer %d, rank %d): %d bytes as a JSON line, more than the %s a reader takes; write the binary form",
+			jw.n, r.Step, r.Layer, r.Rank, len(b), inputfile.Size(maxJSONLLineBytes))
+	}
 	_, err := jw.w.Write(b)
 	jw.n++
 	return err
@@ -107,6 +113,13 @@ func closeRows(b []byte, n int) []byte {
 // truncation must be caught.
 func (jw *JSONLWriter) Close() error { return jw.w.Flush() }
 
+// maxJSONLLineBytes bounds a record's line of the JSON-lines form: a
+// 1M-token prefill on one rank at top-8 is 8M selections, about 40 MB of
+// text, and fits. Larger records belong in the binary form, as the writer
+// says. The header line is bounded as the binary form's header block is
+// (maxHeaderBytes).
+const maxJSONLLineBytes = 64 << 20
+
 // JSONLReader streams the JSON-lines form, one line in memory at a time.
 type JSONLReader struct {
 	name string
@@ -131,7 +144,7 @@ type jsonlRecord struct {
 // NewJSONLReader reads and checks the header line; name is used in errors.
 func NewJSONLReader(r io.Reader, name string) (*JSONLReader, error) {
 	jr := &JSONLReader{name: name, r: bufio.NewReaderSize(r, bufferedIOBytes)}
-	line, err := jr.readLine()
+	line, err := jr.readLine(maxHeaderBytes, "a trace's header line", "")
 	if err == io.EOF {
 		return nil, fmt.Errorf("%s: empty file, want a header line", name)
 	}
@@ -140,7 +153,7 @@ func NewJSONLReader(r io.Reader, name string) (*JSONLReader, error) {
 	}
 	var jh jsonlHeader
 	if err := strictUnmarshal(line, &jh); err != nil {
-		return nil, fmt.Errorf("%s:%d: header: %w", name, jr.line, err)
+		return nil, fmt.Errorf("%s:%d: header: %s", name, jr.line, inputfile.JSONProblem(err))
 	}
 	if jh.Format != jsonlFormat {
 		return nil, fmt.Errorf("%s:%d: header: format = %q, want %q", name, jr.line, jh.Format, jsonlFormat)
@@ -165,13 +178,18 @@ func strictUnmarshal(b []byte, v any) error {
 }
 
 // readLine returns the next non-blank line without its newline, or io.EOF.
-func (jr *JSONLReader) readLine() ([]byte, error) {
+// A line longer than limit bytes is an error naming what, the kind of line,
+// followed by hint.
+func (jr *JSONLReader) readLine(limit int, what, hint string) ([]byte, error) {
 	for {
 		jr.buf = jr.buf[:0]
 		var err error
 		for {
 			var frag []byte
 			frag, err = jr.r.ReadSlice('\n')
+			if len(jr.buf)+len(frag) > limit+1 { // +1: the newline
+				return nil, fmt.Errorf("%s:%d: a line longer than %s, the most %s can be%s", jr.name, jr.line+1, inputfile.Size(int64(limit)), what, hint)
+			}
 			jr.buf = append(jr.buf, frag...)
 			if err != bufio.ErrBufferFull {
 				break
@@ -213,14 +231,14 @@ func (jr *JSONLReader) Next() (Record, error) {
 const missing = math.MinInt
 
 func (jr *JSONLReader) next() (Record, error) {
-	line, err := jr.readLine()
+	line, err := jr.readLine(maxJSONLLineBytes, "a JSON-lines trace record", "; larger records need the binary form")
 	if err != nil {
 		return Record{}, err
 	}
 	jr.rec.Step, jr.rec.Layer, jr.rec.Rank = missing, missing, missing
 	jr.rec.TopkIdx, jr.rec.TopkWeights = jr.rec.TopkIdx[:0], jr.rec.TopkWeights[:0]
 	if err := strictUnmarshal(line, &jr.rec); err != nil {
-		return Record{}, fmt.Errorf("%s:%d: %w", jr.name, jr.line, err)
+		return Record{}, fmt.Errorf("%s:%d: %s", jr.name, jr.line, inputfile.JSONProblem(err))
 	}
 	for _, f := range []struct {
 		name string

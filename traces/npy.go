@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"moebench/internal/inputfile"
 )
 
 const npyMagic = "\x93NUMPY"
@@ -16,6 +18,19 @@ const npyMagic = "\x93NUMPY"
 // maxNPYHeader bounds the header dictionary; NumPy writes a few hundred
 // bytes, so anything near this is corrupt.
 const maxNPYHeader = 1 << 20
+
+// maxArrayBytes bounds the data of one array, from a .npy file or a .npz
+// member, whatever --max-memory allows: arrays are held whole, and the
+// largest routing capture worth replaying, 2M tokens × 61 layers × top-8
+// as int32, is 3.6 GiB. A header that declares more is refused before
+// anything is read.
+const maxArrayBytes = 4 << 30
+
+// maxNPZMemberBytes bounds what one .npz member inflates to, read or
+// declared: an array's data and its .npy header. The inflated bytes are
+// counted as they arrive, so a member whose directory entry understates
+// its size stops here too.
+const maxNPZMemberBytes = maxArrayBytes + maxNPYHeader + 16
 
 // array is one NumPy array: its dtype, C-order shape and raw little-endian
 // data. Elements are decoded on access so that a large array is held once,
@@ -177,6 +192,9 @@ func readNPY(r io.Reader, avail, maxBytes int64, file, name string) (*array, err
 		n *= d
 	}
 	nbytes := int64(n) * int64(a.size)
+	if nbytes > maxArrayBytes {
+		return nil, fail("shape %s declares %d data bytes, more than %s, the most an array can be", shapeString(a.shape), nbytes, inputfile.Size(maxArrayBytes))
+	}
 	if maxBytes > 0 && nbytes > maxBytes {
 		return nil, optionError(fail("shape %s declares %d data bytes, more than the memory budget of %d (--max-memory)", shapeString(a.shape), nbytes, maxBytes).Error())
 	}
@@ -418,14 +436,15 @@ func (z *npz) read(name string) (*array, error) {
 	if !ok {
 		return nil, nil
 	}
+	if f.UncompressedSize64 > maxNPZMemberBytes {
+		return nil, fmt.Errorf("%s: %s: declares %d bytes inflated, more than an array's %s and its header, the most a member can be", z.file, name, f.UncompressedSize64, inputfile.Size(maxArrayBytes))
+	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", z.file, name, err)
 	}
 	defer rc.Close()
-	avail := int64(-1)
-	if f.UncompressedSize64 <= math.MaxInt64 {
-		avail = int64(f.UncompressedSize64)
-	}
-	return readNPY(rc, avail, z.maxBytes, z.file, name)
+	// The declared size is not trusted: the inflated bytes are counted.
+	r := inputfile.NewReader(rc, z.file+": "+name, "an inflated .npz member", maxNPZMemberBytes)
+	return readNPY(r, int64(f.UncompressedSize64), z.maxBytes, z.file, name)
 }

@@ -193,20 +193,37 @@ func outputFormat(flag, out string) (traces.Format, error) {
 
 // writeTrace copies src to out atomically: a failure leaves no file.
 func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer) error {
+	// A read error is the input's fault: it is returned as it is, naming
+	// the input, not as the atomic writer's "writing OUT".
+	var inErr error
 	write := func(w io.Writer) error {
 		tw, err := traces.NewWriter(w, f, src.Header())
 		if err != nil {
 			return err
 		}
-		if _, err := traces.Copy(tw, src); err != nil {
-			return err
+		for {
+			rec, err := src.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				inErr = err
+				return err
+			}
+			if err := tw.Write(rec); err != nil {
+				return err
+			}
 		}
 		return tw.Close()
 	}
 	if out == "-" {
 		return write(stdout)
 	}
-	return report.WriteFileAtomic(out, write)
+	err := report.WriteFileAtomic(out, write)
+	if inErr != nil {
+		return inErr
+	}
+	return err
 }
 
 func runTraceConvert(args []string, stdout, _ io.Writer) error {

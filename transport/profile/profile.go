@@ -302,7 +302,7 @@ func Parse(label string, data []byte) (*File, error) {
 		off := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fail(off, "%v", err)
+			return nil, fail(off, "%s", inputfile.JSONProblem(err))
 		}
 		key, _ := tok.(string)
 		switch key {
@@ -327,7 +327,7 @@ func Parse(label string, data []byte) (*File, error) {
 					Source string   `json:"source"`
 				}
 				if err := dec.Decode(&raw); err != nil {
-					return nil, fail(coff, "constants[%d]: %v", len(f.Constants), err)
+					return nil, fail(coff, "constants[%d]: %s", len(f.Constants), inputfile.JSONProblem(err))
 				}
 				start := int(coff)
 				for start < len(data) && strings.ContainsRune(" \t\r\n,", rune(data[start])) {
@@ -352,11 +352,11 @@ func Parse(label string, data []byte) (*File, error) {
 			return nil, fail(off, "unknown field %q (want name, description, base, constants, measured)", key)
 		}
 		if err != nil {
-			return nil, fail(off, "field %s: %v", key, err)
+			return nil, fail(off, "field %s: %s", key, inputfile.JSONProblem(err))
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fail(dec.InputOffset(), "%v", err)
+		return nil, fail(dec.InputOffset(), "%s", inputfile.JSONProblem(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail(dec.InputOffset(), "trailing data after the profile object")
