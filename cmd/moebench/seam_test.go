@@ -45,7 +45,7 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`lane_setup`, `\ntoy +toy +dispatch`, `\ntoy +combine( +[0-9.]+){5} +0 +0 +0\.5 `,
+	for _, want := range []string{`lane_setup`, `\ntoy +toy +dispatch`, `\ntoy +combine( +[0-9.]+){6} +0 +0 +0\.5 `,
 		`toy lanes/rank +route hash`, `\nmini-gda( +[0-9.]+){8} +— +[0-9a-f]{16} +yes`, `\ntoy( +[0-9.]+){8} +1 +[0-9a-f]{16} +yes`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("run lacks %q:\n%s", want, out)
