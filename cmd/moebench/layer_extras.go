@@ -80,6 +80,8 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, it
 		}
 		return o.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 	}
+	o.hold() // the result and the plot, both or neither
+	defer o.discard()
 	// The figure first: one with nothing to draw is refused before the
 	// output is written.
 	var fig plot.Figure
@@ -103,8 +105,10 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, it
 	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, items) }); err != nil {
 		return err
 	}
-	if x.plot == "" {
-		return nil
+	if x.plot != "" {
+		if err := o.writePlot(x.plot, fig); err != nil {
+			return err
+		}
 	}
-	return writePlot(x.plot, fig)
+	return o.commit()
 }

@@ -63,13 +63,17 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+		out.hold() // the result and the plot, both or neither
+		defer out.discard()
 		if err := out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return err
 		}
 		if *plotPath != "" {
-			return writePlot(*plotPath, fig)
+			if err := out.writePlot(*plotPath, fig); err != nil {
+				return err
+			}
 		}
-		return nil
+		return out.commit()
 	case "size":
 		h, res, err := mergeSize(shards)
 		if err != nil {

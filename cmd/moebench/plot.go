@@ -66,9 +66,9 @@ func checkFigure(path string, fig plot.Figure, why string) error {
 	return nil
 }
 
-// writePlot draws fig to path, atomically; a figure with nothing to draw
-// is refused (see checkFigure).
-func writePlot(path string, fig plot.Figure) error {
+// writePlot draws fig to path, atomically (held for commit after hold);
+// a figure with nothing to draw is refused (see checkFigure).
+func (o *outputFlags) writePlot(path string, fig plot.Figure) error {
 	format, err := plot.FormatOf(path)
 	if err != nil {
 		return fmt.Errorf("%w: --plot %v", errUsage, err)
@@ -76,7 +76,7 @@ func writePlot(path string, fig plot.Figure) error {
 	if err := checkFigure(path, fig, "no point to draw"); err != nil {
 		return err
 	}
-	return report.WriteFileAtomic(path, func(w io.Writer) error { return plot.Render(w, format, fig) })
+	return o.write(path, func(w io.Writer) error { return plot.Render(w, format, fig) })
 }
 
 // decodeVia renders a result as JSON and reads it back as a document.

@@ -166,6 +166,8 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	var rerr error
 	var pl *replayPlot
 	var fig plot.Figure
+	f.out.hold() // the result and the plot, both or neither
+	defer f.out.discard()
 	err = f.out.emit(stdout, func(w io.Writer) error {
 		rerr = rp.run(teeReplayPlot(newReplaySink(w, f.out.format, rp), *plotPath, &pl), progress)
 		if rerr == nil && pl != nil {
@@ -181,9 +183,12 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return rerr
 	}
 	if err == nil && pl != nil {
-		err = writePlot(*plotPath, fig)
+		err = f.out.writePlot(*plotPath, fig)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return f.out.commit()
 }
 
 // open reads the trace through the importer, which streams native traces

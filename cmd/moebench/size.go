@@ -176,24 +176,27 @@ func totalCandidates(s *sizing.Study) int {
 }
 
 // emitSize renders a finished study and its plot; it fails (exit 1) when
-// no candidate meets the limits, after writing the result.
+// no candidate meets the limits, and then writes no file (the table still
+// goes to stdout, to show why).
 func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header, res *sizing.Result) error {
 	fig := sizeFigure(res)
 	if err := checkFigure(plotPath, fig, "no candidate was modelled: every one was rejected before its run (the table, without --plot, says why)"); err != nil {
 		return err
 	}
+	o.hold() // the result and the plot, both or neither
+	defer o.discard()
 	if err := o.emit(stdout, func(w io.Writer) error { return renderSize(w, o.format, h, res) }); err != nil {
 		return err
 	}
 	if plotPath != "" {
-		if err := writePlot(plotPath, fig); err != nil {
+		if err := o.writePlot(plotPath, fig); err != nil {
 			return err
 		}
 	}
 	if res.Recommended < 0 {
-		return fmt.Errorf("size: no candidate meets the limits")
+		return fmt.Errorf("size: no candidate meets the limits%s", notWritten(o.outs))
 	}
-	return nil
+	return o.commit()
 }
 
 // sizeCosts are the estimates of the study's largest candidate on each

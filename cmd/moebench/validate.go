@@ -103,24 +103,27 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 }
 
 // emitRows writes validate's rows (and their plot, when asked) and fails
-// when the worst row is off by more than failAbove.
+// when the worst row is off by more than failAbove, and then writes no
+// file (the rows still go to stdout).
 func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []mech.Row, sum *mech.Summary, ref, plotPath string, failAbove float64) error {
 	fig, err := rowsFigure(plotPath, h, rows, sum, ref)
 	if err != nil {
 		return err
 	}
+	out.hold() // the rows and the plot, both or neither
+	defer out.discard()
 	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) }); err != nil {
 		return err
 	}
 	if plotPath != "" {
-		if err := writePlot(plotPath, fig); err != nil {
+		if err := out.writePlot(plotPath, fig); err != nil {
 			return err
 		}
 	}
 	if failAbove > 0 && sum.MaxErr > failAbove {
-		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%", sum.Worst, 100*sum.MaxErr, 100*failAbove)
+		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, notWritten(out.outs))
 	}
-	return nil
+	return out.commit()
 }
 
 // renderRows renders rows; ref names the reference column: "paper", or
