@@ -25,8 +25,8 @@ type Study struct {
 	// Progress, when set, is called after each run with the runs done and
 	// the runs this study (or shard) does at most.
 	Progress func(done, total int, name string)
-	// Ready, when set, is called once every candidate is built, checked
-	// and estimated, before any is modelled: the caller's last chance to
+	// Ready, when set, is called once every candidate is built and
+	// checked, before any is estimated or modelled: the caller's last chance to
 	// refuse the study before its work (every model has read its
 	// constants by then).
 	Ready func() error
@@ -81,16 +81,19 @@ func (s *Study) Run(index, count int) ([]Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.estimate(cands); err != nil {
+	if err := s.check(cands); err != nil {
 		return nil, err
 	}
-	s.reject(cands)
-	classes(cands)
 	if s.Ready != nil {
 		if err := s.Ready(); err != nil {
 			return nil, err
 		}
 	}
+	if err := s.estimate(cands); err != nil {
+		return nil, err
+	}
+	s.reject(cands)
+	classes(cands)
 	mine := func(c *Candidate) bool { return c.Index%count == index }
 
 	// Wave 1: per preset and queue policy, the candidate with the lowest
@@ -172,13 +175,43 @@ func better(a, b *Candidate) bool {
 	return a.Index < b.Index
 }
 
+// check builds each candidate's transport and fails, unrun, those that
+// no run could change: queues too shallow for the mode, more memory or
+// queues than the hardware has (moe.Precheck). The estimate still says
+// what they would take.
+func (s *Study) check(cands []Candidate) error {
+	d := &s.Deployment
+	for i := range cands {
+		c := &cands[i]
+		tr, err := c.pre.Build(c.Knobs, c.needs)
+		if err != nil {
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
+			continue
+		}
+		err = moe.Precheck(d.Routing.Shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg})
+		switch {
+		case errors.Is(err, moe.ErrQueueDepth) || errors.Is(err, moe.ErrOverCapacity):
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
+		case err != nil:
+			return fmt.Errorf("candidate %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
 // estimate builds each candidate's transport and sizes it analytically
 // where the transport is a transport.Estimator.
 func (s *Study) estimate(cands []Candidate) error {
 	d := &s.Deployment
 	shape := d.Routing.Shape
-	// The demands differ only by background, which they do not list.
-	disp, comb, haveDemand := moe.Demands(d.Routing, d.Mode, d.NVLink, d.Background)
+	// The demands differ only by background, which they do not list; none
+	// is worked out when every candidate failed already.
+	var disp, comb *transport.Demand
+	haveDemand := false
+	if slices.ContainsFunc(cands, func(c Candidate) bool { return c.Stage == "" }) {
+		disp, comb, haveDemand = moe.Demands(d.Routing, d.Mode, d.NVLink, d.Background)
+	}
 	buffer := moe.LLBufferBytes(shape)
 	if d.Mode == moe.Normal {
 		buffer = moe.NormalBufferBytes(shape, d.Channels())
@@ -187,19 +220,7 @@ func (s *Study) estimate(cands []Candidate) error {
 		c := &cands[i]
 		tr, err := c.pre.Build(c.Knobs, c.needs)
 		if err != nil {
-			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
-		}
-		// What no run of it could change fails it unrun: queues too
-		// shallow for the mode, more memory or queues than the hardware
-		// has. The figures below still say what it would take.
-		err = moe.Precheck(shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
-			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg})
-		switch {
-		case errors.Is(err, moe.ErrQueueDepth) || errors.Is(err, moe.ErrOverCapacity):
-			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
-		case err != nil:
-			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}
 		est, ok := tr.(transport.Estimator)
 		if !ok {
