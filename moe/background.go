@@ -56,6 +56,8 @@ func (b Background) Validate() error {
 		return fmt.Errorf("CTAs: %d is negative", b.CTAs)
 	case b.CTAs > 0 && b.Bytes < 1:
 		return fmt.Errorf("bytes: %d per write, want at least 1", b.Bytes)
+	case b.Bytes > hw.MaxMsgBytes:
+		return fmt.Errorf("bytes: %d per write, more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", b.Bytes, int64(hw.MaxMsgBytes))
 	case b.Queues < 0:
 		return fmt.Errorf("queues: %d is negative", b.Queues)
 	case b.Threads < 0 || b.Threads > 1024:

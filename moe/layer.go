@@ -129,6 +129,9 @@ func (c *LayerConfig) Validate() error {
 	if err := c.validateNodes(); err != nil {
 		return err
 	}
+	if err := c.Routing.Shape.CheckWrites(c.Mode, c.Chunk); err != nil {
+		return err
+	}
 	if sms := int(c.Profile.Get("gpu.sms")); c.NumSMs > sms {
 		return fmt.Errorf("num-sms: %d exceeds the GPU's %d SMs (gpu.sms)", c.NumSMs, sms)
 	}
@@ -144,6 +147,35 @@ func (c *LayerConfig) Validate() error {
 		// A message record carries its channel in 16 bits.
 		return fmt.Errorf("experts: %d channels per rank (%d local experts or channels, %d for the background) exceed the %d a message carries",
 			layer+reserved, layer, reserved, hw.MaxChannel+1)
+	}
+	return nil
+}
+
+// CheckWrites reports normal-mode chunks (chunk tokens, 0 the default)
+// whose tokens make a write larger than one message carries, for a valid
+// shape: an LL message is one token, which Validate bounds. The bound also
+// keeps chunk counts within 32 bits. Callers may check it before building
+// anything; LayerConfig.Validate checks it too.
+func (s Shape) CheckWrites(mode Mode, chunk int) error {
+	if mode != Normal {
+		return nil
+	}
+	tb := s.NormalTokenBytes()
+	if chunk > hw.MaxMsgBytes/tb {
+		return fmt.Errorf("chunk: %d tokens of %d B are more than the %d B one message carries (InfiniBand's largest message is 2^31 B; at most %d tokens)",
+			chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
+	}
+	if chunk > 0 {
+		return nil
+	}
+	chunk = defaultChunk
+	if s.Nodes() > 1 {
+		d, cm := NodeConfigs(s.Ranks, 0)
+		chunk = max(d.RDMAChunk, cm.RDMAChunk)
+	}
+	if chunk > hw.MaxMsgBytes/tb {
+		return fmt.Errorf("hidden: %d channels make the default chunks of %d tokens of %d B more than the %d B one message carries (InfiniBand's largest message is 2^31 B; give a chunk of at most %d tokens)",
+			s.Hidden, chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
 	}
 	return nil
 }

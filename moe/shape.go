@@ -120,6 +120,12 @@ func (s Shape) Validate() error {
 	if err := s.validateDTypes(); err != nil {
 		return err
 	}
+	// A token travels in one message (LL) or whole within one (normal
+	// mode's chunks): its bytes must fit a message, which also keeps every
+	// product of hidden below from overflowing.
+	if s.tokenBytes() > hw.MaxMsgBytes {
+		return fmt.Errorf("hidden: %d channels make a token of more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", s.Hidden, int64(hw.MaxMsgBytes))
+	}
 	// Kernels copy hidden vectors in 16-byte (int4) units. FP8 scales are
 	// ceil(hidden/128) float32s, the last group possibly partial, so hidden
 	// need not be a multiple of 128 (gpt-oss has 2,880).
@@ -133,6 +139,15 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("tokens: %d ranks × %d tokens × top-%d exceeds %d selections", s.Ranks, s.Tokens, s.TopK, maxSelections)
 	}
 	return nil
+}
+
+// tokenBytes is the largest message one token makes on either path, in
+// 64 bits, or just Hidden where that alone exceeds a message.
+func (s Shape) tokenBytes() int64 {
+	if s.Hidden > hw.MaxMsgBytes || s.TopK > hw.MaxMsgBytes {
+		return int64(max(s.Hidden, s.TopK))
+	}
+	return int64(max(s.LLDispatchBytes(), s.LLCombineBytes(), s.NormalTokenBytes()))
 }
 
 func (s Shape) validateDTypes() error {

@@ -1,6 +1,9 @@
 package native
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // MaxNormalRanks is how many ranks normal mode runs: DeepEP's intranode
 // kernels serve the NVLink peers of one node.
@@ -30,6 +33,9 @@ func (c LayerConfig) check(rt LayerRouting) error {
 	case c.Normal && (c.BufTokens < 2 || c.Chunk < 1 || c.Chunk > c.BufTokens/2):
 		return bad("normal mode: chunk %d must be between 1 and half the %d-token buffer", c.Chunk, c.BufTokens)
 	}
+	if name, v := c.widest(); v > math.MaxInt32 {
+		return bad("%s %d does not fit the library's 32-bit field", name, v)
+	}
 	rows := c.Ranks * c.Tokens * c.TopK
 	switch {
 	case len(rt.TokensPerRank) != c.Ranks:
@@ -40,4 +46,29 @@ func (c LayerConfig) check(rt LayerRouting) error {
 		return bad("%d expected counts, want %d ranks × %d experts", len(rt.Expected), c.Ranks, c.Experts)
 	}
 	return nil
+}
+
+// widest is the integer field of c farthest from zero, by name, and its
+// value: every one crosses into C as an int32 (the timeout in ms).
+func (c LayerConfig) widest() (string, int64) {
+	name, w := "", int64(0)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"ranks", int64(c.Ranks)}, {"gpus", int64(c.GPUs)}, {"tokens", int64(c.Tokens)}, {"hidden", int64(c.Hidden)},
+		{"top-k", int64(c.TopK)}, {"experts", int64(c.Experts)}, {"sms per rank", int64(c.SMsPerRank)},
+		{"nic sms", int64(c.NICSMs)}, {"background sms", int64(c.BackgroundSMs)}, {"qps per peer", int64(c.QPsPerPeer)},
+		{"send queue basic blocks", int64(c.SQBBs)}, {"wqes per doorbell", int64(c.PerDoorbell)}, {"dcis", int64(c.DCIs)},
+		{"workers", int64(c.Workers)}, {"rings", int64(c.Rings)}, {"batch", int64(c.Batch)}, {"ring entries", int64(c.RingEntries)},
+		{"reserved ring", int64(c.ReservedRing0)}, {"chunk", int64(c.Chunk)}, {"buffer tokens", int64(c.BufTokens)},
+		{"background warps", int64(c.BgWarps)}, {"background bytes", int64(c.BgBytes)}, {"background channel", int64(c.BgChannel0)},
+		{"background channels", int64(c.BgChannels)}, {"background head", int64(c.BgHeadUs)},
+		{"warmup", int64(c.Warmup)}, {"reps", int64(c.Reps)}, {"timeout ms", c.Timeout.Milliseconds()},
+	} {
+		if f.v > w || -f.v > w {
+			name, w = f.name, max(f.v, -f.v)
+		}
+	}
+	return name, w
 }

@@ -127,6 +127,9 @@ func (k *knobFlags) sizeLists() (map[string][]int, error) {
 			if v < 1 {
 				return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, kn.Name, v)
 			}
+			if err := kn.Check(strconv.Itoa(v)); err != nil {
+				return nil, fmt.Errorf("%w: %v", errUsage, err)
+			}
 		}
 		lists[kn.Name] = *p
 	}

@@ -442,6 +442,9 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 						return nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
 					}
 					for _, mode := range modes {
+						if err := s.CheckWrites(mode, f.chunk); err != nil {
+							return nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+						}
 						nv := f.nvlink
 						if !fs.Changed("nvlink") {
 							nv = mode == moe.Normal
@@ -478,7 +481,7 @@ func shapeErr(err error) error {
 	msg := err.Error()
 	for field, flag := range map[string]string{
 		"experts:": "--experts:", "physical experts:": "--experts:", "top-k:": "--topk:", "tokens:": "--tokens:",
-		"ranks:": "--ranks:", "gpus per node:": "--gpus-per-node:", "hidden:": "--hidden:",
+		"ranks:": "--ranks:", "gpus per node:": "--gpus-per-node:", "hidden:": "--hidden:", "chunk:": "--chunk:",
 	} {
 		if strings.HasPrefix(msg, field) {
 			return errors.New(flag + strings.TrimPrefix(msg, field))

@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
+	"moebench/moe"
 	"moebench/native"
 	"moebench/transport/gda"
 	"moebench/transport/mech"
@@ -23,6 +26,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	var (
 		out                            outputFlags
 		prof                           profileFlags
+		budget                         budgetFlags
 		threads, qps, sms, perDB, pays []int
 		styles, orders                 []string
 		pointer                        bool
@@ -40,12 +44,16 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&depth, "depth", 1024, "rate: WQEs per send queue")
 	fs.StringVar(&engine, "engine", "model", "model, or native: measure the GPU side on the local GPU and print it beside the model")
 	fs.StringVar(&lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
+	budget.register(fs)
 	prof.register(fs)
 	out.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := out.check(); err != nil {
+		return err
+	}
+	if err := budget.check(); err != nil {
 		return err
 	}
 	if err := checkFiles(out.outputs(), append(profileArgs("--profile", prof.spec), fileArg{"--lib", lib})); err != nil {
@@ -64,10 +72,24 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	}
 	var rows []mech.Row
 	pos := fs.Args()
+	rateFlags := []string{"threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"}
+	sweep := len(pos) == 1 && (pos[0] == "rate" && anyChanged(fs, rateFlags...) || pos[0] == "single")
+	// A sweep flag that no sweep reads would be silently ignored.
+	for _, n := range rateFlags {
+		if !fs.Changed(n) {
+			continue
+		}
+		switch {
+		case !sweep:
+			return fmt.Errorf("%w: --%s: only mech rate and mech single take sweep flags (the named experiments run fixed cases)", errUsage, n)
+		case pos[0] == "single" && !slices.Contains([]string{"ordering", "payload", "pointer"}, n):
+			return fmt.Errorf("%w: --%s: mech single takes --ordering, --payload and --pointer; --%s is mech rate's", errUsage, n, n)
+		}
+	}
 	switch {
-	case len(pos) == 1 && pos[0] == "rate" && anyChanged(fs, "threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"):
-		rows, err = rateSweep(p, threads, qps, sms, perDB, styles, orders, pays, !pointer, depth, stderr)
-	case len(pos) == 1 && pos[0] == "single":
+	case sweep && pos[0] == "rate":
+		rows, err = rateSweep(p, threads, qps, sms, perDB, styles, orders, pays, !pointer, depth, budget, stderr)
+	case sweep:
 		rows, err = singleSweep(p, orders, pays, !pointer)
 	default:
 		var exps []mech.Experiment
@@ -122,17 +144,34 @@ func parseOrders(names []string) ([]gda.Ordering, error) {
 	return out, nil
 }
 
-func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, stderr io.Writer) ([]mech.Row, error) {
+// mechFlag names the flag behind a field error of the mech experiments.
+func mechFlag(err error) error {
+	msg := err.Error()
+	for field, flag := range map[string]string{"threads:": "--threads:", "qps:": "--qps:", "sms:": "--sms:",
+		"depth:": "--depth:", "wqes per doorbell:": "--per-doorbell:", "payload:": "--payload:"} {
+		if strings.HasPrefix(msg, field) {
+			return fmt.Errorf("%w: %s%s", errUsage, flag, strings.TrimPrefix(msg, field))
+		}
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
+func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]mech.Row, error) {
 	ords, err := parseOrders(orders)
 	if err != nil {
 		return nil, err
 	}
-	var rows []mech.Row
+	var pubs []gda.Publication
 	for _, st := range styles {
 		style, ok := gda.ParsePublication(st)
 		if !ok {
 			return nil, fmt.Errorf("%w: --style %q: want thread, coop, handoff or lock", errUsage, st)
 		}
+		pubs = append(pubs, style)
+	}
+	// Every value on its own, and every combination's cost, before any runs.
+	var cfgs []gda.RateConfig
+	for _, style := range pubs {
 		for _, o := range ords {
 			for _, pay := range pays {
 				for _, th := range threads {
@@ -141,24 +180,39 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 							for _, db := range perDB {
 								cfg := gda.RateConfig{Threads: th, QPs: q, SMs: sm, PerDoorbell: db, Style: style,
 									Ordering: o, Payload: pay, Inline: inline, Depth: depth}
-								name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B", th, q, sm, db, style, o, pay)
-								if err := cfg.Validate(); err != nil {
-									// A cross product has combinations that
-									// cannot run; say which were skipped.
-									fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
-									continue
+								if err := cfg.CheckFields(p); err != nil {
+									return nil, mechFlag(err)
 								}
-								v, err := gda.Rate(p, cfg)
-								if err != nil {
-									return nil, fmt.Errorf("%s: %w", name, err)
+								if cfg.Validate() == nil {
+									bytes, msgs := cfg.Cost()
+									what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", th, q, depth)
+									if err := budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs}); err != nil {
+										return nil, err
+									}
 								}
-								rows = append(rows, mech.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
+								cfgs = append(cfgs, cfg)
 							}
 						}
 					}
 				}
 			}
 		}
+	}
+	var rows []mech.Row
+	for _, cfg := range cfgs {
+		name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B",
+			cfg.Threads, cfg.QPs, cfg.SMs, cfg.PerDoorbell, cfg.Style, cfg.Ordering, cfg.Payload)
+		if err := cfg.Validate(); err != nil {
+			// A cross product has combinations that cannot run; say which
+			// were skipped.
+			fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
+			continue
+		}
+		v, err := gda.Rate(p, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, mech.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
@@ -174,11 +228,8 @@ func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) (
 	var rows []mech.Row
 	for _, o := range ords {
 		for _, pay := range pays {
-			if pay <= 0 {
-				return nil, fmt.Errorf("%w: --payload %d: must be positive", errUsage, pay)
-			}
 			if err := gda.CheckWrite(pay, inline); err != nil {
-				return nil, fmt.Errorf("%w: --%v", errUsage, err)
+				return nil, mechFlag(err)
 			}
 			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: o, Payload: pay, Inline: inline})
 			if err != nil {

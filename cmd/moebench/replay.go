@@ -262,6 +262,9 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
 	}
 	rp.bgName = f.background
+	if fs.Changed("chunk") && rp.mode != moe.Normal {
+		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+	}
 	for _, c := range []struct {
 		name string
 		v    int
@@ -358,6 +361,9 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 		return fmt.Errorf("%w: %d ranks (%s) do not fill whole nodes of %d GPUs (%s)", errUsage, s.Ranks, rp.ranksBy, s.GPUsPerNode, rp.perBy)
 	}
 	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
+	}
+	if err := s.CheckWrites(rp.mode, f.chunk); err != nil {
 		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
 	}
 	rp.base = s

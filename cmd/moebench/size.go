@@ -270,6 +270,12 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if f.numSMs < 0 || f.chunk < 0 {
 		return nil, h, fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
 	}
+	if f.changed("chunk") && mode != moe.Normal {
+		return nil, h, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+	}
+	if err := s.CheckWrites(mode, f.chunk); err != nil {
+		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)

@@ -97,6 +97,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mini-gda: reserved queues and their first channel must not be negative (got %d, %d)", c.Reserved, c.ReservedFrom)
 	case c.Publication == PubCoop:
 		return fmt.Errorf("mini-gda: cooperative publication posts whole warps of WQEs and is a rate-experiment mode, not a per-message one")
+	case c.Depth > MaxDepth:
+		return fmt.Errorf("mini-gda: QP depth %d is more than the %d WQEs a send queue holds", c.Depth, MaxDepth)
+	case c.InlineMax < 0:
+		return fmt.Errorf("mini-gda: inline threshold %d B is negative", c.InlineMax)
+	case c.InlineMax > 0:
+		if err := CheckWrite(c.InlineMax, true); err != nil {
+			return fmt.Errorf("mini-gda: inline threshold: %w", err)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"moebench/transport"
+	"moebench/transport/hw"
 )
 
 // The two mechanisms of this package, as they declare themselves to the
@@ -29,7 +30,7 @@ var (
 
 	qpsKnob = transport.Knob{Name: "qps-per-peer", Column: "qps/peer", Field: "qps_per_peer", Label: "RC QPs per peer",
 		Help:  "mini-gda: RC QPs per peer, overriding the preset's (0 = the preset's)",
-		Sizes: "powers of two up to the layer's channels, and twice them", Min: 0}
+		Sizes: "powers of two up to the layer's channels, and twice them", Min: 0, Max: hw.MaxQPs}
 	dcisKnob = transport.Knob{Name: "dcis", Column: "DCIs", Field: "dcis", Label: "DC DCIs per NIC",
 		Help:  "dc: DCIs per NIC, overriding the preset's",
 		Sizes: "powers of two up to max(2 × channels, 16)", Min: 1, Max: 1 << 20}

@@ -2,6 +2,7 @@ package gda
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"moebench/transport/hw"
@@ -51,6 +52,64 @@ type RateConfig struct {
 	// the mechanism (as in SingleConfig); a cooperating warp pays it once
 	// per 32 WQEs, its lanes running the library code side by side.
 	LibCycles, LibNs float64
+}
+
+// MaxDepth is the most WQEs a send queue holds: ConnectX adapters report
+// max_qp_wr = 32,768 (ibv_devinfo -v).
+const MaxDepth = 1 << 15
+
+// CheckFields reports the first field of c that cannot run on p's GPU
+// whatever the others are, naming it; Validate adds how the fields must
+// fit together. A sweep refuses what CheckFields reports and may skip what
+// Validate does.
+func (c RateConfig) CheckFields(p *profile.Profile) error {
+	sms := int(p.Get("gpu.sms"))
+	switch {
+	case c.Threads < 1 || c.Threads > hw.MaxThreads:
+		return fmt.Errorf("threads: %d, want 1 to %d (the most the model takes)", c.Threads, hw.MaxThreads)
+	case c.QPs < 1 || c.QPs > hw.MaxQPs:
+		return fmt.Errorf("qps: %d, want 1 to %d (the QPs a NIC of the model addresses)", c.QPs, hw.MaxQPs)
+	case c.SMs < 1 || c.SMs > sms:
+		return fmt.Errorf("sms: %d, want 1 to the GPU's %d SMs (gpu.sms)", c.SMs, sms)
+	case c.Depth < 1 || c.Depth > MaxDepth:
+		return fmt.Errorf("depth: %d WQEs per send queue, want 1 to %d (ConnectX's max_qp_wr)", c.Depth, MaxDepth)
+	case c.PerDoorbell < 1 || c.PerDoorbell > MaxDepth:
+		return fmt.Errorf("wqes per doorbell: %d, want 1 to %d (a send queue's most WQEs)", c.PerDoorbell, MaxDepth)
+	case c.Messages < 0:
+		return fmt.Errorf("messages: %d is negative (0 picks enough for a steady state)", c.Messages)
+	case !(c.LibCycles >= 0 && c.LibNs >= 0) || math.IsInf(c.LibCycles, 0) || math.IsInf(c.LibNs, 0):
+		return fmt.Errorf("library cost: %v cycles, %v ns, want finite and not negative", c.LibCycles, c.LibNs)
+	}
+	return CheckWrite(c.Payload, c.Inline)
+}
+
+// Memory Rate takes, per unit, measured as peak RSS of mech rate (1 to
+// 262,144 threads, 1 to 262,144 QPs, depth 16 to 32,768): the completion
+// times it keeps per message, each submitting thread, each message in
+// flight (record, events, ring entry), and the program itself.
+const (
+	rateBytesPerMessage  = 36
+	rateBytesPerThread   = 200
+	rateBytesPerInFlight = 300
+	rateBytesBase        = 20 << 20
+)
+
+// messages is how many messages Rate posts for c.
+func (c RateConfig) messages() int64 {
+	if c.Messages > 0 {
+		return int64(c.Messages)
+	}
+	return max(20000, int64(c.Threads)*64)
+}
+
+// Cost estimates, for a configuration that passes CheckFields, the memory
+// Rate takes and the messages it posts, so that a caller can refuse a
+// configuration too large before running it. Every send queue may fill
+// to its depth at once.
+func (c RateConfig) Cost() (bytes, messages int64) {
+	msgs := c.messages()
+	inFlight := min(msgs, int64(c.QPs)*int64(c.Depth))
+	return rateBytesBase + msgs*rateBytesPerMessage + int64(c.Threads)*rateBytesPerThread + inFlight*rateBytesPerInFlight, msgs
 }
 
 // Validate reports a configuration the model cannot run.
@@ -140,6 +199,9 @@ func (r *rateRun) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 // Rate runs one message-rate experiment and returns M msg/s carried by the
 // NIC in steady state.
 func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
+	if err := cfg.CheckFields(p); err != nil {
+		return 0, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return 0, err
 	}
@@ -159,10 +221,7 @@ func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
 	if cfg.Style == PubCoop {
 		lanes, units = 32, cfg.Threads/32
 	}
-	total := cfg.Messages
-	if total == 0 {
-		total = max(20000, units*lanes*64)
-	}
+	total := int(cfg.messages())
 	per := (total + units*lanes - 1) / (units * lanes) * lanes
 	actors := make([]*actor, units)
 	for i := range actors {

@@ -57,9 +57,6 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	if cfg.QPs == 0 {
 		cfg.QPs = 1
 	}
-	if cfg.Payload <= 0 {
-		return SingleResult{}, fmt.Errorf("payload must be positive, got %d", cfg.Payload)
-	}
 	if err := CheckWrite(cfg.Payload, cfg.Inline); err != nil {
 		return SingleResult{}, err
 	}

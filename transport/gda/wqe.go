@@ -2,7 +2,6 @@ package gda
 
 import (
 	"fmt"
-	"math"
 
 	"moebench/transport/hw"
 )
@@ -53,15 +52,24 @@ const (
 	inlineHdrBytes = 4 // the inline segment's byte-count word
 )
 
-// CheckWrite reports a write the NIC model cannot carry: an inline payload
-// whose WQE outgrows a message record's basic blocks (real adapters inline
-// at most about a kilobyte), or a payload beyond 2 GiB.
+// MaxWQEBBs is the largest send WQE a ConnectX adapter takes, in basic
+// blocks: 16 × 64 B = 1 KiB (MLX5_SEND_WQE_MAX_WQEBBS in Linux's
+// include/linux/mlx5/qp.h), which bounds what one write inlines.
+const MaxWQEBBs = 16
+
+// CheckWrite reports a write the NIC cannot carry: no payload, a payload
+// beyond the largest message, or an inline payload whose WQE outgrows the
+// largest send WQE (a DC one, with its address vector, the tighter).
+// Every experiment of this package checks its writes with it.
 func CheckWrite(payload int, inline bool) error {
 	switch {
-	case payload > math.MaxInt32:
-		return fmt.Errorf("payload: %d B is more than one write carries (%d B)", payload, math.MaxInt32)
-	case inline && WriteLayout(payload, true, avBytes).BBs > hw.MaxBBs:
-		return fmt.Errorf("payload: %d B inline makes a WQE of more than %d basic blocks; name it by pointer (--pointer)", payload, hw.MaxBBs)
+	case payload < 1:
+		return fmt.Errorf("payload: %d B, want at least 1", payload)
+	case payload > hw.MaxMsgBytes:
+		return fmt.Errorf("payload: %d B, more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", payload, int64(hw.MaxMsgBytes))
+	case inline && WriteLayout(payload, true, avBytes).BBs > MaxWQEBBs:
+		return fmt.Errorf("payload: %d B inline makes a WQE of %d basic blocks, more than the %d (%d B) a send WQE holds; name it by pointer instead",
+			payload, WriteLayout(payload, true, avBytes).BBs, MaxWQEBBs, MaxWQEBBs*basicBlock)
 	}
 	return nil
 }

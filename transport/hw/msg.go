@@ -51,6 +51,11 @@ const (
 	maxIssue   = 1<<issueBits - 1
 )
 
+// MaxMsgBytes is the largest payload one message carries: InfiniBand's
+// largest message is 2^31 B (IBTA spec vol. 1, §9.4), and a record keeps
+// the size in 32 signed bits, one byte less.
+const MaxMsgBytes = math.MaxInt32
+
 // rec is a message as the fabric stores it. A layer of thousands of ranks
 // holds tens of millions in flight at once, so it fills one cache line:
 // its timeline is 32-bit offsets from the issue time (4.29 ms of
