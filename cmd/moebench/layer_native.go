@@ -252,13 +252,17 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		// for the emulated NIC; say how to replace them.
 		h.Extra = append(h.Extra, "the emulated NIC's constants are assumptions: fit them with moebench calibrate --layer (an H200's fit: --profile p-ib,native/testdata/h200-calibration.json,native/testdata/h200-layer.json)")
 	}
+	// A run that failed its checks fails the command: the table still
+	// goes to stdout, to show which, but no --out file is written.
+	f.out.hold()
+	defer f.out.discard()
 	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items, ncclItems) }); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)", failed, len(items))
+		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), notWritten(f.out.outs))
 	}
-	return nil
+	return f.out.commit()
 }
 
 // nativeKnobs are the model's swept knobs plus the native placement's.
