@@ -59,8 +59,8 @@ func gbytes(b int64) string {
 	switch {
 	case g >= 100:
 		prec = 0
-	case g >= 1:
-		prec = 2
+	case g >= 10:
+		prec = 1
 	}
 	s := strconv.FormatFloat(g, 'f', prec, 64) + " GB"
 	if b >= 1<<40 {
