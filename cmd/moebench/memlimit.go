@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"moebench/internal/hugepage"
+	"moebench/internal/inputfile"
 )
 
 // softMemoryLimit gives the garbage collector a soft limit of the budget
@@ -68,7 +69,8 @@ func meminfo(path, key string) int64 {
 		return 0
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	// meminfo is a few KB; a file past 1 MiB is not one.
+	sc := bufio.NewScanner(inputfile.NewReader(f, path, "a meminfo file", 1<<20))
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), key+":")
 		if !ok {
