@@ -312,7 +312,7 @@ func TestJSONLMalformed(t *testing.T) {
 	hdr := `{"format":"moebench-trace","version":1,"id_space":"logical","experts":8,"top_k":2,"layers":1}` + "\n"
 	for _, tc := range []struct{ name, data, want string }{
 		{"empty", "", "t.jsonl: empty file"},
-		{"unknown header field", `{"format":"moebench-trace","colour":1}` + "\n", `t.jsonl:1: header: json: unknown field "colour"`},
+		{"unknown header field", `{"format":"moebench-trace","colour":1}` + "\n", `t.jsonl:1: header: unknown field "colour"`},
 		{"wrong format tag", `{"format":"x","version":1,"id_space":"logical","experts":8,"top_k":2,"layers":1}`, `t.jsonl:1: header: format = "x"`},
 		{"bad version", strings.Replace(hdr, `"version":1`, `"version":9`, 1), "t.jsonl:1: header: version 9 is not supported"},
 		{"id out of range", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[[1,2],[3,8]]}`, "t.jsonl:2: topk_idx[1,1] = 8 is out of range [-1, 8)"},
@@ -321,8 +321,9 @@ func TestJSONLMalformed(t *testing.T) {
 		{"missing ids", hdr + `{"step":0,"layer":0,"rank":0}`, `t.jsonl:2: missing field "topk_idx"`},
 		{"fraction id", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[[1.5,2]]}`, "t.jsonl:2: topk_idx[0,0] = 1.5 is not a 32-bit integer"},
 		{"weights mismatch", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[[1,2]],"topk_weights":[]}`, "t.jsonl:2: topk_weights has 0 entries, topk_idx has 2"},
-		{"truncated line", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[[1,2`, "t.jsonl:2: unexpected EOF"},
-		{"unknown field", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[],"extra":1}`, `t.jsonl:2: json: unknown field "extra"`},
+		{"truncated line", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[[1,2`, "t.jsonl:2: the JSON ends early (cut short?)"},
+		{"unknown field", hdr + `{"step":0,"layer":0,"rank":0,"topk_idx":[],"extra":1}`, `t.jsonl:2: unknown field "extra"`},
+		{"field of the wrong kind", hdr + `{"step":"0","layer":0,"rank":0,"topk_idx":[]}`, "t.jsonl:2: field step: want a whole number, not a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
