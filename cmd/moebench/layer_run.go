@@ -231,11 +231,6 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
-	// What makes a point impossible, and a --set nothing reads, refuse
-	// the command before any layer is built.
-	if err := f.precheck(name, base, configs, presets); err != nil {
-		return err
-	}
 	softMemoryLimit(f.budget.bytes)
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
@@ -257,6 +252,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := f.budget.placePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
+		return err
+	}
+	// What makes a point impossible, and a --set nothing reads, refuse
+	// the command before any layer is built.
+	if err := f.precheck(name, base, configs, presets); err != nil {
 		return err
 	}
 	msgs := make([]int, len(configs)*len(presets))
