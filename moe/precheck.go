@@ -3,6 +3,7 @@ package moe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -34,13 +35,19 @@ type CapacityError struct {
 	Constant string
 	Source   string // the constant, its value, its profile and its source
 	Detail   string // what makes up Need
+	// AtLeast: Need is a bound, the true figure past what 64 bits count.
+	AtLeast bool
 }
 
 func (e *CapacityError) Error() string {
 	switch e.Kind {
 	case CapacityMemory:
+		need := gbytes(e.Need)
+		if e.AtLeast {
+			need = "over " + need
+		}
 		return fmt.Sprintf("%s per GPU (%s), more than the GPU's %s (%s)",
-			gbytes(e.Need), e.Detail, gbytes(e.Limit), e.Source)
+			need, e.Detail, gbytes(e.Limit), e.Source)
 	}
 	what := "QPs"
 	if e.DC {
@@ -119,6 +126,17 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
 		buffer, what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d nodes × %d GPUs, hidden %d", normal, s.Nodes(), s.GPUsPerNode, s.Hidden)
 	}
+	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: bound
+	// them in floating point first.
+	bound := 8 * float64(s.Physical()) * float64(s.Tokens) * float64(2*s.Hidden+LLHeaderBytes)
+	if cfg.Mode == Normal {
+		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
+		bound = float64(normal) * float64(256*s.Nodes()+288*s.GPUsPerNode) * float64(s.NormalTokenBytes())
+	}
+	atLeast := bound > math.MaxInt64/2
+	if atLeast {
+		buffer = math.MaxInt64 / 2
+	}
 	var r transport.Resources
 	if est, ok := cfg.Transport.(transport.Estimator); ok {
 		e, err := est.Estimate(&transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLink: cfg.NVLink, Channels: layer}, cfg.Profile)
@@ -134,7 +152,7 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 		what += fmt.Sprintf(", plus %s of send queues", gbytes(r.QueueBytesPerRank))
 	}
 	if limit := int64(p.Get("gpu.memory_gb") * 1e9); need > limit {
-		return &CapacityError{Kind: CapacityMemory, Need: need, Limit: limit, Constant: "gpu.memory_gb", Source: source(p, "gpu.memory_gb"), Detail: what}
+		return &CapacityError{Kind: CapacityMemory, Need: need, Limit: limit, Constant: "gpu.memory_gb", Source: source(p, "gpu.memory_gb"), Detail: what, AtLeast: atLeast}
 	}
 	queues, dc := int64(r.QPsPerNIC), r.DCIsPerNIC > 0
 	if dc {

@@ -86,6 +86,7 @@ func TestPrecheckRefuses(t *testing.T) {
 		{name: "at the deepest tokens LL allows", preset: "dc", shape: func(s *moe.Shape) { s.Tokens = 511 }},
 		{name: "a million experts' buffers", preset: "mini-proxy", shape: func(s *moe.Shape) { s.Experts = 1 << 20 }, want: moe.ErrOverCapacity, msg: "gpu.memory_gb = 141"},
 		{name: "a GPU with less memory", preset: "mini-gda", sets: []string{"gpu.memory_gb=1"}, want: moe.ErrOverCapacity, msg: "more than the GPU's 1.000 GB"},
+		{name: "buffers past 64 bits", preset: "mini-proxy", shape: func(s *moe.Shape) { s.Experts, s.Tokens, s.Hidden, s.TopK = 1<<20, 100000, 1<<29, 1 }, want: moe.ErrOverCapacity, msg: "over 4611686018 GB"},
 		{name: "a million QPs a NIC", preset: "mini-gda", shape: func(s *moe.Shape) { s.Experts, s.Tokens = 1<<20, 1 }, want: moe.ErrOverCapacity, msg: "1048576 QPs per NIC"},
 		{name: "a million DCIs", preset: "dc", o: preset.Options{DCIs: 1 << 20}, want: moe.ErrOverCapacity, msg: "1048576 DCIs per NIC"},
 		{name: "a NIC of fewer QPs", preset: "mini-gda", sets: []string{"nic.max_qps=255"}, want: moe.ErrOverCapacity, msg: "256 QPs per NIC"},
