@@ -16,6 +16,8 @@ import (
 	"moebench/transport/hw"
 	"moebench/transport/profile"
 	"moebench/transport/sim"
+
+	"moebench/internal/report"
 )
 
 // Mode is DeepEP's kernel family.
@@ -46,7 +48,7 @@ func ParseMode(s string) (Mode, error) {
 	case "normal", "ht":
 		return Normal, nil
 	}
-	return 0, fmt.Errorf("unknown mode %q (want ll or normal)", s)
+	return 0, fmt.Errorf("unknown mode %s (want ll or normal)", report.Quote(s))
 }
 
 // DeepEP's launch shapes.

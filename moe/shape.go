@@ -61,7 +61,7 @@ func ParseDType(s string) (DType, error) {
 	case "fp32":
 		return FP32, nil
 	}
-	return 0, fmt.Errorf("unknown dtype %q (want fp8, bf16, fp16 or fp32)", s)
+	return 0, fmt.Errorf("unknown dtype %s (want fp8, bf16, fp16 or fp32)", report.Quote(s))
 }
 
 // ScaleGroup is the number of channels that share one float32 FP8 scale

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"moebench/internal/report"
 )
 
 // Kinds accepted by Parse.
@@ -71,7 +73,7 @@ func Parse(s string) (Spec, error) {
 	switch kind {
 	case Uniform:
 		if hasArg {
-			return sp, fmt.Errorf("routing %q: uniform takes no parameter, got %q", s, arg)
+			return sp, fmt.Errorf("routing %s: uniform takes no parameter, got %s", report.Quote(s), report.Quote(arg))
 		}
 		return Spec{Kind: Uniform}, nil
 	case PowerLaw:
@@ -89,11 +91,11 @@ func Parse(s string) (Spec, error) {
 	case Hot:
 		n, share, ok := strings.Cut(arg, ":")
 		if !hasArg || !ok {
-			return sp, fmt.Errorf("routing %q: hot needs N:SHARE, e.g. hot:8:0.5", s)
+			return sp, fmt.Errorf("routing %s: hot needs N:SHARE, e.g. hot:8:0.5", report.Quote(s))
 		}
 		h, err := strconv.Atoi(strings.TrimSpace(n))
 		if err != nil {
-			return sp, fmt.Errorf("routing %q: hot experts %q is not a whole number", s, n)
+			return sp, fmt.Errorf("routing %s: hot experts %s is not a whole number", report.Quote(s), report.Quote(n))
 		}
 		sh, err := param(s, kind, "share", "8:0.5", share, true)
 		if err != nil {
@@ -101,12 +103,12 @@ func Parse(s string) (Spec, error) {
 		}
 		sp = Spec{Kind: kind, Hot: h, Share: sh}
 	case "":
-		return sp, fmt.Errorf("routing %q: empty kind (want %s)", s, Syntax)
+		return sp, fmt.Errorf("routing %s: empty kind (want %s)", report.Quote(s), Syntax)
 	default:
-		return sp, fmt.Errorf("routing %q: unknown kind %q (want %s)", s, kind, Syntax)
+		return sp, fmt.Errorf("routing %s: unknown kind %s (want %s)", report.Quote(s), report.Quote(kind), Syntax)
 	}
 	if err := sp.Validate(); err != nil {
-		return Spec{}, fmt.Errorf("routing %q: %w", s, err)
+		return Spec{}, fmt.Errorf("routing %s: %w", report.Quote(s), err)
 	}
 	return sp, nil
 }
@@ -114,11 +116,11 @@ func Parse(s string) (Spec, error) {
 func param(s, kind, name, example, arg string, hasArg bool) (float64, error) {
 	arg = strings.TrimSpace(arg)
 	if !hasArg || arg == "" {
-		return 0, fmt.Errorf("routing %q: %s needs a value for %s, e.g. %s:%s", s, kind, name, kind, example)
+		return 0, fmt.Errorf("routing %s: %s needs a value for %s, e.g. %s:%s", report.Quote(s), kind, name, kind, example)
 	}
 	v, err := strconv.ParseFloat(arg, 64)
 	if err != nil {
-		return 0, fmt.Errorf("routing %q: %s %q is not a number", s, name, arg)
+		return 0, fmt.Errorf("routing %s: %s %s is not a number", report.Quote(s), name, report.Quote(arg))
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package sizing
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -53,9 +54,9 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("max GPU memory: %d B is negative (0: no limit)", l.MaxGPUBytes)
 	case l.ProxyCores < -1:
 		return fmt.Errorf("proxy cores: %d, want -1 (no limit) or more", l.ProxyCores)
-	case l.TargetUs < 0:
-		return fmt.Errorf("target: %g µs is negative (0: none)", l.TargetUs)
-	case l.Tolerance < 0 || l.Tolerance > 1:
+	case !(l.TargetUs >= 0) || math.IsInf(l.TargetUs, 0):
+		return fmt.Errorf("target: %g µs, want finite and not negative (0: none)", l.TargetUs)
+	case !(l.Tolerance >= 0 && l.Tolerance <= 1):
 		return fmt.Errorf("tolerance: %g, want a fraction in [0, 1]", l.Tolerance)
 	}
 	return nil

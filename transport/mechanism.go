@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"moebench/internal/report"
 )
 
 // Mechanism is a family of transports declared to the seam: its name,
@@ -70,11 +72,11 @@ func (k Knob) Check(v string) error {
 		if slices.Contains(k.Choices, v) {
 			return nil
 		}
-		return fmt.Errorf("--%s %q: want one of %s", k.Name, v, strings.Join(k.Choices, ", "))
+		return fmt.Errorf("--%s %s: want one of %s", k.Name, report.Quote(v), strings.Join(k.Choices, ", "))
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return fmt.Errorf("--%s %q: want an integer", k.Name, v)
+		return fmt.Errorf("--%s %s: want an integer", k.Name, report.Quote(v))
 	}
 	switch {
 	case n < k.Min:

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/report"
 	"moebench/moe"
 )
 
@@ -59,14 +60,14 @@ func ParseBackground(s string) (moe.Background, error) {
 	}
 	parts := strings.Split(spec, ":")
 	if parts[0] != "bulk" {
-		return moe.Background{}, fmt.Errorf("background %q: want none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]", s)
+		return moe.Background{}, fmt.Errorf("background %s: want none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]", report.Quote(s))
 	}
 	if len(parts) < 2 || parts[1] == "" {
-		return moe.Background{}, fmt.Errorf("background %q: bulk needs a CTA count, e.g. bulk:64", s)
+		return moe.Background{}, fmt.Errorf("background %s: bulk needs a CTA count, e.g. bulk:64", report.Quote(s))
 	}
 	n, err := strconv.Atoi(parts[1])
 	if err != nil || n < 0 {
-		return moe.Background{}, fmt.Errorf("background %q: CTA count %q is not a non-negative integer", s, parts[1])
+		return moe.Background{}, fmt.Errorf("background %s: CTA count %s is not a non-negative integer", report.Quote(s), report.Quote(parts[1]))
 	}
 	b := moe.Background{CTAs: n, Bytes: defaultBackgroundBytes}
 	for _, p := range parts[2:] {
@@ -78,13 +79,13 @@ func ParseBackground(s string) (moe.Background, error) {
 		default:
 			v, err := strconv.Atoi(p)
 			if err != nil || v < 1 {
-				return moe.Background{}, fmt.Errorf("background %q: %q is neither shared, reserved nor a write size in bytes", s, p)
+				return moe.Background{}, fmt.Errorf("background %s: %s is neither shared, reserved nor a write size in bytes", report.Quote(s), report.Quote(p))
 			}
 			b.Bytes = v
 		}
 	}
 	if err := b.Validate(); err != nil {
-		return moe.Background{}, fmt.Errorf("background %q: %w", s, err)
+		return moe.Background{}, fmt.Errorf("background %s: %w", report.Quote(s), err)
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"moebench/internal/report"
 	"moebench/moe"
 )
 
@@ -111,5 +112,5 @@ func Get(name string) (Workload, error) {
 			return w, nil
 		}
 	}
-	return Workload{}, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(Names(), ", "))
+	return Workload{}, fmt.Errorf("unknown workload %s (known: %s)", report.Quote(name), strings.Join(Names(), ", "))
 }

@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 // badInputsSizes are the second hardening round's cases of one area; see
 // TestBadInputs for what each must do.
 func badInputsSizes() []badInput {
@@ -50,5 +52,36 @@ func badInputsSizes() []badInput {
 		{name: "sizes mech rate payload past a message", args: []string{"mech", "rate", "--pointer", "--payload", "4294967296"}, code: 2, msg: "--payload"},
 		{name: "sizes mech payload on a named experiment", args: []string{"mech", "ordering", "--payload", "0"}, code: 2, msg: "--payload"},
 		{name: "sizes mech rate flag on single", args: []string{"mech", "single", "--threads", "4"}, code: 2, msg: "--threads"},
+
+		// Float flags: NaN, infinities and values out of range.
+		{name: "sizes size tolerance NaN", args: []string{"size", "--tolerance", "NaN"}, code: 2, msg: "--tolerance"},
+		{name: "sizes size target-us NaN", args: []string{"size", "--target-us", "NaN"}, code: 2, msg: "--target-us"},
+		{name: "sizes size target-us Inf", args: []string{"size", "--target-us", "Inf"}, code: 2, msg: "--target-us"},
+		{name: "sizes size max-buffer-gib NaN", args: []string{"size", "--max-buffer-gib", "NaN"}, code: 2, msg: "--max-buffer-gib"},
+		{name: "sizes size max-buffer-gib Inf", args: []string{"size", "--max-buffer-gib", "Inf"}, code: 2, msg: "--max-buffer-gib"},
+		{name: "sizes size max-buffer-gib past int64", args: []string{"size", "--max-buffer-gib", "1e300"}, code: 2, msg: "--max-buffer-gib"},
+		{name: "sizes trace gen drift NaN", args: []string{"trace", "gen", "--out", "t.bin", "--drift", "NaN"}, code: 2, msg: "--drift"},
+		{name: "sizes trace gen drift Inf", args: []string{"trace", "gen", "--out", "t.bin", "--drift", "Inf"}, code: 2, msg: "--drift"},
+
+		// A value echoed back is quoted bounded.
+		{name: "sizes run tokens of 309 digits", args: []string{"run", "--tokens", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes mech threads list of 309 digits", args: []string{"mech", "rate", "--threads", "1," + digits309}, code: 2, msg: "(311 characters)"},
+		{name: "sizes size tolerance of 309 digits", args: []string{"size", "--tolerance", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run unknown flag of 309 digits", args: []string{"run", "--" + digits309}, code: 2, msg: "(311 characters)"},
+		{name: "sizes run background of 309 digits", args: []string{"run", "--background", "bulk:" + digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run routing of 309 digits", args: []string{"run", "--routing", "powerlaw:" + digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run set of 309 digits", args: []string{"run", "--set", "gpu.sm_clock_mhz=" + digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run max-memory of 309 digits", args: []string{"run", "--max-memory", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes sweep shard of 309 digits", args: []string{"sweep", "--shard", "1/" + digits309}, code: 2, msg: "(311 characters)"},
+		{name: "sizes run transport of 309 digits", args: []string{"run", "--transport", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run preset of 309 digits", args: []string{"run", "--preset", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run workload of 309 digits", args: []string{"run", "--workload", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run profile of 309 digits", args: []string{"run", "--profile", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run dtype of 309 digits", args: []string{"run", "--dispatch-dtype", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes sweep ordering of 309 digits", args: []string{"sweep", "--ordering", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes mech style of 309 digits", args: []string{"mech", "rate", "--style", digits309}, code: 2, msg: "(309 characters)"},
 	}
 }
+
+// digits309 is a number past any flag's range, and long.
+var digits309 = strings.Repeat("9", 309)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"moebench/internal/report"
 	"moebench/moe"
 )
 
@@ -177,17 +178,17 @@ func parseBytes(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || num == "" {
-		return 0, fmt.Errorf("%q is not a size (want e.g. 8GiB, 500MB or 1073741824)", s)
+		return 0, fmt.Errorf("%s is not a size (want e.g. 8GiB, 500MB or 1073741824)", report.Quote(s))
 	}
 	mult := map[string]float64{"": 1, "b": 1,
 		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
 		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40}[unit]
 	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, unit)
+		return 0, fmt.Errorf("%s: unknown unit %s (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", report.Quote(s), report.Quote(unit))
 	}
 	b := v * mult
 	if b < 1 || b >= math.MaxInt64 {
-		return 0, fmt.Errorf("%q is out of range (want at least 1 byte)", s)
+		return 0, fmt.Errorf("%s is out of range (want at least 1 byte)", report.Quote(s))
 	}
 	return int64(b), nil
 }

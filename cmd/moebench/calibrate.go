@@ -88,7 +88,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: calibrate takes no arguments, got %q", errUsage, fs.Args())
 	}
 	if o.format != "table" && o.format != "json" {
-		return fmt.Errorf("%w: --format %q: want table or json", errUsage, o.format)
+		return fmt.Errorf("%w: --format %s: want table or json", errUsage, report.Quote(o.format))
 	}
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -37,9 +39,57 @@ func parse(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelpShown
 		}
-		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), boundFlagErr(err))
 	}
 	return nil
+}
+
+// boundFlagErr is the flag parser's error with what it echoes of the
+// command line quoted bounded (report.Quote): a bad value, and the
+// number parser's own echo of it, or an unknown flag's name.
+func boundFlagErr(err error) error {
+	var bad *pflag.InvalidValueError
+	var unknown *pflag.NotExistError
+	switch {
+	case errors.As(err, &bad):
+		v, cause := bad.GetValue(), bad.Unwrap().Error()
+		var num *strconv.NumError
+		if errors.As(bad.Unwrap(), &num) {
+			switch {
+			case errors.Is(num.Err, strconv.ErrRange):
+				cause = "out of range"
+			case strings.Contains(num.Func, "Float"):
+				cause = "not a number"
+			default:
+				cause = "not a whole number"
+			}
+		}
+		cause = strings.ReplaceAll(cause, strconv.Quote(v), report.Quote(v))
+		return fmt.Errorf("invalid argument %s for \"--%s\" flag: %s", report.Quote(v), bad.GetFlag().Name, cause)
+	case errors.As(err, &unknown) && len(unknown.GetSpecifiedName()) > report.MaxQuoted:
+		return fmt.Errorf("unknown flag %s", report.Quote("--"+unknown.GetSpecifiedName()))
+	}
+	return err
+}
+
+// checkFloat refuses a float flag's value that is NaN, infinite or outside
+// [lo, hi] (hi +Inf: no upper bound), naming the flag: every float flag
+// goes through it, since the flag parser takes "NaN" and "Inf".
+func checkFloat(flag string, v, lo, hi float64) error {
+	if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= lo && v <= hi {
+		return nil
+	}
+	num := func(x float64) string {
+		if math.Abs(x) < 1e9 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	want := "a finite number from " + num(lo) + " to " + num(hi)
+	if math.IsInf(hi, 1) {
+		want = "a finite number of at least " + num(lo)
+	}
+	return fmt.Errorf("%w: --%s %v: want %s", errUsage, flag, v, want)
 }
 
 // errHelpShown ends a command successfully after --help.
@@ -193,7 +243,7 @@ func (l *logFlags) register(fs *pflag.FlagSet) {
 func (l *logFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(l.level)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --log-level %q: want error, warn, info or debug", errUsage, l.level)
+		return nil, fmt.Errorf("%w: --log-level %s: want error, warn, info or debug", errUsage, report.Quote(l.level))
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,6 +131,15 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 		return nil, fmt.Errorf("%w: --bg-sms %d: must be at least 1", errUsage, n.bgSMs)
 	case n.timeout < 10*time.Millisecond || n.timeout > time.Hour:
 		return nil, fmt.Errorf("%w: --timeout %v: want 10ms to 1h", errUsage, n.timeout)
+	}
+	// The native library takes its counts as 32-bit integers.
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"warmup", n.warmup}, {"reps", n.reps}, {"nic-sms", n.nicSMs}, {"bg-sms", n.bgSMs}} {
+		if c.v > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: --%s %d: more than the %d the native library counts (32 bits)", errUsage, c.flag, c.v, math.MaxInt32)
+		}
 	}
 	var out []config
 	for _, c := range configs {

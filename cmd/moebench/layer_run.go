@@ -222,7 +222,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: --transport nccl-a2a is the native engine's NCCL baseline (--engine native --gpus N)", errUsage)
 		}
 	default:
-		return fmt.Errorf("%w: --engine %q: want model or native", errUsage, f.native.engine)
+		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(f.native.engine))
 	}
 	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
 	if err != nil {
@@ -350,20 +350,20 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	for _, s := range f.prof.sets {
 		n, v, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: --set %q: want name=value", errUsage, s)
+			return nil, nil, fmt.Errorf("%w: --set %s: want name=value", errUsage, report.Quote(s))
 		}
 		n = strings.TrimSpace(n)
 		vals := splitList([]string{v})
 		if len(vals) == 0 {
-			return nil, nil, fmt.Errorf("%w: --set %q: no value", errUsage, s)
+			return nil, nil, fmt.Errorf("%w: --set %s: no value", errUsage, report.Quote(s))
 		}
 		if len(vals) > 1 && !sweep {
-			return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, s)
+			return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, report.Quote(s))
 		}
 		for _, x := range vals {
 			// Check every value now so a sweep fails before running.
 			if err := prof.Clone().Set(n, x); err != nil {
-				return nil, nil, fmt.Errorf("%w: --set %s: %v", errUsage, s, err)
+				return nil, nil, fmt.Errorf("%w: --set %s: %v", errUsage, report.Quote(s), err)
 			}
 		}
 		axes = append(axes, setAxis{n, vals})
@@ -543,7 +543,7 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 		}
 		p, ok := rep(t)
 		if !ok {
-			return nil, fmt.Errorf("%w: --transport %q: no preset of that mechanism (have: %s, or all)", errUsage, t, strings.Join(mechs, ", "))
+			return nil, fmt.Errorf("%w: --transport %s: no preset of that mechanism (have: %s, or all)", errUsage, report.Quote(t), strings.Join(mechs, ", "))
 		}
 		out = append(out, p)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
 	"moebench/transport/gda"
@@ -68,7 +69,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	case "native":
 		return mechNative(p, lib, out, stdout, stderr)
 	default:
-		return fmt.Errorf("%w: --engine %q: want model or native", errUsage, engine)
+		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(engine))
 	}
 	var rows []mech.Row
 	pos := fs.Args()
@@ -137,7 +138,7 @@ func parseOrders(names []string) ([]gda.Ordering, error) {
 	for _, n := range names {
 		m, ok := gda.ParseOrdering(n)
 		if !ok {
-			return nil, fmt.Errorf("%w: --ordering %q: want one of %v or all", errUsage, n, orderNames())
+			return nil, fmt.Errorf("%w: --ordering %s: want one of %v or all", errUsage, report.Quote(n), orderNames())
 		}
 		out = append(out, m)
 	}
@@ -165,7 +166,7 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 	for _, st := range styles {
 		style, ok := gda.ParsePublication(st)
 		if !ok {
-			return nil, fmt.Errorf("%w: --style %q: want thread, coop, handoff or lock", errUsage, st)
+			return nil, fmt.Errorf("%w: --style %s: want thread, coop, handoff or lock", errUsage, report.Quote(st))
 		}
 		pubs = append(pubs, style)
 	}

@@ -53,6 +53,14 @@ type sizeFlags struct {
 	log                                        *zap.Logger
 }
 
+// Bounds of size's float limits: a per-GPU buffer of a pebibyte is past
+// any GPU and still counts in int64 bytes; a layer of 10^12 µs (11.6
+// days) is past any run and within the simulator's picosecond clock.
+const (
+	maxBufferGiB = 1 << 20
+	maxTargetUs  = 1e12
+)
+
 func runSize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("size", "size [flags]", sizeExamples, stdout)
 	var f sizeFlags
@@ -342,6 +350,14 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	}
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return nil, h, err
+	}
+	for _, c := range []struct {
+		flag   string
+		v, max float64
+	}{{"max-buffer-gib", f.maxBufGiB, maxBufferGiB}, {"target-us", f.targetUs, maxTargetUs}, {"tolerance", f.tolerance, 1}} {
+		if err := checkFloat(c.flag, c.v, 0, c.max); err != nil {
+			return nil, h, err
+		}
 	}
 	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)), ProxyCores: f.proxyCores,
 		TargetUs: f.targetUs, Tolerance: f.tolerance}

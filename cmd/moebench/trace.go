@@ -114,6 +114,9 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if err := checkOut("--out", *out); err != nil {
 		return err
 	}
+	if err := checkFloat("drift", d.Drift, 0, 1); err != nil {
+		return err
+	}
 	r, err := routing.Parse(*spec)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
@@ -307,7 +310,7 @@ func runTraceInspect(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: trace inspect takes one file", errUsage)
 	}
 	if *format != "table" && *format != "json" {
-		return fmt.Errorf("%w: --format %q is not table or json", errUsage, *format)
+		return fmt.Errorf("%w: --format %s is not table or json", errUsage, report.Quote(*format))
 	}
 	path := fs.Arg(0)
 	r, err := traces.Open(path)

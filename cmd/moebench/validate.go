@@ -52,8 +52,8 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err := checkFiles(out.outputs(fileArg{"--plot", *plotPath}), append(profileArgs("--profile", prof.spec), fileArg{"--measured", measured})); err != nil {
 		return err
 	}
-	if math.IsNaN(failAbove) || math.IsInf(failAbove, 0) || failAbove < 0 {
-		return fmt.Errorf("%w: --fail-above %v: want a finite fraction >= 0 (0 = never fail)", errUsage, failAbove)
+	if err := checkFloat("fail-above", failAbove, 0, math.Inf(1)); err != nil {
+		return err
 	}
 	p, err := prof.loadFor("validate", &out)
 	if err != nil {

@@ -162,5 +162,5 @@ func CheckFormat(f string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("--format %q: want one of %s", f, strings.Join(Formats, ", "))
+	return fmt.Errorf("--format %s: want one of %s", Quote(f), strings.Join(Formats, ", "))
 }

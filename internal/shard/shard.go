@@ -61,18 +61,18 @@ func Parse(s string, getenv func(string) string) (Spec, error) {
 	if hasCount {
 		n, err := strconv.Atoi(strings.TrimSpace(tail))
 		if err != nil || n < 1 {
-			return Spec{}, fmt.Errorf("--shard %q: the count after / must be a whole number of at least 1", s)
+			return Spec{}, fmt.Errorf("--shard %s: the count after / must be a whole number of at least 1", report.Quote(s))
 		}
 		count = n
 	}
 	head = strings.TrimSpace(head)
 	if head != "auto" {
 		if !hasCount {
-			return Spec{}, fmt.Errorf("--shard %q: want I/N (e.g. 0/8), auto or auto/N", s)
+			return Spec{}, fmt.Errorf("--shard %s: want I/N (e.g. 0/8), auto or auto/N", report.Quote(s))
 		}
 		i, err := strconv.Atoi(head)
 		if err != nil || i < 0 || i >= count {
-			return Spec{}, fmt.Errorf("--shard %q: the index before / must be a whole number in [0, %d)", s, count)
+			return Spec{}, fmt.Errorf("--shard %s: the index before / must be a whole number in [0, %d)", report.Quote(s), count)
 		}
 		return Spec{Index: i, Count: count, From: "--shard " + s}, nil
 	}
@@ -83,7 +83,7 @@ func Parse(s string, getenv func(string) string) (Spec, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return 0, true, fmt.Errorf("--shard %s: %s=%q is not a whole number", s, name, v)
+			return 0, true, fmt.Errorf("--shard %s: %s=%s is not a whole number", report.Quote(s), name, report.Quote(v))
 		}
 		return n, true, nil
 	}

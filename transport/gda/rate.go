@@ -65,8 +65,10 @@ const MaxDepth = 1 << 15
 func (c RateConfig) CheckFields(p *profile.Profile) error {
 	sms := int(p.Get("gpu.sms"))
 	switch {
-	case c.Threads < 1 || c.Threads > hw.MaxThreads:
-		return fmt.Errorf("threads: %d, want 1 to %d (the most the model takes)", c.Threads, hw.MaxThreads)
+	case c.Threads < 1:
+		return fmt.Errorf("threads: %d, want at least 1", c.Threads)
+	case c.Threads > hw.MaxThreads:
+		return fmt.Errorf("threads: %d is more than the %d the model takes", c.Threads, hw.MaxThreads)
 	case c.QPs < 1 || c.QPs > hw.MaxQPs:
 		return fmt.Errorf("qps: %d, want 1 to %d (the QPs a NIC of the model addresses)", c.QPs, hw.MaxQPs)
 	case c.SMs < 1 || c.SMs > sms:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"moebench/internal/report"
 	"moebench/transport"
 	"moebench/transport/gda"
 	"moebench/transport/proxy"
@@ -210,7 +211,7 @@ func Get(name string) (Preset, error) {
 			return p, nil
 		}
 	}
-	return Preset{}, fmt.Errorf("unknown preset %q (known: %s)", name, strings.Join(Names(), ", "))
+	return Preset{}, fmt.Errorf("unknown preset %s (known: %s)", report.Quote(name), strings.Join(Names(), ", "))
 }
 
 // All returns every preset, grouped by mechanism.

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"moebench/internal/inputfile"
+	"moebench/internal/report"
 )
 
 // Built-in profiles are folders of JSON parts (data/NAME/*.json), merged in
@@ -249,8 +250,8 @@ func read(ref string) ([]part, error) {
 	if isBuiltinName(ref) {
 		ents, err := builtin.ReadDir("data/" + ref)
 		if err != nil || ref == "" {
-			return nil, nameError{fmt.Errorf("profile %q: no such built-in profile (built-in: %s; or give a file path)",
-				ref, strings.Join(Builtins(), ", "))}
+			return nil, nameError{fmt.Errorf("profile %s: no such built-in profile (built-in: %s; or give a file path)",
+				report.Quote(ref), strings.Join(Builtins(), ", "))}
 		}
 		var parts []part
 		for _, e := range ents {
@@ -416,7 +417,7 @@ func (p *Profile) Set(name, value string) error {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 	if err != nil {
-		return fmt.Errorf("constant %s: value %q is not a number", name, value)
+		return fmt.Errorf("constant %s: value %s is not a number", name, report.Quote(value))
 	}
 	if err := inRange(d, v); err != nil {
 		return err
@@ -463,7 +464,7 @@ func SetNames(sets []string) ([]string, error) {
 	for _, s := range sets {
 		name, _, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, fmt.Errorf("--set %q: want name=value", s)
+			return nil, fmt.Errorf("--set %s: want name=value", report.Quote(s))
 		}
 		name = strings.TrimSpace(name)
 		if prev, dup := seen[name]; dup {
