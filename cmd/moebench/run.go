@@ -66,14 +66,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: no command given", errUsage)
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		if len(args) == 1 {
+		// moebench help help (or --help) is help's own help: the usage.
+		if len(args) == 1 || (args[0] == "help" && len(args) == 2 && slices.Contains([]string{"help", "--help", "-h"}, args[1])) {
 			usage(stdout)
 			return nil
 		}
 		if args[0] != "help" {
 			return fmt.Errorf("%w: %s takes no arguments (moebench help COMMAND shows a command's help)", errUsage, args[0])
 		}
-		if len(args) > 2 && args[1] != "trace" {
+		// One command, or trace and one of its subcommands.
+		if len(args) > 3 || (len(args) == 3 && args[1] != "trace") {
 			return fmt.Errorf("%w: help takes one command (got %q)", errUsage, args[1:])
 		}
 		// moebench help CMD [SUB] is moebench CMD [SUB] --help.

@@ -33,9 +33,21 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: trace needs a subcommand (gen, convert or inspect)", errUsage)
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "-h", "--help":
+		if len(args) > 1 {
+			return fmt.Errorf("%w: trace %s takes no arguments (moebench trace COMMAND --help shows a command's help)", errUsage, args[0])
+		}
 		_, err := io.WriteString(stdout, traceUsage)
 		return err
+	case "help": // trace help [COMMAND], as moebench help trace [COMMAND]
+		switch len(args) {
+		case 1:
+			_, err := io.WriteString(stdout, traceUsage)
+			return err
+		case 2:
+			return runTrace([]string{args[1], "--help"}, stdout, stderr)
+		}
+		return fmt.Errorf("%w: trace help takes one command (got %q)", errUsage, args[1:])
 	case "gen":
 		return runTraceGen(args[1:], stdout, stderr)
 	case "convert":
