@@ -80,6 +80,10 @@ func badInputsSizes() []badInput {
 		{name: "sizes run dtype of 309 digits", args: []string{"run", "--dispatch-dtype", digits309}, code: 2, msg: "(309 characters)"},
 		{name: "sizes sweep ordering of 309 digits", args: []string{"sweep", "--ordering", digits309}, code: 2, msg: "(309 characters)"},
 		{name: "sizes mech style of 309 digits", args: []string{"mech", "rate", "--style", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes unknown command of 309 digits", args: []string{digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run stray argument of 309 digits", args: []string{"run", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes run topology of 309 digits", args: []string{"run", "--topology", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes replay layout of 309 digits", args: []string{"replay", "--trace", "t.jsonl", "--layout", digits309}, files: t, code: 2, msg: "(309 characters)"},
 	}
 }
 

@@ -80,7 +80,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	switch o.grid {
 	case "all", "ll", "normal", "gpus":
 	default:
-		return fmt.Errorf("%w: --grid %q: want ll, normal, gpus or all", errUsage, o.grid)
+		return fmt.Errorf("%w: --grid %s: want ll, normal, gpus or all", errUsage, report.Quote(o.grid))
 	}
 	var raw *nativelayer.Raw
 	if o.fromRaw != "" {

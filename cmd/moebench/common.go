@@ -72,6 +72,20 @@ func boundFlagErr(err error) error {
 	return err
 }
 
+// quoteArgs is arguments echoed back, each quoted bounded (report.Quote),
+// and at most the first few of them.
+func quoteArgs(args []string) string {
+	const most = 4
+	var q []string
+	for _, a := range args[:min(len(args), most)] {
+		q = append(q, report.Quote(a))
+	}
+	if len(args) > most {
+		q = append(q, fmt.Sprintf("… (%d arguments)", len(args)))
+	}
+	return "[" + strings.Join(q, " ") + "]"
+}
+
 // checkFloat refuses a float flag's value that is NaN, infinite or outside
 // [lo, hi] (hi +Inf: no upper bound), naming the flag: every float flag
 // goes through it, since the flag parser takes "NaN" and "Inf".

@@ -164,7 +164,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	f.log = log
 	defer log.Sync()
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: %s takes no arguments (got %q)", errUsage, name, fs.Args())
+		return fmt.Errorf("%w: %s takes no arguments (got %s)", errUsage, name, quoteArgs(fs.Args()))
 	}
 	if err := f.out.check(); err != nil {
 		return err

@@ -82,7 +82,7 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		}
 		doc = profile.File{Name: p.Name, Description: p.Description, Constants: cs}
 	default:
-		return fmt.Errorf("%w: profile takes at most one profile (got %q)", errUsage, fs.Args())
+		return fmt.Errorf("%w: profile takes at most one profile (got %s)", errUsage, quoteArgs(fs.Args()))
 	}
 	return out.emit(stdout, func(w io.Writer) error {
 		switch out.format {

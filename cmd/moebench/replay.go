@@ -114,7 +114,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: replay takes no arguments (got %q); name the trace with --trace", errUsage, fs.Args())
+		return fmt.Errorf("%w: replay takes no arguments (got %s); name the trace with --trace", errUsage, quoteArgs(fs.Args()))
 	}
 	if len(splitList(f.traces)) == 0 {
 		return fmt.Errorf("%w: replay: --trace FILE is required", errUsage)
@@ -206,7 +206,7 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
 		opt.Layout = traces.Layout(f.layout)
 	default:
-		return nil, fmt.Errorf("%w: --layout %q is not layers-first or tokens-first", errUsage, f.layout)
+		return nil, fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(f.layout))
 	}
 	// The header keeps what the data says; --ranks and --gpus-per-node
 	// shape the layer, not the trace.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"moebench/internal/report"
 )
 
 // version is stamped by the Makefile (-ldflags "-X main.version=...").
@@ -51,7 +53,7 @@ func commands() []command {
 				return err
 			}
 			if len(args) > 0 {
-				return fmt.Errorf("%w: version takes no arguments or flags (got %q)", errUsage, args)
+				return fmt.Errorf("%w: version takes no arguments or flags (got %s)", errUsage, quoteArgs(args))
 			}
 			_, err := fmt.Fprintln(stdout, "moebench", version)
 			return err
@@ -76,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		// One command, or trace and one of its subcommands.
 		if len(args) > 3 || (len(args) == 3 && args[1] != "trace") {
-			return fmt.Errorf("%w: help takes one command (got %q)", errUsage, args[1:])
+			return fmt.Errorf("%w: help takes one command (got %s)", errUsage, quoteArgs(args[1:]))
 		}
 		// moebench help CMD [SUB] is moebench CMD [SUB] --help.
 		return run(append(slices.Clone(args[1:]), "--help"), stdout, stderr)
@@ -90,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return fmt.Errorf("%w: unknown command %q (moebench help lists them)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown command %s (moebench help lists them)", errUsage, report.Quote(args[0]))
 }
 
 func usage(w io.Writer) {

@@ -101,7 +101,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: size takes no arguments (got %q)", errUsage, fs.Args())
+		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, quoteArgs(fs.Args()))
 	}
 	if err := f.out.check(); err != nil {
 		return err

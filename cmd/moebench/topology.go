@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/report"
 	"moebench/transport/hw"
 	"moebench/transport/profile"
 )
@@ -47,7 +48,7 @@ func parseTopology(s string) ([]topoValue, error) {
 	switch kind {
 	case "switch":
 		if hasRouting {
-			return nil, fmt.Errorf("%q: one switch has no routing to choose (want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive)", s)
+			return nil, fmt.Errorf("%s: one switch has no routing to choose (want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive)", report.Quote(s))
 		}
 		return []topoValue{{"topo.tiers", 1}}, nil
 	case "leaf-spine":
@@ -59,11 +60,11 @@ func parseTopology(s string) ([]topoValue, error) {
 		case routing == "adaptive":
 			out = append(out, topoValue{"topo.adaptive", 1})
 		default:
-			return nil, fmt.Errorf("%q: routing %q: want ecmp or adaptive", s, routing)
+			return nil, fmt.Errorf("%s: routing %s: want ecmp or adaptive", report.Quote(s), report.Quote(routing))
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%q: want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive", s)
+	return nil, fmt.Errorf("%s: want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive", report.Quote(s))
 }
 
 // topologyNote describes the fabric of base with sets applied (the first

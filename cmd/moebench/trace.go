@@ -47,7 +47,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		case 2:
 			return runTrace([]string{args[1], "--help"}, stdout, stderr)
 		}
-		return fmt.Errorf("%w: trace help takes one command (got %q)", errUsage, args[1:])
+		return fmt.Errorf("%w: trace help takes one command (got %s)", errUsage, quoteArgs(args[1:]))
 	case "gen":
 		return runTraceGen(args[1:], stdout, stderr)
 	case "convert":
@@ -55,7 +55,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	case "inspect":
 		return runTraceInspect(args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("%w: unknown trace subcommand %q (want gen, convert or inspect)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown trace subcommand %s (want gen, convert or inspect)", errUsage, report.Quote(args[0]))
 }
 
 // newTraceFlags returns a FlagSet whose usage text goes to stdout on --help.
@@ -91,7 +91,7 @@ func parseFormat(flag, v string, allowed ...traces.Format) (traces.Format, error
 	for i, f := range allowed {
 		names[i] = string(f)
 	}
-	return "", fmt.Errorf("%w: --%s %q is not one of %s", errUsage, flag, v, strings.Join(names, ", "))
+	return "", fmt.Errorf("%w: --%s %s is not one of %s", errUsage, flag, report.Quote(v), strings.Join(names, ", "))
 }
 
 func runTraceGen(args []string, stdout, _ io.Writer) error {
@@ -118,7 +118,7 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: trace gen takes no arguments, got %q", errUsage, fs.Args())
+		return fmt.Errorf("%w: trace gen takes no arguments, got %s", errUsage, quoteArgs(fs.Args()))
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: trace gen: --out is required", errUsage)
@@ -293,7 +293,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
 		opt.Layout = traces.Layout(*layout)
 	default:
-		return fmt.Errorf("%w: --layout %q is not layers-first or tokens-first", errUsage, *layout)
+		return fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(*layout))
 	}
 	f, err := outputFormat(*format, *out)
 	if err != nil {

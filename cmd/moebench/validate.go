@@ -41,7 +41,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: validate takes no arguments (got %q); use --only", errUsage, fs.Args())
+		return fmt.Errorf("%w: validate takes no arguments (got %s); use --only", errUsage, quoteArgs(fs.Args()))
 	}
 	if err := out.check(); err != nil {
 		return err
@@ -62,7 +62,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	switch *against {
 	case "auto", "paper", "measured":
 	default:
-		return fmt.Errorf("%w: --against %q: want paper, measured or auto", errUsage, *against)
+		return fmt.Errorf("%w: --against %s: want paper, measured or auto", errUsage, report.Quote(*against))
 	}
 	raw, from := p.Measured()
 	if measured != "" {
