@@ -644,3 +644,37 @@ func TestREADMEBufferFits(t *testing.T) {
 		}
 	}
 }
+
+// Every example in run's, sweep's and size's --help passes every check of
+// its configuration: run as printed with --max-memory 1MiB, only the memory
+// budget refuses it (what it would model is not run here).
+func TestHelpExamplesValid(t *testing.T) {
+	t.Parallel()
+	bin := moebenchBinary(t)
+	env := map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}
+	for _, name := range []string{"run", "sweep", "size"} {
+		var help bytes.Buffer
+		if err := run([]string{name, "--help"}, &help, &help); err != nil {
+			t.Fatal(err)
+		}
+		_, examples, ok := strings.Cut(help.String(), "\nExamples:\n")
+		if !ok {
+			t.Fatalf("%s --help has no examples", name)
+		}
+		for l := range strings.Lines(examples) {
+			if c := strings.Index(l, " #"); c >= 0 {
+				l = l[:c]
+			}
+			for part := range strings.SplitSeq(l, "&&") {
+				args := strings.Fields(os.Expand(part, func(v string) string { return env[v] }))
+				if len(args) < 2 || args[0] != "moebench" || args[1] != name || needsNative(args[1:]) {
+					continue
+				}
+				args = append(args[1:], "--max-memory", "1MiB")
+				if code, stderr, _, _ := readmeRun(t, bin, t.TempDir(), env, args); code != 2 || !strings.Contains(stderr, "--max-memory 1MiB") {
+					t.Errorf("%s --help: %s: exit %d, want 2 for memory alone: %s", name, strings.TrimSpace(part), code, stderr)
+				}
+			}
+		}
+	}
+}

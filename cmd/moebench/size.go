@@ -26,7 +26,7 @@ const sizeExamples = `  moebench size --workload deepseek-v3 --ranks 256 --gpus-
   moebench size --ranks 64 --tokens 32 --max-qps-per-nic 4096 --max-buffer-gib 2 --proxy-cores 4
   moebench size --ranks 16 --background bulk:64 --transport mini-gda,mini-proxy   # shared or reserved queues
   moebench size --preset deepep-v1 --qps-per-peer 1,2,4,8,16 --target-us 900 --plot front.svg
-  moebench size --ranks 512 --shard auto --format json --out size-$SLURM_ARRAY_TASK_ID.json   # one task of a job array
+  moebench size --ranks 256 --shard auto --format json --out size-$SLURM_ARRAY_TASK_ID.json   # one task of a job array
 `
 
 // sizeFlags are the deployment, the space and the limits of a study.
