@@ -22,7 +22,7 @@ func (f fileArg) isFile() bool { return f.path != "" && f.path != "-" }
 // or the same file through a link, symbolic or hard.
 func checkFiles(outs, ins []fileArg) error {
 	for i, o := range outs {
-		if !o.isFile() {
+		if !o.isFile() || !replaced(o.path) {
 			continue
 		}
 		for _, in := range ins {
@@ -39,6 +39,13 @@ func checkFiles(outs, ins []fileArg) error {
 		}
 	}
 	return nil
+}
+
+// replaced reports whether writing path replaces a file: not so for a
+// device or a pipe (/dev/null, /dev/stdout), written in place.
+func replaced(path string) bool {
+	st, err := os.Stat(path)
+	return err != nil || st.Mode().IsRegular()
 }
 
 // inputName names an input in a refusal: its flag and path, or the path
