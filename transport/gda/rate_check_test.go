@@ -21,6 +21,8 @@ func TestRateCheckFieldsNamesTheField(t *testing.T) {
 		{"payload negative", func(c *RateConfig) { c.Payload = -8 }, "payload: -8 B"},
 		{"inline megabyte", func(c *RateConfig) { c.Payload = 1 << 20 }, "payload: 1048576 B inline"},
 		{"inline past a WQE", func(c *RateConfig) { c.Payload = 1000 }, "payload: 1000 B inline makes a WQE of 17 basic blocks, more than the 16"},
+		{"inline of the most segments", func(c *RateConfig) { c.Payload = 956 }, ""},
+		{"inline past the ds count", func(c *RateConfig) { c.Payload = 960 }, "payload: 960 B inline makes a WQE of 64 segments"},
 		{"pointer megabyte", func(c *RateConfig) { c.Payload, c.Inline = 1<<20, false }, ""},
 		{"pointer past a message", func(c *RateConfig) { c.Payload, c.Inline = 1<<31, false }, "payload: 2147483648 B"},
 		{"sms above the GPU", func(c *RateConfig) { c.SMs = 133 }, "sms: 133"},

@@ -52,10 +52,14 @@ const (
 	inlineHdrBytes = 4 // the inline segment's byte-count word
 )
 
-// MaxWQEBBs is the largest send WQE a ConnectX adapter takes, in basic
-// blocks: 16 × 64 B = 1 KiB (MLX5_SEND_WQE_MAX_WQEBBS in Linux's
-// include/linux/mlx5/qp.h), which bounds what one write inlines.
-const MaxWQEBBs = 16
+// The largest send WQE a ConnectX adapter takes, which bounds what one
+// write inlines: 16 basic blocks of 64 B (MLX5_SEND_WQE_MAX_WQEBBS in
+// Linux's include/linux/mlx5/qp.h), and 63 16 B segments, what the ctrl
+// segment's 6-bit ds count holds (mlx5 PRM, ctrl segment).
+const (
+	MaxWQEBBs = 16
+	MaxWQEDS  = 63
+)
 
 // CheckWrite reports a write the NIC cannot carry: no payload, a payload
 // beyond the largest message, or an inline payload whose WQE outgrows the
@@ -70,6 +74,9 @@ func CheckWrite(payload int, inline bool) error {
 	case inline && WriteLayout(payload, true, avBytes).BBs > MaxWQEBBs:
 		return fmt.Errorf("payload: %d B inline makes a WQE of %d basic blocks, more than the %d (%d B) a send WQE holds; name it by pointer instead",
 			payload, WriteLayout(payload, true, avBytes).BBs, MaxWQEBBs, MaxWQEBBs*basicBlock)
+	case inline && WriteLayout(payload, true, avBytes).Segments > MaxWQEDS:
+		return fmt.Errorf("payload: %d B inline makes a WQE of %d segments, more than the %d its ds count holds; name it by pointer instead",
+			payload, WriteLayout(payload, true, avBytes).Segments, MaxWQEDS)
 	}
 	return nil
 }
