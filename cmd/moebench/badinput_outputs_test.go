@@ -75,6 +75,8 @@ func badInputsOutputs() []badInput {
 			files: f("a.json", "{}"), setup: symlink("here", "."), code: 2, msg: "--out here/a.json"},
 		{name: "outputs validate plot is its profile", args: []string{"validate", "--only", "inline", "--profile", "p.svg", "--plot", "p.svg"},
 			files: f("p.svg", prof), code: 2, msg: "--profile p.svg"},
+		{name: "outputs calibrate raw to stdout", args: []string{"calibrate", "--from-raw", "r.json", "--raw", "-"},
+			files: f("r.json", "{}"), code: 2, msg: "--raw -"},
 		{name: "outputs calibrate out is from-raw", args: []string{"calibrate", "--from-raw", "calibration.json"},
 			files: f("calibration.json", "{}"), code: 2, msg: "--out calibration.json"},
 

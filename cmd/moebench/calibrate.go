@@ -96,6 +96,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.layer && !fs.Changed("out") {
 		o.out = "layer-calibration.json"
 	}
+	for _, f := range o.outputs() {
+		if f.path == "-" {
+			return fmt.Errorf("%w: %s -: calibrate writes a file there (a profile fragment, raw JSON), not stdout; name one", errUsage, f.name)
+		}
+	}
 	if err := checkOut("--out", o.out); err != nil {
 		return err
 	}
