@@ -157,7 +157,7 @@ func runBinary(t *testing.T, dir string, limit time.Duration, args ...string) ra
 }
 
 // listDir names every file under dir, relative to it, with its mode and
-// a hash of its content or, for a link, its target: a run that changes a
+// what tells its content apart or, for a link, its target: a run that changes a
 // file, its permissions or a link shows as a changed entry.
 func listDir(t *testing.T, dir string) []string {
 	t.Helper()
@@ -183,11 +183,19 @@ func listDir(t *testing.T, dir string) []string {
 			}
 			entry += " -> " + target
 		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
+			// Size, time and the first MiB: a file being written (a
+			// run's temporary output) can grow faster than it is read.
+			f, err := os.Open(p)
 			if err != nil {
 				return err
 			}
-			entry += fmt.Sprintf(" %x", sha256.Sum256(b))
+			h := sha256.New()
+			_, err = io.CopyN(h, f, 1<<20)
+			f.Close()
+			if err != nil && err != io.EOF {
+				return err
+			}
+			entry += fmt.Sprintf(" %d %d %x", info.Size(), info.ModTime().UnixNano(), h.Sum(nil))
 		}
 		names = append(names, entry)
 		return nil

@@ -29,9 +29,9 @@ func TestInterruptLeavesNothing(t *testing.T) {
 			args: []string{"trace", "gen", "--steps", "400", "--layers", "61", "--ranks", "64", "--out", "out.bin"}},
 		{name: "replay --out", sig: syscall.SIGTERM,
 			setup: []string{"trace", "gen", "--ranks", "64", "--tokens", "512", "--layers", "8", "--out", "t.bin"},
-			args:  []string{"replay", "--trace", "t.bin", "--format", "json", "--out", "out.bin"}},
+			args:  []string{"replay", "--trace", "t.bin", "--transport", "mini-proxy", "--format", "json", "--out", "out.bin"}},
 		{name: "run --out", sig: syscall.SIGINT,
-			args: []string{"run", "--ranks", "128", "--tokens", "1024", "--format", "json", "--out", "out.bin"}},
+			args: []string{"run", "--ranks", "128", "--tokens", "1024", "--transport", "mini-proxy", "--format", "json", "--out", "out.bin"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

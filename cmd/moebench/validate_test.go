@@ -80,7 +80,7 @@ func TestBadInputFailsClearlyAndWritesNothing(t *testing.T) {
 		{[]string{"validate", "--profile", "p-mars"}, `no such built-in profile`},
 		{[]string{"validate", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"mech", "rate", "--style", "fast"}, `--style "fast"`},
-		{[]string{"mech", "single", "--payload", "0"}, "--payload 0"},
+		{[]string{"mech", "single", "--payload", "0"}, "--payload: 0 B"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 	} {
 		args := append(tc.args, "--out", outFile)
