@@ -3,9 +3,9 @@ package moe
 import (
 	"fmt"
 
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Background is other traffic on the GPUs while the layer runs: CTAs per

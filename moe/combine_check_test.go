@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/sim"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/sim"
 )
 
 // faultyCombine wraps a transport and, in the second phase it opens (LL

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 	"moebench/workloads"
 )
 

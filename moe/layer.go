@@ -11,11 +11,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"moebench/hw"
 	"moebench/internal/hugepage"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 
 	"moebench/internal/report"
 )

@@ -5,10 +5,10 @@ import (
 	"math/bits"
 	"slices"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // Internode normal mode, after DeepEP's internode.cu (V1, legacy):

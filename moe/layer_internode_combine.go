@@ -1,9 +1,9 @@
 package moe
 
 import (
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // cSub is one combine NVLink batch: the entries [lo, hi) of stream st

@@ -3,9 +3,9 @@ package moe
 import (
 	"fmt"
 
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Event ops of the internode phases (beyond llBase's).

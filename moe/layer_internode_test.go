@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // opTally counts what one phase posted to the transport.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"unsafe"
 
+	"moebench/hw"
 	"moebench/internal/hugepage"
 	"moebench/internal/prefetch"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Low-latency mode, message by message as DeepEP V1's internode_ll.cu

@@ -3,9 +3,9 @@ package moe
 import (
 	"fmt"
 
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Normal (high-throughput) mode on one node, after DeepEP's intranode

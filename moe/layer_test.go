@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // layerShape is small enough to run in milliseconds and still cross nodes.

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // A NIC whose message rate is what limits the layer puts the wait behind

@@ -8,10 +8,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // ErrOverCapacity marks a deployment that needs more of a GPU or a NIC than

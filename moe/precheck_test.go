@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // Precheck reads exactly the constants a run reads (but the capacity

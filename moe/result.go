@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"moebench/internal/summary"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/sim"
 )
 
 // Cause is one mechanism a phase's critical path is attributed to: the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"moebench/hw"
 	"moebench/internal/report"
-	"moebench/transport/hw"
 )
 
 // DType is the element type of a dispatched or combined hidden vector.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 var (

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/replay"
 	"moebench/traces"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // records is a trace held in memory.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // Deployment is what is being sized: the layer's traffic and where it runs.

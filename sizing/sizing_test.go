@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 	"moebench/workloads"
 )
 

@@ -1,8 +1,8 @@
 package transport
 
 import (
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // Demand is the traffic a workload will post in one phase, summarized so

@@ -1,8 +1,8 @@
 package transport
 
 import (
-	"moebench/transport/hw"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/sim"
 )
 
 // NVLinkPath carries a Conn's ops to same-node peers over NVLink as every

@@ -3,9 +3,9 @@ package transport
 import (
 	"go.uber.org/zap"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // Op is one remote operation a sending warp asks for: an RDMA write of

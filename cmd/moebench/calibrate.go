@@ -14,10 +14,10 @@ import (
 
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
+	"moebench/microbench"
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/gda"
-	"moebench/transport/mech"
-	"moebench/transport/profile"
 	"moebench/transport/proxy"
 )
 
@@ -259,7 +259,7 @@ type rateRow struct {
 
 func rateRows(quick bool) []rateRow {
 	var rows []rateRow
-	for _, t := range mech.Table5() {
+	for _, t := range microbench.Table5() {
 		rows = append(rows, rateRow{native.RateConfig{Threads: t.Threads, QPs: t.QPs, Blocks: t.SMs, PerDoorbell: t.PerDoorbell,
 			Style: t.Style.String(), InlineBytes: 8}, t.Mps})
 	}
@@ -475,14 +475,14 @@ func median(xs []float64) float64 {
 // paperIssueNs is Table 4's P-IB issue time of an ordering mode, ns.
 func paperIssueNs(mode string) float64 {
 	o, _ := gda.ParseOrdering(mode)
-	return 1000 * mech.Table4(false)[o].Issue
+	return 1000 * microbench.Table4(false)[o].Issue
 }
 
 // paperProxyNs is Table 3's P-IB enqueue (issue) and round trip of a
 // handoff variant, ns, cold as the paper measures them.
 func paperProxyNs(variant string) (enqueue, rtt float64) {
 	h, _ := proxy.ParseHandoff(variant)
-	for _, c := range mech.Table3Proxy() {
+	for _, c := range microbench.Table3Proxy() {
 		if c.Handoff == h {
 			return 1000 * c.Issue[0], 1000 * c.RTT[0]
 		}

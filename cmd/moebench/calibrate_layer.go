@@ -11,10 +11,10 @@ import (
 
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
+	"moebench/microbench"
 	"moebench/native"
 	nativelayer "moebench/native/layer"
-	"moebench/transport/mech"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // layerMeasured is how a layer calibration's raw measurement rides in a
@@ -173,7 +173,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("calibrate --layer: %w", err)
 	}
 	rows := layerRows(fit.After)
-	sum := mech.Summarize(rows)
+	sum := microbench.Summarize(rows)
 	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
 	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
 		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After)),
@@ -185,8 +185,8 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, struct {
 			Header    report.Header      `json:"header"`
 			Constants []profile.Constant `json:"constants"`
-			Rows      []mech.Row         `json:"rows"`
-			Summary   mech.Summary       `json:"summary"`
+			Rows      []microbench.Row   `json:"rows"`
+			Summary   microbench.Summary `json:"summary"`
 		}{h, fit.Constants, rows, sum})
 	}
 	if err := renderRows(stdout, "table", h, rows, &sum, "measured"); err != nil {
@@ -214,8 +214,8 @@ func measuredLine(raw *nativelayer.Raw) string {
 }
 
 // layerRows turns comparisons into validate's rows: one per run and phase.
-func layerRows(cs []nativelayer.Comparison) []mech.Row {
-	var rows []mech.Row
+func layerRows(cs []nativelayer.Comparison) []microbench.Row {
+	var rows []microbench.Row
 	for _, c := range cs {
 		p := c.Run.Point
 		name := p.Name()
@@ -223,8 +223,8 @@ func layerRows(cs []nativelayer.Comparison) []mech.Row {
 			name += fmt.Sprintf(" (hidden %d, top-%d, %d SMs)", p.Hidden, p.TopK, c.Run.Config.SMsPerRank)
 		}
 		rows = append(rows,
-			mech.Row{Experiment: "layer", Case: name, Metric: "dispatch", Unit: "µs", Paper: c.Run.Dispatch.ReadyUs, Model: c.Dispatch, Source: "native"},
-			mech.Row{Experiment: "layer", Case: name, Metric: "combine", Unit: "µs", Paper: c.Run.Combine.ReadyUs, Model: c.Combine, Source: "native"})
+			microbench.Row{Experiment: "layer", Case: name, Metric: "dispatch", Unit: "µs", Paper: c.Run.Dispatch.ReadyUs, Model: c.Dispatch, Source: "native"},
+			microbench.Row{Experiment: "layer", Case: name, Metric: "combine", Unit: "µs", Paper: c.Run.Combine.ReadyUs, Model: c.Combine, Source: "native"})
 	}
 	return rows
 }
@@ -294,7 +294,7 @@ func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out ou
 		return err
 	}
 	rows := layerRows(cs)
-	sum := mech.Summarize(rows)
+	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
 	h.Extra = append(h.Extra, fmt.Sprintf("%s; %d native layer runs from %s", measuredLine(raw), len(raw.Runs), path), "grid: "+gridSummary(cs),
 		"normal mode: "+normalSummary(cs))

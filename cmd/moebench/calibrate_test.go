@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/gda"
-	"moebench/transport/profile"
 )
 
 // fakeGPU answers like an H200 host, so the calibration pipeline runs

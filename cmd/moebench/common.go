@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"moebench/internal/report"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // newFlags returns a FlagSet that reports errors instead of exiting and

@@ -16,8 +16,8 @@ import (
 	"moebench/moe"
 	"moebench/native"
 	nativelayer "moebench/native/layer"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // nativeFlags choose the engine and the native engine's knobs.

@@ -15,10 +15,10 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/routing"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 	"moebench/workloads"
 )
 

@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"moebench/internal/report"
+	"moebench/microbench"
 	"moebench/moe"
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/gda"
-	"moebench/transport/mech"
-	"moebench/transport/profile"
 )
 
 const mechExamples = `  moebench mech                                   # every microbenchmark on P-IB
@@ -71,7 +71,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(engine))
 	}
-	var rows []mech.Row
+	var rows []microbench.Row
 	pos := fs.Args()
 	rateFlags := []string{"threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"}
 	sweep := len(pos) == 1 && (pos[0] == "rate" && anyChanged(fs, rateFlags...) || pos[0] == "single")
@@ -93,13 +93,13 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	case sweep:
 		rows, err = singleSweep(p, orders, pays, !pointer)
 	default:
-		var exps []mech.Experiment
-		exps, err = mech.Select(pos)
+		var exps []microbench.Experiment
+		exps, err = microbench.Select(pos)
 		if err != nil {
 			return fmt.Errorf("%w: %v (or: rate, single with sweep flags)", errUsage, err)
 		}
 		for _, e := range exps {
-			var rs []mech.Row
+			var rs []microbench.Row
 			if rs, err = e.Run(p); err != nil {
 				return fmt.Errorf("experiment %s: %w", e.Name, err)
 			}
@@ -157,7 +157,7 @@ func mechFlag(err error) error {
 	return fmt.Errorf("%w: %v", errUsage, err)
 }
 
-func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]mech.Row, error) {
+func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {
 	ords, err := parseOrders(orders)
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 			}
 		}
 	}
-	var rows []mech.Row
+	var rows []microbench.Row
 	for _, cfg := range cfgs {
 		name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B",
 			cfg.Threads, cfg.QPs, cfg.SMs, cfg.PerDoorbell, cfg.Style, cfg.Ordering, cfg.Payload)
@@ -213,7 +213,7 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		rows = append(rows, mech.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
+		rows = append(rows, microbench.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
@@ -221,12 +221,12 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 	return rows, nil
 }
 
-func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) ([]mech.Row, error) {
+func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) ([]microbench.Row, error) {
 	ords, err := parseOrders(orders)
 	if err != nil {
 		return nil, err
 	}
-	var rows []mech.Row
+	var rows []microbench.Row
 	for _, o := range ords {
 		for _, pay := range pays {
 			if err := gda.CheckWrite(pay, inline); err != nil {
@@ -242,9 +242,9 @@ func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) (
 			}
 			c := o.String() + ", " + strconv.Itoa(pay) + " B " + kind
 			rows = append(rows,
-				mech.Row{Experiment: "single", Case: c, Metric: "issue", Unit: "µs", Paper: nan(), Model: r.Issue.Us()},
-				mech.Row{Experiment: "single", Case: c, Metric: "put+completion", Unit: "µs", Paper: nan(), Model: r.PutC.Us()},
-				mech.Row{Experiment: "single", Case: c, Metric: "RTT", Unit: "µs", Paper: nan(), Model: r.RTT.Us()},
+				microbench.Row{Experiment: "single", Case: c, Metric: "issue", Unit: "µs", Paper: nan(), Model: r.Issue.Us()},
+				microbench.Row{Experiment: "single", Case: c, Metric: "put+completion", Unit: "µs", Paper: nan(), Model: r.PutC.Us()},
+				microbench.Row{Experiment: "single", Case: c, Metric: "RTT", Unit: "µs", Paper: nan(), Model: r.RTT.Us()},
 			)
 		}
 	}
@@ -264,11 +264,11 @@ func mechNative(p *profile.Profile, libPath string, out outputFlags, stdout, std
 	if err != nil {
 		return fmt.Errorf("mech --engine native: %w", err)
 	}
-	rows, err := mech.CompareMeasured(p, m)
+	rows, err := microbench.CompareMeasured(p, m)
 	if err != nil {
 		return err
 	}
-	sum := mech.Summarize(rows)
+	sum := microbench.Summarize(rows)
 	h := header("mech --engine native", p, "modelled beside measured on "+m.GPU)
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s (no NIC on this host: the model's NIC is made non-binding for rates)",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget))

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"moebench/internal/report"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // fileArg is a file the command line names: the flag or argument that

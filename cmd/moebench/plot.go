@@ -15,10 +15,10 @@ import (
 
 	"moebench/internal/plot"
 	"moebench/internal/report"
+	"moebench/microbench"
 	"moebench/moe"
 	"moebench/sizing"
 	"moebench/transport"
-	"moebench/transport/mech"
 )
 
 // The documents the commands write as JSON, read back by the plots and by
@@ -35,9 +35,9 @@ type (
 		Aggregate jsonAggregate `json:"aggregate"`
 	}
 	validateDoc struct {
-		Header  report.Header    `json:"header"`
-		Rows    []map[string]any `json:"rows"`
-		Summary *mech.Summary    `json:"summary"`
+		Header  report.Header       `json:"header"`
+		Rows    []map[string]any    `json:"rows"`
+		Summary *microbench.Summary `json:"summary"`
 	}
 )
 
@@ -356,7 +356,7 @@ func sizeFigure(res *sizing.Result) plot.Figure {
 
 // rowsFigure is validate's figure of its rows, checked before any output
 // is written; the zero Figure when no plot is asked for.
-func rowsFigure(path string, h report.Header, rows []mech.Row, sum *mech.Summary, ref string) (plot.Figure, error) {
+func rowsFigure(path string, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref string) (plot.Figure, error) {
 	if path == "" {
 		return plot.Figure{}, nil
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // precheck refuses, before any routing is generated or any layer built, a

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"moebench/internal/report"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 const profileExamples = `  moebench profile                      # built-in profiles

@@ -13,7 +13,7 @@ import (
 
 	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // The README's measured native figures are read back from the committed

@@ -17,7 +17,7 @@ import (
 	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 func readme(t *testing.T) string {

@@ -12,11 +12,11 @@ import (
 	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/replay"
 	"moebench/traces"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 	"moebench/workloads"
 )
 

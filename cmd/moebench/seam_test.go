@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"moebench/internal/toymech"
+	"moebench/transport/toymech"
 )
 
 // A mechanism that only its own package knows runs through run, sweep and

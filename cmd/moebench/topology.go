@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/hw"
 	"moebench/internal/report"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 const topologyUsage = "fabric: switch (every NIC on one non-blocking switch, P-IB's), leaf-spine (rail-optimized two tiers, the profile's routing), leaf-spine:ecmp or leaf-spine:adaptive; radix, oversubscription, hops and GPUs per NIC are topo.* constants (--set)"

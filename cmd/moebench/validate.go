@@ -7,12 +7,12 @@ import (
 	"io"
 	"math"
 
+	"moebench/profile"
 	"moebench/transport/gda"
-	"moebench/transport/profile"
 
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
-	"moebench/transport/mech"
+	"moebench/microbench"
 )
 
 const validateExamples = `  moebench validate
@@ -81,11 +81,11 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		return validateMeasured(p, from, raw, out, stdout, failAbove, *plotPath)
 	}
-	exps, err := mech.Select(only)
+	exps, err := microbench.Select(only)
 	if err != nil {
 		return fmt.Errorf("%w: --only: %v", errUsage, err)
 	}
-	var rows []mech.Row
+	var rows []microbench.Row
 	for _, e := range exps {
 		rs, err := e.Run(p)
 		if err != nil {
@@ -97,7 +97,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	sum := mech.Summarize(rows)
+	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
 	return emitRows(out, stdout, h, rows, &sum, "paper", *plotPath, failAbove)
 }
@@ -105,7 +105,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 // emitRows writes validate's rows (and their plot, when asked) and fails
 // when the worst row is off by more than failAbove, and then writes no
 // file (the rows still go to stdout).
-func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []mech.Row, sum *mech.Summary, ref, plotPath string, failAbove float64) error {
+func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64) error {
 	fig, err := rowsFigure(plotPath, h, rows, sum, ref)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []mech.Ro
 
 // renderRows renders rows; ref names the reference column: "paper", or
 // "measured" when the reference is this machine's measurement.
-func renderRows(w io.Writer, format string, h report.Header, rows []mech.Row, sum *mech.Summary, ref string) error {
+func renderRows(w io.Writer, format string, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref string) error {
 	switch format {
 	case "json":
 		items := []map[string]any{}
@@ -144,9 +144,9 @@ func renderRows(w io.Writer, format string, h report.Header, rows []mech.Row, su
 			items = append(items, item)
 		}
 		doc := struct {
-			Header  report.Header    `json:"header"`
-			Rows    []map[string]any `json:"rows"`
-			Summary *mech.Summary    `json:"summary,omitempty"`
+			Header  report.Header       `json:"header"`
+			Rows    []map[string]any    `json:"rows"`
+			Summary *microbench.Summary `json:"summary,omitempty"`
 		}{Header: h, Rows: items, Summary: sum}
 		return report.WriteJSON(w, doc)
 	default:
@@ -203,11 +203,11 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	if len(m.IssueNs) == 0 {
 		return fmt.Errorf("--measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", path)
 	}
-	rows, err := mech.CompareMeasured(p, m)
+	rows, err := microbench.CompareMeasured(p, m)
 	if err != nil {
 		return err
 	}
-	sum := mech.Summarize(rows)
+	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs measured on "+m.GPU)
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))

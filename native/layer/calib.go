@@ -15,8 +15,8 @@ import (
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // GridPoint is one native run of the calibration grid.

@@ -11,8 +11,8 @@ import (
 
 	"moebench/moe"
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 var h200 = native.DeviceInfo{Name: "NVIDIA H200", SMs: 132}

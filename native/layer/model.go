@@ -7,8 +7,8 @@ import (
 
 	"moebench/moe"
 	"moebench/native"
+	"moebench/profile"
 	"moebench/transport/preset"
-	"moebench/transport/profile"
 )
 
 // EmulatedProfile is p as the native run cfg sees it: the NIC is the

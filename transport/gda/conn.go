@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"unsafe"
 
+	"moebench/hw"
 	"moebench/internal/hugepage"
 	"moebench/internal/prefetch"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Config is mini-gda as a transport for the workload: RC QPs per peer,

@@ -3,10 +3,10 @@ package gda
 import (
 	"testing"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // driver posts a fixed list of ops from one warp, one after another.

@@ -3,10 +3,10 @@ package gda
 import (
 	"fmt"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // Estimate sizes a demand on this configuration without running it: the

@@ -3,8 +3,8 @@ package gda_test
 import (
 	"fmt"
 
+	"moebench/profile"
 	"moebench/transport/gda"
-	"moebench/transport/profile"
 )
 
 // One 8 B inline write with a GPU-scope fence, and the same with a

@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // How FitGPU turns measurements into constants. The model composes one

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // h200 is an excerpt of native/testdata/h200-raw.json (moebench calibrate

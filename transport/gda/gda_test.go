@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 func TestWriteLayout(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"moebench/hw"
 	"moebench/transport"
-	"moebench/transport/hw"
 )
 
 // The two mechanisms of this package, as they declare themselves to the

@@ -5,9 +5,9 @@ import (
 	"math"
 	"slices"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // Publication is how threads that share a QP publish their WQEs.

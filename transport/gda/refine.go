@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // refined lists the costs Refine moves, the composed ones whose values the

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"moebench/transport/profile"
+	"moebench/profile"
 )
 
 // TestRefineImprovesTheH200Fit refines the constants measured on an H200

@@ -4,10 +4,10 @@ import (
 	"maps"
 	"testing"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // openBuilt builds mechanism mech's transport from cfg with settings s and

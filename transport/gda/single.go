@@ -3,9 +3,9 @@ package gda
 import (
 	"fmt"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // SingleConfig is the one-operation experiment of §4.1: one thread, at most

@@ -1,8 +1,8 @@
 package gda
 
 import (
-	"moebench/transport/hw"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/sim"
 )
 
 // ring runs one doorbell sequence on th: the doorbell-record store, the

@@ -3,7 +3,7 @@ package gda
 import (
 	"fmt"
 
-	"moebench/transport/hw"
+	"moebench/hw"
 )
 
 // Ordering is what the submitting thread does to make its WQE and doorbell

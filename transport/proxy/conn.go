@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math/bits"
 
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Transport is mini-proxy as a transport.Transport.

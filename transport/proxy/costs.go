@@ -1,9 +1,9 @@
 package proxy
 
 import (
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // costs are the proxy path's constants resolved for one Config: GPU-side

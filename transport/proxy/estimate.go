@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 // Estimate sizes a demand on this configuration without running it: the

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // LoadedConfig is the loaded round trip of Fig. 6 / Table 11: an 8 B

@@ -3,10 +3,10 @@ package proxy
 import (
 	"unsafe"
 
+	"moebench/hw"
 	"moebench/internal/prefetch"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // inlineMax is the largest payload a worker inlines: it fits one 64 B WQE

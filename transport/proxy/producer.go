@@ -1,9 +1,9 @@
 package proxy
 
 import (
+	"moebench/hw"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
 )
 
 // Phases of a producer's enqueue. Every phase that touches a ring (the

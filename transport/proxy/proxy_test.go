@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 	"moebench/transport"
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
 )
 
 func TestConfigValidate(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // StreamConfig is a pipelined-issue experiment: GPU threads post writes

@@ -3,9 +3,9 @@ package proxy
 import (
 	"fmt"
 
-	"moebench/transport/hw"
-	"moebench/transport/profile"
-	"moebench/transport/sim"
+	"moebench/hw"
+	"moebench/profile"
+	"moebench/sim"
 )
 
 // SingleResult holds the single-operation figures of Table 3.

@@ -3,9 +3,9 @@ package proxy
 import (
 	"unsafe"
 
+	"moebench/hw"
 	"moebench/internal/prefetch"
-	"moebench/transport/hw"
-	"moebench/transport/sim"
+	"moebench/sim"
 )
 
 type cqe struct {

@@ -1,0 +1,924 @@
+package hw
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"moebench/internal/prefetch"
+	"moebench/profile"
+	"moebench/sim"
+)
+
+// NICParams are the NIC, PCIe, link and fabric constants resolved from a
+// profile.
+type NICParams struct {
+	MMIO          sim.Time // SM doorbell store to the NIC
+	DMARead       sim.Time // WQE fetch / pointer-payload read round trip
+	DMAWrite      sim.Time // NIC write into GPU memory until observable
+	PCIeBytesPerP float64  // PCIe bytes per picosecond
+	Doorbell      sim.Time // per-QP doorbell handling
+	WQE           sim.Time // per-QP per-WQE processing
+	BBFetch       sim.Time // extra per additional 64 B basic block
+	MsgSlot       sim.Time // NIC-wide: one message per slot
+	Tx, Rx, Ack   sim.Time
+	MaxFetch      int
+	LinkBytesPerP float64 // payload+header bytes per picosecond on the wire
+	MTU           int
+	PktOverhead   int
+	Fabric        sim.Time
+	RxSlot        sim.Time // pipeline time of one received message
+	ConnMiss      sim.Time // fetch of a connection context from host memory
+	ConnEntries   int
+	ConnWays      int
+	PortBuffer    sim.Time // switch buffering per egress port, as time at line rate
+	DCSwitch      sim.Time // a DCI changing destination
+	DCTarget      sim.Time // responder DCT work per DC message
+	// The native engine's emulated NIC, when EmuEngines > 0: warps on
+	// reserved SMs, each serially serving a fixed share of the queues of
+	// the EmuRanksPerGPU ranks on its GPU. A WQE costs its queue's fetch
+	// (GPU or host memory), then a copy (EmuCopy + bytes at EmuWarpBpp) or
+	// an atomic (EmuAtomic); it is visible Fabric later.
+	EmuEngines     int
+	EmuRanksPerGPU int
+	EmuPoll        sim.Time
+	EmuCopy        sim.Time
+	EmuAtomic      sim.Time
+	EmuWarpBpp     float64
+	// A drain (the WQEs one doorbell announces) also costs the engine its
+	// first read and the consumer index it publishes: EmuDrain for queues
+	// in GPU memory, EmuHostDrain for queues in host memory.
+	EmuDrain, EmuHostDrain sim.Time
+	// The engines' copies share their SM's bandwidth (EmuSMBpp); engines
+	// alternate over the NIC's SMs, 32 to an SM.
+	EmuSMBpp float64
+	Topo     Topology
+}
+
+// Topology is the fabric beyond one switch (topo.* in the profile). The
+// zero value, like Tiers 1 with one GPU per NIC, is one non-blocking
+// switch.
+type Topology struct {
+	Tiers      int
+	GPUsPerNIC int
+	LeafRadix  int
+	Oversub    float64
+	Hop        sim.Time // each switch traversal beyond the first
+	HopBuffer  sim.Time // buffering of one uplink or spine downlink, as time at line rate
+	Adaptive   bool     // adaptive routing instead of static ECMP
+}
+
+// Ports splits a leaf's radix into NIC downlinks and spine uplinks.
+func (t Topology) Ports() (down, up int) {
+	o := max(1, t.Oversub)
+	down = max(1, int(float64(t.LeafRadix)*o/(o+1)))
+	up = max(1, int(float64(down)/o))
+	return down, up
+}
+
+// NewNICParams resolves the NIC constants of p.
+func NewNICParams(p *profile.Profile) NICParams {
+	ns := func(n string) sim.Time { return sim.Ns(p.Get(n)) }
+	return NICParams{
+		MMIO:           ns("pcie.mmio_ns"),
+		DMARead:        ns("pcie.dma_read_ns"),
+		DMAWrite:       ns("pcie.dma_write_ns"),
+		PCIeBytesPerP:  p.Get("pcie.gbps") / 1000, // GB/s = bytes/ns; /1000 per ps
+		Doorbell:       ns("nic.doorbell_ns"),
+		WQE:            ns("nic.wqe_ns"),
+		BBFetch:        ns("nic.bb_fetch_ns"),
+		MsgSlot:        sim.Ns(1000 / p.Get("nic.msg_rate_mps")),
+		Tx:             ns("nic.tx_ns"),
+		Rx:             ns("nic.rx_ns"),
+		Ack:            ns("nic.ack_ns"),
+		MaxFetch:       int(p.Get("nic.max_fetch_wqes")),
+		LinkBytesPerP:  p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000,
+		MTU:            int(p.Get("link.mtu_b")),
+		PktOverhead:    int(p.Get("link.pkt_overhead_b")),
+		Fabric:         ns("fabric.latency_ns"),
+		RxSlot:         ns("nic.rx_slot_ns"),
+		ConnMiss:       ns("conn.miss_ns"),
+		ConnEntries:    int(p.Get("conn.entries")),
+		ConnWays:       int(p.Get("conn.ways")),
+		PortBuffer:     sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+		DCSwitch:       ns("dc.switch_ns"),
+		DCTarget:       ns("dc.target_ns"),
+		EmuEngines:     int(p.Get("emunic.engines")),
+		EmuRanksPerGPU: max(1, int(p.Get("emunic.ranks_per_gpu"))),
+		EmuPoll:        ns("emunic.poll_ns"),
+		EmuCopy:        ns("emunic.copy_ns"),
+		EmuAtomic:      ns("emunic.atomic_ns"),
+		EmuWarpBpp:     p.Get("emunic.warp_gbs") / 1000,
+		EmuDrain:       ns("emunic.drain_ns"),
+		EmuHostDrain:   ns("emunic.host_drain_ns"),
+		EmuSMBpp:       p.Get("emunic.sm_gbs") / 1000,
+		Topo: Topology{
+			Tiers:      int(p.Get("topo.tiers")),
+			GPUsPerNIC: int(p.Get("topo.gpus_per_nic")),
+			LeafRadix:  int(p.Get("topo.leaf_radix")),
+			Oversub:    p.Get("topo.oversubscription"),
+			Hop:        ns("topo.hop_latency_ns"),
+			HopBuffer:  sim.Time(p.Get("topo.hop_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+			Adaptive:   p.Get("topo.adaptive") >= 0.5,
+		},
+	}
+}
+
+// WireTime is how long bytes of payload occupy the link, headers included.
+func (p *NICParams) WireTime(bytes int) sim.Time {
+	pkts := max(1, (bytes+p.MTU-1)/p.MTU)
+	return sim.Time(math.Ceil(float64(bytes+pkts*p.PktOverhead) / p.LinkBytesPerP))
+}
+
+// PCIeTime is how long bytes take over the NIC's PCIe link.
+func (p *NICParams) PCIeTime(bytes int) sim.Time {
+	return sim.Time(math.Ceil(float64(bytes) / p.PCIeBytesPerP))
+}
+
+// Sink receives the NIC's reports. Both calls run at the reported time;
+// m is valid only during the call.
+type Sink interface {
+	Delivered(e *sim.Engine, nic *NIC, id int32, m *Msg)
+	Completed(e *sim.Engine, nic *NIC, id int32, m *Msg)
+}
+
+// SinkPrefetcher is a Sink that can name, a few events ahead, the memory a
+// report will touch (see sim.Prefetcher): its own state of the queue a
+// completion retires (requester nic, queue qp), and what a delivery of the
+// message tagged tag from src to dst reads. At a thousand ranks both are
+// entries of per-pair tables that no cache holds.
+type SinkPrefetcher interface {
+	PrefetchCompleted(nic, qp int32)
+	PrefetchDelivered(src, dst int32, tag int64)
+}
+
+// qpState is one send queue at the NIC. It exists only once the queue is
+// first used (see NIC.qp), and its rings are lists threaded through the
+// fabric's slabs, so an idle queue costs a few words and a busy one
+// allocates nothing per message.
+type qpState struct {
+	// lastReady keeps a QP's WQEs in order: a WQE may not leave before
+	// the one ahead of it, whose payload read may take longer than its own.
+	lastReady sim.Time
+	posted    int32 // WQEs written into the ring so far
+	fetched   int32 // ring entries consumed by the NIC
+	// The ring of posted, unfetched WQEs (message ids linked through
+	// Msg.next) and the doorbells not yet handled (linked through
+	// ringing.next); -1 when empty.
+	head, tail     int32
+	dbHead, dbTail int32
+	rung           int32 // doorbells on their way to the NIC
+	// free is qBusy while an event will free the queue; otherwise, when
+	// its last doorbell handling ended without one (see freeAt), 1 + how
+	// long before lastReady that was: no doorbell may arrive before it.
+	free uint32
+}
+
+const qBusy = 1 << 31
+
+func (q *qpState) busy() bool { return q.free&qBusy != 0 }
+
+// freeTime is when the queue's doorbell handling ended without an event,
+// or 0.
+func (q *qpState) freeTime() sim.Time {
+	if q.free == 0 || q.busy() {
+		return 0
+	}
+	return q.lastReady - sim.Time(q.free-1)
+}
+
+// ringing is a doorbell that reached the NIC: the ring index it announces
+// and when it arrived.
+type ringing struct {
+	at   sim.Time
+	idx  int32
+	next int32
+}
+
+const (
+	opDoorbell int32 = iota
+	opQPFree
+	opDeliver
+	opComplete
+	opTxReady
+	opRx
+	opEmuStep
+)
+
+// NIC is one adapter: per-QP doorbell queues served in order, a
+// processing pipeline shared by sent and received messages, a cache of
+// connection contexts, an egress link and an ingress port. NICs of a fabric
+// share one message slab so that a message can be delivered to its peer.
+type NIC struct {
+	Index int
+	P     *NICParams
+	fab   *Fabric
+	id    sim.HandlerID
+	// qpIx maps a QP number to its state in the fabric's slab, plus one;
+	// 0 is a QP not used yet, -1 one whose state was retired (see retire).
+	qpIx  []int32
+	fetch sim.Time // WQE fetch latency of GPU-memory queues
+	hostF sim.Time // and of host-memory ones
+	host  bool     // every queue is in host memory
+	ph    *port    // the physical NIC's pipeline, link and port
+	leaf  int32    // its leaf switch (two tiers)
+	ctx   *CtxCache
+	// dci marks the NIC's DC initiators, by QP: a DCI serves one
+	// destination at a time, and re-targeting it waits out the previous
+	// destination and connects to the new DCT. noDCI for an RC queue,
+	// noTarget for a DCI not yet used, else its destination. nil when the
+	// NIC has none.
+	dci    []int32
+	lastRx int32
+	haveRx bool
+	// Context-cache misses by role.
+	TxMisses, RxMisses int64
+}
+
+// Ctx is the NIC's connection-context cache.
+func (n *NIC) Ctx() *CtxCache { return n.ctx }
+
+// HostQueues places every send queue of the NIC in host memory, as a CPU
+// proxy's queues are: WQE fetches then read host memory, taking fetch.
+func (n *NIC) HostQueues(fetch sim.Time) { n.hostF, n.host = fetch, true }
+
+// DCI makes qp a DC initiator.
+func (n *NIC) DCI(qp int) {
+	if n.dci == nil {
+		n.dci = make([]int32, len(n.qpIx))
+		for i := range n.dci {
+			n.dci[i] = noDCI
+		}
+	}
+	n.dci[qp] = noTarget
+}
+
+const (
+	noDCI    = -2
+	noTarget = -1
+)
+
+// qp returns qp's state, creating it on first use.
+func (n *NIC) qp(qp int) *qpState {
+	f := n.fab
+	if i := n.qpIx[qp]; i > 0 {
+		return f.qstate.At(i - 1)
+	}
+	// New, or retired idle: a fresh state is exact (see retire).
+	i := f.qstate.Alloc()
+	n.qpIx[qp] = i + 1
+	q := f.qstate.At(i)
+	q.head, q.tail, q.dbHead, q.dbTail = -1, -1, -1, -1
+	return q
+}
+
+// fetchTime is the WQE fetch latency of q: a DMA read of GPU memory, or of
+// host memory for queues a CPU owns.
+func (n *NIC) fetchTime(*qpState) sim.Time {
+	if n.host {
+		return n.hostF
+	}
+	return n.fetch
+}
+
+// QPsUsed counts the queues the NIC has created, those used at least once.
+func (n *NIC) QPsUsed() int {
+	c := 0
+	for _, i := range n.qpIx {
+		if i != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// retire frees qp's state once nothing about it can matter again, so that
+// memory follows the queues in use, not every queue ever used (a rank of an
+// RC all-to-all touches one per peer, each for a message or two). That is
+// when the queue is idle with every posted WQE fetched and no doorbell on
+// its way or waiting, and its last WQE's ready time cannot hold back a
+// later one: a WQE served at or after now is ready no earlier than
+// now+Doorbell+WQE. A fresh state then behaves exactly as the old one
+// would: its ring counters restart together (a DC initiator's target is
+// the NIC's, kept apart). The emulated NIC's engines hold queues by number.
+func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
+	p := n.P
+	if q.busy() || now < q.freeTime() || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 ||
+		q.lastReady > now+p.Doorbell+p.WQE {
+		return
+	}
+	n.fab.qstate.Free(n.qpIx[qp] - 1)
+	n.qpIx[qp] = -1
+}
+
+// port is what ranks sharing a physical NIC share: its processing pipeline
+// (sent and received messages), egress link and ingress port, each as the
+// time it is next free.
+type port struct {
+	pipeAt, linkAt, portAt sim.Time
+}
+
+// Fabric joins NICs through one switch layer of fixed latency, or (after
+// Place, with two tiers) through rail-optimized leaves and spines.
+type Fabric struct {
+	P    NICParams
+	NICs []*NIC
+	msgs sim.Slab[rec]
+	wide sim.Slab[[nStamps]sim.Time] // timelines that outgrew a record's offsets
+	view Msg                         // the message a report is about
+	dcts int32                       // DCTs per NIC (SetDCTs)
+	// peerQPs > 0 numbers a responder's RC contexts by requester and the
+	// QP's index among the requester's QPs to it (PeerQPs).
+	peerQPs int32
+	lead    sim.Time // every doorbell arrives at least this long after it is rung (DoorbellLead)
+	leadOf  func(nic, qp int) sim.Time
+	qstate  sim.Slab[qpState]
+	dbs     sim.Slab[ringing]
+	sink    Sink
+	sinkPF  SinkPrefetcher // sink, when it is one
+	// The emulated NIC's engines: per GPU, EmuEngines of them; qps is the
+	// queue count per NIC.
+	engines []emuEngine
+	smAt    []sim.Time // per NIC SM: when its copy bandwidth is next free
+	qps     int
+	ports   []port
+	// Two tiers: when each leaf's uplink to each spine (up[leaf·spines +
+	// s]) and each spine's downlink to each leaf (down[s·leaves + leaf])
+	// is next free.
+	up, down       []sim.Time
+	spines, leaves int
+}
+
+// emuEngine is one warp of the emulated NIC: the doorbells it has noticed,
+// in order, and whether a WQE step is scheduled.
+type emuEngine struct {
+	work []emuWork
+	busy bool
+}
+
+// emuWork is a doorbell an engine has to serve: qp of nic, up to ring
+// index idx, noticed no earlier than ready.
+type emuWork struct {
+	nic, qp, idx int
+	ready        sim.Time
+	begun        bool
+}
+
+// NewFabric builds n NICs with qps queue pairs each.
+func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
+	if n > MaxNICs || qps > MaxQPs {
+		// Transports check their sizes against these limits first.
+		panic(fmt.Sprintf("hw: %d NICs of %d queues each, beyond %d of %d", n, qps, MaxNICs, MaxQPs))
+	}
+	f := &Fabric{P: p, sink: sink, qps: qps, dcts: 1}
+	f.sinkPF, _ = sink.(SinkPrefetcher)
+	if p.EmuEngines > 0 {
+		gpus := (n + p.EmuRanksPerGPU - 1) / p.EmuRanksPerGPU
+		f.engines = make([]emuEngine, gpus*p.EmuEngines)
+		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
+	}
+	f.ports = make([]port, n)
+	for i := range n {
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i], ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
+		nic.id = e.Register(nic)
+		f.NICs = append(f.NICs, nic)
+	}
+	return f
+}
+
+// Place lays the NICs out as the profile's topology says, ranks in order
+// gpusPerNode to a node: ranks sharing a NIC (topo.gpus_per_nic) share its
+// pipeline, link and port; with two tiers, NIC k of each node sits on rail
+// k's leaves, as many nodes to a leaf as it has downlinks, and every leaf
+// has one uplink to each spine. Without Place (or with the reference
+// topology) every NIC is its own and one switch joins them all.
+func (f *Fabric) Place(gpusPerNode int) {
+	t := &f.P.Topo
+	g, gpn := max(1, t.GPUsPerNIC), max(1, gpusPerNode)
+	if t.Tiers < 2 && g == 1 {
+		return
+	}
+	perNode := (gpn + g - 1) / g
+	nodes := (len(f.NICs) + gpn - 1) / gpn
+	f.ports = make([]port, nodes*perNode)
+	down, up := t.Ports()
+	perRail := (nodes + down - 1) / down
+	for i, n := range f.NICs {
+		node, rail := i/gpn, i%gpn/g
+		n.ph = &f.ports[node*perNode+rail]
+		n.leaf = int32(rail*perRail + node/down)
+	}
+	if t.Tiers < 2 {
+		return
+	}
+	f.spines, f.leaves = up, perNode*perRail
+	f.up = make([]sim.Time, f.leaves*f.spines)
+	f.down = make([]sim.Time, f.spines*f.leaves)
+}
+
+// spine picks the spine a message from n to dst crosses: a hash of its
+// flow (static ECMP), or the one whose uplink and downlink free first
+// (adaptive).
+func (f *Fabric) spine(n, dst *NIC, m *rec) int {
+	if !f.P.Topo.Adaptive {
+		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.qp()))
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		h *= 0xc4ceb9fe1a85ec53
+		h ^= h >> 33
+		return int(h % uint64(f.spines))
+	}
+	best, at := 0, sim.Never
+	for s := range f.spines {
+		t := max(f.up[int(n.leaf)*f.spines+s], f.down[s*f.leaves+int(dst.leaf)])
+		if t < at {
+			best, at = s, t
+		}
+	}
+	return best
+}
+
+// Msg returns the message with id.
+func (f *Fabric) Msg(id int32) Msg { return f.msgs.At(id).decode() }
+
+// SetMsg writes the message with id, as its requester builds it.
+func (f *Fabric) SetMsg(id int32, m Msg) { f.msgs.At(id).encode(&m) }
+
+// SetDCTs sets the DCTs per NIC that DC messages spread over, by
+// requester: a responder caches one context per DCT.
+func (f *Fabric) SetDCTs(n int) { f.dcts = int32(max(1, n)) }
+
+// DoorbellLead declares that every doorbell reaches its NIC at least d
+// after the event that rings it (an SM's MMIO store takes pcie.mmio_ns).
+// A queue that finishes a doorbell's handling within d of starting it,
+// with no other doorbell on its way, then needs no event to mark it free:
+// no doorbell can find it busy.
+func (f *Fabric) DoorbellLead(d sim.Time) { f.lead = d }
+
+// DoorbellLeadOf is DoorbellLead per queue, asked as the NIC begins a
+// doorbell: the requester knows, for instance, that a queue with no WQE
+// reserved and unpublished cannot be rung before a new post has reserved
+// one and built it.
+func (f *Fabric) DoorbellLeadOf(lead func(nic, qp int) sim.Time) { f.leadOf = lead }
+
+// PeerQPs makes queue q of a NIC its (q mod n)-th QP to NIC q/n, as a
+// responder numbers its contexts: requester·n + q mod n.
+func (f *Fabric) PeerQPs(n int) { f.peerQPs = int32(n) }
+
+// Post writes a WQE into qp's ring: the GPU built it, the NIC learns of it
+// only at the next doorbell.
+func (n *NIC) Post(qp int, m Msg) int32 {
+	id := n.fab.msgs.Alloc()
+	n.fab.msgs.At(id).encode(&m)
+	n.Enqueue(qp, id)
+	return id
+}
+
+// NewMsg returns a zeroed message for a requester to fill (SetMsg) while
+// it builds the WQE, then Enqueue: a requester that would otherwise keep
+// the same fields in its own record until the WQE is written keeps only
+// the id.
+func (f *Fabric) NewMsg() int32 { return f.msgs.Alloc() }
+
+// Enqueue is Post of message id, from NewMsg: its QP and requester are
+// set here.
+func (n *NIC) Enqueue(qp int, id int32) {
+	f := n.fab
+	m := f.msgs.At(id)
+	m.setEnds(int32(n.Index), m.dst(), int32(qp))
+	if m.has(fUnsignaled) {
+		m.setRefs(1)
+	} else {
+		m.setRefs(2)
+	}
+	m.next = -1
+	q := n.qp(qp)
+	if q.tail >= 0 {
+		f.msgs.At(q.tail).next = id
+	} else {
+		q.head = id
+	}
+	q.tail = id
+	q.posted++
+}
+
+// Doorbell records a doorbell store that leaves the SM at `at`, announcing
+// every WQE posted to qp so far. It reaches the NIC one MMIO later.
+func (n *NIC) Doorbell(e *sim.Engine, at sim.Time, qp int) { n.Ring(e, at, qp, n.P.MMIO) }
+
+// Ring is Doorbell with the writer's own MMIO latency (a host thread's
+// doorbell store takes a different path than an SM's).
+func (n *NIC) Ring(e *sim.Engine, at sim.Time, qp int, mmio sim.Time) {
+	q := n.qp(qp)
+	if f := q.freeTime(); at+mmio < f {
+		panic(fmt.Sprintf("hw: NIC %d QP %d rung at %v arrives at %v, before %v, while its doorbell handling was taken to end unrung (the declared doorbell lead is wrong)",
+			n.Index, qp, at, at+mmio, f))
+	}
+	q.rung++
+	e.At(at+mmio, n.id, opDoorbell, int64(qp)|int64(q.posted)<<24)
+}
+
+// Prefetch asks for the message record or the queue index an event reads
+// first, then for the queue's state or the responder's context set.
+func (n *NIC) Prefetch(op int32, arg int64, near bool) {
+	f := n.fab
+	switch op {
+	case opTxReady, opRx, opDeliver, opComplete:
+		if !near {
+			f.PrefetchMsg(int32(arg))
+			return
+		}
+		m := f.msgs.At(int32(arg))
+		switch op {
+		case opTxReady:
+			if i := n.qpIx[m.qp()]; i > 0 {
+				prefetch.Line(unsafe.Pointer(f.qstate.At(i - 1)))
+			}
+		case opRx:
+			set := n.ctx.set(f.rxCtx(m))
+			prefetch.Line(unsafe.Pointer(&n.ctx.slots[set*n.ctx.ways]))
+		case opDeliver:
+			if f.sinkPF != nil {
+				f.sinkPF.PrefetchDelivered(m.src(), m.dst(), m.tag)
+			}
+		case opComplete:
+			if f.sinkPF != nil {
+				f.sinkPF.PrefetchCompleted(int32(n.Index), m.qp())
+			}
+		}
+	case opDoorbell, opQPFree:
+		qp := arg & (1<<24 - 1)
+		if !near {
+			prefetch.Line(unsafe.Pointer(&n.qpIx[qp]))
+		} else if i := n.qpIx[qp]; i > 0 {
+			prefetch.Line(unsafe.Pointer(f.qstate.At(i - 1)))
+		}
+	}
+}
+
+// Handle runs the NIC's events.
+func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
+	switch op {
+	case opDoorbell:
+		qp := int(arg & (1<<24 - 1))
+		q := n.qp(qp)
+		q.rung--
+		if n.P.EmuEngines > 0 {
+			n.emuDoorbell(e, qp, int(arg>>24))
+			return
+		}
+		f := n.fab
+		d := f.dbs.Alloc()
+		*f.dbs.At(d) = ringing{at: e.Now(), idx: int32(arg >> 24), next: -1}
+		if q.dbTail >= 0 {
+			f.dbs.At(q.dbTail).next = d
+		} else {
+			q.dbHead = d
+		}
+		q.dbTail = d
+		if !q.busy() {
+			n.serve(e, qp)
+		}
+	case opQPFree:
+		q := n.fab.qstate.At(n.qpIx[arg] - 1)
+		q.free = 0
+		if q.dbHead >= 0 {
+			n.serve(e, int(arg))
+		} else {
+			n.retire(int(arg), q, e.Now())
+		}
+	case opTxReady:
+		n.transmit(e, int32(arg))
+	case opEmuStep:
+		n.fab.emuStep(e, int(arg))
+	case opRx:
+		n.receive(e, int32(arg))
+	case opDeliver:
+		f := n.fab
+		id := int32(arg)
+		f.view = f.msgs.At(id).decode()
+		f.sink.Delivered(e, n, id, &f.view)
+		f.release(id)
+	case opComplete:
+		f := n.fab
+		id := int32(arg)
+		f.view = f.msgs.At(id).decode()
+		f.sink.Completed(e, n, id, &f.view)
+		f.release(id)
+	}
+}
+
+func (f *Fabric) release(id int32) {
+	m := f.msgs.At(id)
+	m.setRefs(m.refs() - 1)
+	if m.refs() == 0 {
+		if m.has(fWide) {
+			f.wide.Free(int32(m.off[0]))
+		}
+		f.msgs.Free(id)
+	}
+}
+
+// serve handles qp's oldest pending doorbell: the QP is busy for the
+// doorbell handling plus its WQEs' in-order processing; the WQEs
+// themselves proceed once fetched, through the NIC-wide message slot and
+// the link.
+func (n *NIC) serve(e *sim.Engine, qp int) {
+	f := n.fab
+	q := f.qstate.At(n.qpIx[qp] - 1)
+	dbi := q.dbHead
+	db := *f.dbs.At(dbi)
+	cnt := int(db.idx - q.fetched)
+	if cnt > n.P.MaxFetch {
+		// A fetch reads at most MaxFetch WQEs; the rest wait for the next
+		// round, as if announced by a doorbell right behind this one: the
+		// doorbell stays at the head.
+		cnt = n.P.MaxFetch
+	} else {
+		q.dbHead = db.next
+		if q.dbHead < 0 {
+			q.dbTail = -1
+		}
+		f.dbs.Free(dbi)
+	}
+	now := e.Now()
+	p := n.P
+	q.free = qBusy
+	if cnt <= 0 {
+		n.freeAt(e, qp, q, now+p.Doorbell)
+		return
+	}
+	bbs := 0
+	id := q.head
+	for range cnt {
+		m := f.msgs.At(id)
+		bbs += int(m.bbs())
+		id = m.next
+	}
+	// The QP's context must be in the NIC's cache before its WQEs run; a
+	// miss fetches it from host memory first (latency, not occupancy: the
+	// requester prefetches on the doorbell).
+	var miss sim.Time
+	if ctx := f.msgs.At(q.head).txCtx(); !n.ctx.Touch(ctx) {
+		miss = p.ConnMiss
+		n.TxMisses++
+	}
+	fetched := now + p.Doorbell + miss + n.fetchTime(q) + sim.Time(bbs-cnt)*p.BBFetch + p.PCIeTime(64*bbs)
+	t := now + p.Doorbell
+	id = q.head
+	for range cnt {
+		m := f.msgs.At(id)
+		f.stamp(m, sRung, db.at)
+		f.stamp(m, sServed, now)
+		if miss > 0 {
+			m.addConnMiss()
+		}
+		t += p.WQE
+		if tgt := n.dci; tgt != nil && tgt[qp] != noDCI && tgt[qp] != m.dst() {
+			if tgt[qp] != noTarget {
+				// The DCI drains its previous destination and connects
+				// to the new DCT before this WQE can go; later WQEs of
+				// the DCI queue behind it.
+				t = max(t, fetched) + p.DCSwitch
+				m.set(fDCISwitch, true)
+			}
+			tgt[qp] = m.dst()
+		}
+		ready := max(t, fetched)
+		if m.has(fPointer) {
+			ready += p.DMARead + p.PCIeTime(int(m.bytes))
+		}
+		ready = max(ready, q.lastReady)
+		q.lastReady = ready
+		e.At(ready, n.id, opTxReady, int64(id))
+		id = m.next
+	}
+	q.fetched += int32(cnt)
+	q.head = id
+	if id < 0 {
+		q.tail = -1
+	}
+	n.freeAt(e, qp, q, t)
+}
+
+// freeAt frees qp's queue at t, once its doorbell's handling is done. When
+// nothing can arrive for it before then (no doorbell waiting or on its
+// way, and t within the doorbell lead), the event is needed neither to
+// serve one nor to free the queue's state, which the transmit of its last
+// WQE (at or after t) does: it is marked free now, and the order of every
+// other event stays as it was.
+func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
+	if q.dbHead < 0 && q.rung == 0 {
+		lead := n.fab.lead
+		if n.fab.leadOf != nil && t > e.Now()+lead {
+			lead = max(lead, n.fab.leadOf(n.Index, qp))
+		}
+		// The offset below lastReady fits 31 bits; lastReady is at least
+		// t once a WQE was served.
+		if d := q.lastReady - t; t <= e.Now()+lead && d >= 0 && d < qBusy-1 {
+			q.free = uint32(d) + 1
+			return
+		}
+	}
+	q.free = qBusy
+	e.At(t, n.id, opQPFree, int64(qp))
+}
+
+// transmit runs when a fetched WQE is ready: it takes a slot of the NIC's
+// processing pipeline (shared with received messages), then the link.
+func (n *NIC) transmit(e *sim.Engine, id int32) {
+	p := n.P
+	f := n.fab
+	m := f.msgs.At(id)
+	if i := n.qpIx[m.qp()]; i > 0 {
+		n.retire(int(m.qp()), f.qstate.At(i-1), e.Now())
+	}
+	ph := n.ph
+	slot := max(e.Now(), ph.pipeAt)
+	ph.pipeAt = slot + p.MsgSlot
+	wire := p.WireTime(int(m.bytes))
+	dst := f.NICs[m.dst()]
+	dp := dst.ph
+	if f.up != nil && n.leaf != dst.leaf {
+		n.crossLeaf(e, id, m, dst, slot, wire)
+		return
+	}
+	// Credit flow control: the switch holds only PortBuffer of traffic
+	// waiting for an egress port, so a message whose destination is backed
+	// up beyond that waits at the head of its sender's link, blocking the
+	// messages behind it to other destinations too (head-of-line).
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
+	ph.linkAt = start + wire
+	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
+	f.stamp(m, sSent, start)
+	// The responder's port serializes arrivals from every sender.
+	arrive := max(start+p.Fabric, dp.portAt) + wire
+	dp.portAt = arrive
+	f.stamp(m, sArrived, arrive)
+	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// rateBound reports whether a message ready at now and sent at start was
+// held by the NIC's message pipeline (its slot came after now) rather
+// than by the link, the switch port or a spine: the slot alone set start.
+func rateBound(now, slot, start sim.Time, p *NICParams) bool {
+	return slot > now && start == slot+p.Tx
+}
+
+// crossLeaf sends a message between leaves: up to a spine, down to the
+// responder's leaf, each link serializing what crosses it, two switch hops
+// more than within a leaf. A backed-up link beyond its buffer stalls the
+// sender's link, as the responder's port does.
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time) {
+	p := n.P
+	f := n.fab
+	t := &p.Topo
+	s := f.spine(n, dst, m)
+	up := &f.up[int(n.leaf)*f.spines+s]
+	down := &f.down[s*f.leaves+int(dst.leaf)]
+	half := p.Fabric / 2
+	ph, dp := n.ph, dst.ph
+	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
+		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
+	ph.linkAt = start + wire
+	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
+	f.stamp(m, sSent, start)
+	s1 := max(start+half, *up)
+	*up = s1 + wire
+	s2 := max(s1+t.Hop, *down)
+	*down = s2 + wire
+	arrive := max(s2+t.Hop+p.Fabric-half, dp.portAt) + wire
+	dp.portAt = arrive
+	f.stamp(m, sArrived, arrive)
+	e.At(arrive, dst.id, opRx, int64(id))
+}
+
+// receive runs at the responder when the last byte arrived: the message
+// takes a slot of the processing pipeline, after fetching its connection's
+// context on a miss, which stalls the pipeline (head of line).
+func (n *NIC) receive(e *sim.Engine, id int32) {
+	p := n.P
+	f := n.fab
+	m := f.msgs.At(id)
+	start := max(e.Now(), n.ph.pipeAt)
+	if rx := f.rxCtx(m); rx != n.lastRx || !n.haveRx {
+		n.lastRx, n.haveRx = rx, true
+		if !n.ctx.Touch(rx) {
+			n.RxMisses++
+			start += p.ConnMiss
+			m.addConnMiss()
+		}
+	}
+	n.ph.pipeAt = start + p.RxSlot
+	done := start + p.RxSlot + p.Rx
+	dc := m.has(fDC)
+	if dc {
+		// The DCT checks the address vector's key and state per message.
+		done += p.DCTarget
+	}
+	visible := done + p.DMAWrite
+	if m.has(fAtomic) {
+		// The responder NIC reads, modifies and writes GPU memory.
+		visible += p.DMARead
+	}
+	f.stamp(m, sVisible, visible)
+	// The ACK leaves once the message is processed; it does not wait for
+	// the write into GPU memory.
+	cqe := start + p.RxSlot + p.Ack + p.Fabric + p.DMAWrite
+	if dc {
+		cqe += p.DCTarget
+	}
+	e.At(visible, n.id, opDeliver, int64(id))
+	if !m.has(fUnsignaled) {
+		e.At(cqe, f.NICs[m.src()].id, opComplete, int64(id))
+	}
+}
+
+// engine is the emulated NIC engine that owns qp of nic: the queues of a
+// GPU's ranks, in order, split into equal contiguous shares (as the native
+// NIC's warps take them).
+func (f *Fabric) engine(nic, qp int) int {
+	p := &f.P
+	rpg := p.EmuRanksPerGPU
+	nq := rpg * f.qps
+	per := (nq + p.EmuEngines - 1) / p.EmuEngines
+	return nic/rpg*p.EmuEngines + (nic%rpg*f.qps+qp)/per
+}
+
+// emuDoorbell hands a doorbell to the engine owning the queue: it notices
+// it a poll later, or when done with what it is serving.
+func (n *NIC) emuDoorbell(e *sim.Engine, qp, idx int) {
+	f := n.fab
+	i := f.engine(n.Index, qp)
+	g := &f.engines[i]
+	g.work = append(g.work, emuWork{nic: n.Index, qp: qp, idx: idx, ready: e.Now() + n.P.EmuPoll})
+	if !g.busy {
+		g.busy = true
+		e.At(e.Now()+n.P.EmuPoll, n.id, opEmuStep, int64(i))
+	}
+}
+
+// emuStep runs one WQE on engine i: its fetch (GPU or host memory), the
+// rank's link when paced, then the copy or the atomic; the payload is
+// visible a fabric latency later. The engine then takes its next WQE.
+func (f *Fabric) emuStep(e *sim.Engine, i int) {
+	g := &f.engines[i]
+	p := &f.P
+	for len(g.work) > 0 {
+		w := &g.work[0]
+		n := f.NICs[w.nic]
+		q := n.qp(w.qp)
+		if int(q.fetched) >= w.idx || q.head < 0 {
+			g.work = g.work[1:]
+			continue
+		}
+		if w.ready > e.Now() {
+			e.At(w.ready, n.id, opEmuStep, int64(i))
+			return
+		}
+		id := q.head
+		m := f.msgs.At(id)
+		q.head = m.next
+		if q.head < 0 {
+			q.tail = -1
+		}
+		q.fetched++
+		now := e.Now()
+		f.stamp(m, sRung, w.ready-p.EmuPoll)
+		f.stamp(m, sServed, now)
+		t := now + n.fetchTime(q)
+		if !w.begun {
+			w.begun = true
+			if n.host {
+				t += p.EmuHostDrain
+			} else {
+				t += p.EmuDrain
+			}
+		}
+		t = max(t, n.ph.linkAt)
+		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
+		f.stamp(m, sSent, t)
+		if m.has(fAtomic) {
+			t += p.EmuAtomic
+		} else {
+			own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.bytes)/p.EmuWarpBpp))
+			sms := max(1, p.EmuEngines/32)
+			sm := i/p.EmuEngines*sms + i%p.EmuEngines%sms
+			s := max(t, f.smAt[sm])
+			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.bytes)/p.EmuSMBpp))
+			t = max(own, f.smAt[sm])
+		}
+		f.stamp(m, sArrived, t)
+		visible := t + p.Fabric
+		f.stamp(m, sVisible, visible)
+		e.At(visible, f.NICs[m.dst()].id, opDeliver, int64(id))
+		if !m.has(fUnsignaled) {
+			e.At(visible, n.id, opComplete, int64(id))
+		}
+		e.At(t, n.id, opEmuStep, int64(i))
+		return
+	}
+	g.busy = false
+	g.work = g.work[:0:0]
+}

@@ -1,0 +1,70 @@
+package hw
+
+import (
+	"math"
+
+	"moebench/profile"
+	"moebench/sim"
+)
+
+// NVLink is the same-node path where the workload allows it: the warp
+// copies the payload into the peer's buffer with loads and stores, so the
+// copy occupies the warp, and the GPU's NVLink port is shared by its
+// warps. Every transport that carries same-node peers uses it, so that a
+// layer that never touches a NIC times the same on all of them.
+type NVLink struct {
+	on      bool
+	perNode int
+	warpBpp float64 // bytes per picosecond for one warp
+	portBpp float64
+	latency sim.Time
+	fixed   sim.Time   // per copy: the warp's first round trip
+	portAt  []sim.Time // per source GPU
+	mem     *Memory    // ranks sharing a GPU copy through its memory
+	// Copies between ranks of one GPU: a warp's fixed latency and rate,
+	// and when the receiver can see the bytes.
+	peerFixed, peerLatency sim.Time
+	peerBpp                float64
+}
+
+// NewNVLink is the NVLink path of ranks ranks, perNode to a node, from
+// p's nvlink.* and gpu.peer_* constants; off, no pair is Local. mem, when
+// set, carries the copies between ranks of one GPU.
+func NewNVLink(p *profile.Profile, on bool, perNode, ranks int, mem *Memory) *NVLink {
+	return &NVLink{
+		on:      on,
+		perNode: perNode,
+		warpBpp: p.Get("nvlink.warp_gbs") / 1000,
+		portBpp: p.Get("nvlink.gbs") / 1000,
+		latency: sim.Ns(p.Get("nvlink.latency_ns")),
+		fixed:   sim.Ns(p.Get("nvlink.copy_ns")),
+		mem:     mem,
+
+		peerFixed:   sim.Ns(p.Get("gpu.peer_copy_ns")),
+		peerLatency: sim.Ns(p.Get("gpu.peer_latency_ns")),
+		peerBpp:     p.Get("gpu.peer_warp_gbs") / 1000,
+		portAt:      make([]sim.Time, ranks),
+	}
+}
+
+// Local reports whether src reaches dst over NVLink.
+func (n *NVLink) Local(src, dst int) bool {
+	return n.on && n.perNode > 0 && src/n.perNode == dst/n.perNode
+}
+
+// Copy moves bytes from src's GPU to dst's by th's warp, which is busy
+// until th.T on return; the copy begins at start and the receiver can see
+// the bytes at visible.
+func (n *NVLink) Copy(th *Thread, bytes, src, dst int) (start, visible sim.Time) {
+	if n.mem != nil && n.mem.SameGPU(src, dst) {
+		start = th.T
+		th.T = n.mem.PeerCopy(src, start, int64(bytes), n.peerFixed, n.peerBpp)
+		return start, th.T + n.peerLatency
+	}
+	warp := n.fixed + sim.Time(math.Ceil(float64(bytes)/n.warpBpp))
+	port := sim.Time(math.Ceil(float64(bytes) / n.portBpp))
+	start = max(th.T, n.portAt[src])
+	n.portAt[src] = start + port
+	th.T = max(th.T+warp, start+port)
+	return start, th.T + n.latency
+}

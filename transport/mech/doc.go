@@ -1,9 +1,0 @@
-// Package mech runs the paper's mechanism microbenchmarks on the model and
-// lines them up against the paper's measurements.
-//
-// Each experiment produces Rows: the experiment and case, the metric and
-// unit, the modelled value, and, where the paper measured the same case, the
-// paper's value. The paper's values are the comparison target only: no
-// model figure is computed from them. Experiments are registered in order
-// in Experiments; validate runs every row that has a paper value.
-package mech
