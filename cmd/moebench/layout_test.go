@@ -66,8 +66,8 @@ func TestREADMELayoutIsTheTree(t *testing.T) {
 
 // layers orders the packages bottom up: the engine, the profiles, the
 // hardware models, the seam, the mechanisms and presets, routing, the
-// layer, what stands on the layer, the CLI. A package imports only from its
-// own layer or below.
+// layer, what stands on the layer, the CLI and the published results it
+// validates against. A package imports only from its own layer or below.
 var layers = [][]string{
 	{"internal/hugepage", "internal/inputfile", "internal/plot", "internal/prefetch", "internal/readme", "internal/report", "internal/shard", "internal/summary"},
 	{"sim"},
@@ -80,7 +80,8 @@ var layers = [][]string{
 	{"moe"},
 	{"workloads", "traces", "microbench", "sizing", "native", "native/emunic"},
 	{"replay", "native/layer"},
-	{"cmd/moebench"},
+	// Published results sit beside the CLI, above every fit.
+	{"published", "cmd/moebench"},
 }
 
 // No package imports one above it, and every package has a layer.

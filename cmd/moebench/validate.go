@@ -13,12 +13,14 @@ import (
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/microbench"
+	"moebench/published"
 )
 
 const validateExamples = `  moebench validate
   moebench validate --only single-op,ordering,inline,rate,completion-scope --format json
   moebench validate --set gpu.sm_clock_mhz=1500      # what a throttled SM does to the match
   moebench validate --fail-above 0.35                # exit 1 if any row is off by more than 35%
+  moebench validate --against deepep                 # DeepEP V1's published runs on H800, predicted
 `
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
@@ -33,7 +35,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&only, "only", nil, "run only these `experiments` (comma list; default all)")
 	fs.Float64Var(&failAbove, "fail-above", 0, "exit with an error when any row's relative error exceeds this `fraction` (0 = never)")
 	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements (`FILE` from calibrate --raw) instead of the paper")
-	against := fs.String("against", "auto", "reference: paper, measured (the calibration in --profile or --measured), or auto (measured when the profile carries a calibration)")
+	against := fs.String("against", "auto", "reference: paper, measured (the calibration in --profile or --measured), auto (measured when the profile carries a calibration), or a published suite: deepep (DeepEP V1's runs on H800, on p-h800 unless --profile is given)")
 	plotPath := fs.String("plot", "", "also draw the model against the reference, log-log with y = x and a ±10% band, to `FILE` (.svg or .png)")
 	prof.register(fs)
 	out.register(fs)
@@ -62,7 +64,14 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	switch *against {
 	case "auto", "paper", "measured":
 	default:
-		return fmt.Errorf("%w: --against %s: want paper, measured or auto", errUsage, report.Quote(*against))
+		suite, err := published.Get(*against)
+		if err != nil {
+			return fmt.Errorf("%w: --against %s: want paper, measured, auto or a published suite (deepep)", errUsage, report.Quote(*against))
+		}
+		if measured != "" || len(only) > 0 {
+			return fmt.Errorf("%w: --against %s takes neither --measured nor --only", errUsage, suite.Name)
+		}
+		return validatePublished(suite, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
 	}
 	raw, from := p.Measured()
 	if measured != "" {

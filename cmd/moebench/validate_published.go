@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"moebench/microbench"
+	"moebench/published"
+)
+
+// validatePublished runs each configuration of a published suite as
+// moebench run would (on the suite's platform profile unless --profile
+// names another) and lines the result up against the published figure.
+// These figures are predictions only: nothing fitted reads them.
+func validatePublished(suite published.Suite, prof profileFlags, profileGiven bool, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
+	spec := suite.Profile
+	if profileGiven {
+		spec = prof.spec
+	}
+	// Each run refuses a --set that its models do not read; the check of
+	// validate's own experiments, which do not run here, does not apply.
+	out.before = nil
+	pf := profileFlags{spec: spec, sets: prof.sets}
+	p, err := pf.load()
+	if err != nil {
+		return err
+	}
+	runs := map[string]jsonResult{}
+	var rows []microbench.Row
+	for _, r := range suite.Rows {
+		key := strings.Join(r.Args, " ")
+		res, ok := runs[key]
+		if !ok {
+			args := append(slices.Clone(r.Args), "--profile", spec, "--format", "json", "--progress=false")
+			for _, s := range prof.sets {
+				args = append(args, "--set", s)
+			}
+			if res, err = runJSON(args); err != nil {
+				where := fmt.Sprintf("%s %s (moebench run %s)", r.Experiment, r.Case, strings.Join(args, " "))
+				if errors.Is(err, errUsage) {
+					return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
+				}
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			runs[key] = res
+		}
+		ph := res.Dispatch
+		if r.Phase == "combine" {
+			ph = res.Combine
+		}
+		model := math.NaN()
+		switch r.Metric {
+		case published.MeanUs:
+			model = ph.MeanUs
+		case published.DeepEPGBps:
+			model = ph.DeepEPGBps
+		case published.NVLinkGBps:
+			model = ph.NVLinkGBps
+		}
+		// The case names the model's binding cause: the row-by-row answer
+		// to why a figure differs.
+		rows = append(rows, microbench.Row{Experiment: r.Experiment, Case: r.Case + ", bound by " + ph.BoundBy,
+			Metric: r.Phase + " " + r.Metric, Unit: r.Unit(), Paper: r.Value, Model: model, Source: r.Source})
+	}
+	sum := microbench.Summarize(rows)
+	h := header("validate", p, "modelled vs "+suite.Description)
+	h.Extra = append(h.Extra, "published figures are predictions here: no constant is fitted to them; each row is moebench run with the suite's flags")
+	return emitRows(out, stdout, h, rows, &sum, suite.Name, plotPath, failAbove)
+}
+
+// runJSON runs moebench run with args and returns its one result.
+func runJSON(args []string) (jsonResult, error) {
+	var buf bytes.Buffer
+	if err := layerCommand("run", args, &buf, io.Discard); err != nil {
+		return jsonResult{}, err
+	}
+	var doc struct {
+		Results []jsonResult `json:"results"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		return jsonResult{}, err
+	}
+	if len(doc.Results) != 1 {
+		return jsonResult{}, fmt.Errorf("%d results, want one", len(doc.Results))
+	}
+	if r := doc.Results[0]; !r.Correct {
+		return jsonResult{}, fmt.Errorf("the layer's checks failed: %v", r.Problems)
+	}
+	return doc.Results[0], nil
+}

@@ -1,0 +1,81 @@
+package published
+
+import "strconv"
+
+// Sources of DeepEP V1's published figures. The pure-RDMA low-latency table
+// was replaced in the README by runs with NVLink inside the node; both
+// were measured on H800 SXM hosts, one ConnectX-7 400 Gb/s InfiniBand NIC
+// per GPU, eight GPUs a node.
+const (
+	deepepRDMA   = "deepseek-ai/DeepEP README.md @ fc48a467 (2025-06-05), \"Low-latency kernels with pure RDMA\""
+	deepepNVLink = "deepseek-ai/DeepEP docs/legacy.md @ 3528514a, \"Low-latency kernels with pure RDMA\" (NVLink inside the node since de8cfca3)"
+	deepepNormal = "deepseek-ai/DeepEP docs/legacy.md @ 3528514a, \"Normal kernels with NVLink and RDMA forwarding\""
+)
+
+// Profile is the platform DeepEP's suite runs on unless told otherwise.
+const Profile = "p-h800"
+
+// llArgs is test_low_latency.py's setting at ep ranks: 128 tokens a rank,
+// hidden 7,168, top-8, FP8 dispatch and BF16 combine, DeepEP V1's
+// kernels; experts as its test picks them (288, or a multiple of the
+// ranks where 288 is not).
+func llArgs(ep int, nvlink bool) []string {
+	experts := 288
+	switch {
+	case ep == 256:
+		experts = 512
+	case 288%ep != 0:
+		experts = 256
+	}
+	a := []string{"--workload", "deepep-ll", "--ranks", strconv.Itoa(ep), "--gpus-per-node", "8",
+		"--experts", strconv.Itoa(experts), "--topk", "8", "--tokens", "128", "--hidden", "7168",
+		"--dispatch-dtype", "fp8", "--preset", "deepep-v1"}
+	if nvlink {
+		a = append(a, "--nvlink")
+	}
+	return a
+}
+
+// normalArgs is DeepSeek-V3's pretraining setting that the normal-mode
+// table follows: 4,096 tokens a rank, hidden 7,168, top-8 of 256 experts
+// in 4 of 8 groups, FP8 dispatch and BF16 combine.
+func normalArgs(ep int) []string {
+	return []string{"--workload", "deepseek-v3", "--mode", "normal", "--ranks", strconv.Itoa(ep), "--gpus-per-node", "8",
+		"--experts", "256", "--topk", "8", "--topk-groups", "4", "--expert-groups", "8", "--tokens", "4096",
+		"--hidden", "7168", "--dispatch-dtype", "fp8", "--preset", "deepep-v1"}
+}
+
+// DeepEP is DeepEP V1's published low-latency and normal-mode runs.
+func DeepEP() Suite {
+	s := Suite{Name: "deepep", Profile: Profile,
+		Description: "DeepEP V1's published runs: H800 SXM, one ConnectX-7 400 Gb/s InfiniBand NIC a GPU, eight GPUs a node"}
+	ll := func(exp, src string, nvlink bool, rows [][3]float64) {
+		for _, r := range rows {
+			ep := int(r[0])
+			for i, ph := range []string{"dispatch", "combine"} {
+				s.Rows = append(s.Rows, Row{Experiment: exp, Case: "EP" + strconv.Itoa(ep), Phase: ph,
+					Metric: MeanUs, Value: r[1+i], Source: src, Args: llArgs(ep, nvlink)})
+			}
+		}
+	}
+	ll("ll-rdma", deepepRDMA, false, [][3]float64{
+		{8, 163, 318}, {16, 173, 329}, {32, 182, 350}, {64, 186, 353}, {128, 192, 369}, {256, 194, 360},
+	})
+	ll("ll-nvlink", deepepNVLink, true, [][3]float64{
+		{8, 77, 114}, {16, 118, 195}, {32, 155, 273}, {64, 173, 314},
+	})
+	for _, r := range [][3]float64{{8, 153, 158}, {16, 43, 43}, {32, 58, 57}, {64, 51, 50}} {
+		ep := int(r[0])
+		exp, metric := "normal-internode", DeepEPGBps
+		if ep == 8 {
+			// test_intranode.py prints the bytes a rank receives over
+			// NVLink; the model's NVLink rate counts those that cross it.
+			exp, metric = "normal-intranode", NVLinkGBps
+		}
+		for i, ph := range []string{"dispatch", "combine"} {
+			s.Rows = append(s.Rows, Row{Experiment: exp, Case: "EP" + strconv.Itoa(ep), Phase: ph,
+				Metric: metric, Value: r[1+i], Source: deepepNormal, Args: normalArgs(ep)})
+		}
+	}
+	return s
+}
