@@ -4,7 +4,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,32 +34,14 @@ func TestREADMELayoutIsTheTree(t *testing.T) {
 	slices.Sort(listed)
 
 	var tree []string
-	root := "../.."
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	sourceFiles(t, func(_, pkg string) {
+		if !slices.Contains(tree, pkg) {
+			tree = append(tree, pkg)
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		dir, _ := filepath.Rel(root, filepath.Dir(p))
-		if !slices.Contains(tree, dir) {
-			tree = append(tree, filepath.ToSlash(dir))
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.Sort(tree)
 	if !slices.Equal(listed, tree) {
 		t.Errorf("README layout lists\n  %v\nthe tree's packages are\n  %v", listed, tree)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -93,28 +74,16 @@ func TestNoUpwardImport(t *testing.T) {
 			layer[p] = i
 		}
 	}
-	root := "../.."
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(p))
-		pkg := filepath.ToSlash(rel)
+	sourceFiles(t, func(p, pkg string) {
 		own, ok := layer[pkg]
 		if !ok {
 			t.Errorf("%s: package %s has no layer in layers", p, pkg)
-			return nil
+			return
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
@@ -126,6 +95,26 @@ func TestNoUpwardImport(t *testing.T) {
 				t.Errorf("%s: %s imports %s, above it", p, pkg, dep)
 			}
 		}
+	})
+}
+
+// sourceFiles calls fn with each non-test Go file of the repository and
+// its package's folder relative to the root.
+func sourceFiles(t *testing.T, fn func(path, pkg string)) {
+	t.Helper()
+	root := "../.."
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(p))
+		fn(p, filepath.ToSlash(dir))
 		return nil
 	})
 	if err != nil {

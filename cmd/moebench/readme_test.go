@@ -215,8 +215,14 @@ func pct(v float64) string {
 // errors per experiment, in the order printed, and all of them.
 func validateErrors(t *testing.T, prof string, args ...string) (order []string, by map[string]stats.Float64Data, all stats.Float64Data) {
 	t.Helper()
+	return validateRowErrors(t, csvRows(t, append([]string{"validate", "--profile", prof, "--format", "csv"}, args...)...))
+}
+
+// validateRowErrors is validateErrors over rows already run.
+func validateRowErrors(t *testing.T, rows []map[string]string) (order []string, by map[string]stats.Float64Data, all stats.Float64Data) {
+	t.Helper()
 	by = map[string]stats.Float64Data{}
-	for _, r := range csvRows(t, append([]string{"validate", "--profile", prof, "--format", "csv"}, args...)...) {
+	for _, r := range rows {
 		e, err := strconv.ParseFloat(r["rel_err"], 64)
 		if err != nil || math.IsNaN(e) {
 			continue
@@ -240,6 +246,23 @@ func TestREADMEValidateSummaries(t *testing.T) {
 	}
 	text := readme(t)
 	order, by, all := validateErrors(t, "p-ib")
+	checkValidateTable(t, text, order, by)
+	med, _ := all.Median()
+	if want := fmt.Sprintf("Over all %d rows the median error is %s.", len(all), pct(med)); !strings.Contains(text, want) {
+		t.Errorf("README lacks %q", want)
+	}
+	_, _, gb := validateErrors(t, "p-gb200", "--only", "single-op,ordering")
+	med, _ = gb.Median()
+	want := fmt.Sprintf("`validate --profile p-gb200` compares with the GB200 columns of Tables 3 and 4 (%d rows, %s median)", len(gb), pct(med))
+	if !strings.Contains(readmetext.Flat(text), want) {
+		t.Errorf("README lacks %q", want)
+	}
+}
+
+// checkValidateTable checks that text's validate table has, for each
+// experiment, the row count, median and worst error validate printed.
+func checkValidateTable(t *testing.T, text string, order []string, by map[string]stats.Float64Data) {
+	t.Helper()
 	for _, x := range order {
 		med, _ := by[x].Median()
 		worst, _ := by[x].Max()
@@ -252,16 +275,6 @@ func TestREADMEValidateSummaries(t *testing.T) {
 		if got, want := m[2]+" | "+strings.TrimSpace(m[3])+" | "+strings.TrimSpace(m[4]), fmt.Sprintf("%d | %s | %s", len(by[x]), pct(med), pct(worst)); got != want {
 			t.Errorf("README: %s | %s, validate prints %s", x, got, want)
 		}
-	}
-	med, _ := all.Median()
-	if want := fmt.Sprintf("Over all %d rows the median error is %s.", len(all), pct(med)); !strings.Contains(text, want) {
-		t.Errorf("README lacks %q", want)
-	}
-	_, _, gb := validateErrors(t, "p-gb200", "--only", "single-op,ordering")
-	med, _ = gb.Median()
-	want := fmt.Sprintf("`validate --profile p-gb200` compares with the GB200 columns of Tables 3 and 4 (%d rows, %s median)", len(gb), pct(med))
-	if !strings.Contains(readmetext.Flat(text), want) {
-		t.Errorf("README lacks %q", want)
 	}
 }
 

@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/montanaflynn/stats"
 
 	"moebench/published"
 )
@@ -27,36 +23,16 @@ func TestREADMEDeepEPSuite(t *testing.T) {
 	if n := len(published.DeepEP().Rows); len(recs) != n {
 		t.Fatalf("%d rows, want the suite's %d", len(recs), n)
 	}
-	var order []string
-	by := map[string]stats.Float64Data{}
-	var all stats.Float64Data
+	order, by, all := validateRowErrors(t, recs)
+	if len(all) != len(recs) {
+		t.Fatalf("%d of %d rows have an error", len(all), len(recs))
+	}
 	model := map[string]string{}
 	for _, r := range recs {
-		e, err := strconv.ParseFloat(r["rel_err"], 64)
-		if err != nil || math.IsNaN(e) {
-			t.Fatalf("row %v: no error", r)
-		}
-		x := r["experiment"]
-		if by[x] == nil {
-			order = append(order, x)
-		}
-		by[x] = append(by[x], e)
-		all = append(all, e)
 		m, _ := strconv.ParseFloat(r["model"], 64)
-		model[x+" "+strings.Split(r["case"], ",")[0]+" "+r["metric"]] = fmt.Sprintf("%.0f", m)
+		model[r["experiment"]+" "+strings.Split(r["case"], ",")[0]+" "+r["metric"]] = fmt.Sprintf("%.0f", m)
 	}
-	for _, x := range order {
-		med, _ := by[x].Median()
-		worst, _ := by[x].Max()
-		m := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(x) + ` \([^|]*\) \| (\d+) \| ([^|]+) \| ([^|]+) \|$`).FindStringSubmatch(sec)
-		if m == nil {
-			t.Errorf("README's DeepEP table has no row for %s", x)
-			continue
-		}
-		if got, want := m[1]+" | "+strings.TrimSpace(m[2])+" | "+strings.TrimSpace(m[3]), fmt.Sprintf("%d | %s | %s", len(by[x]), pct(med), pct(worst)); got != want {
-			t.Errorf("README: %s | %s, validate prints %s", x, got, want)
-		}
-	}
+	checkValidateTable(t, sec, order, by)
 	med, _ := all.Median()
 	if want := fmt.Sprintf("Over all %d rows the median error is %s.", len(all), pct(med)); !strings.Contains(sec, want) {
 		t.Errorf("README lacks %q", want)
