@@ -15,6 +15,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -23,7 +24,13 @@ type dynLib struct {
 	handle unsafe.Pointer
 }
 
+// dlerror's message is the calling thread's: each call that may fail
+// locks the goroutine to its thread until it has read the message, or
+// another goroutine's dl call on that thread could replace or clear it.
+
 func dlOpen(path string) (*dynLib, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
 	h := C.dlopen(cs, C.RTLD_NOW|C.RTLD_LOCAL)
@@ -34,6 +41,8 @@ func dlOpen(path string) (*dynLib, error) {
 }
 
 func (d *dynLib) sym(name string) (unsafe.Pointer, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	C.dlerror()
@@ -48,6 +57,8 @@ func (d *dynLib) close() error {
 	if d.handle == nil {
 		return nil
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if C.dlclose(d.handle) != 0 {
 		return fmt.Errorf("%s: dlclose: %s", d.path, dlError())
 	}
