@@ -61,6 +61,34 @@ func TestREADMERunTable(t *testing.T) {
 	}
 }
 
+// The README's sentence after the run table names the phases the port
+// does not bind, as the table (moebench run's output) has them.
+func TestREADMERunBounds(t *testing.T) {
+	t.Parallel()
+	text := readme(t)
+	i := strings.Index(text, "```\npreset      transport   phase")
+	if i < 0 {
+		t.Fatal("README lacks the run table")
+	}
+	var others []string
+	for _, l := range blockLines(text[i+4:])[1:] {
+		f := strings.Fields(l)
+		if len(f) < 3 || strings.HasPrefix(l, "---") {
+			continue
+		}
+		if bound := f[len(f)-1]; bound != "egress" {
+			others = append(others, f[0]+"'s "+f[2])
+		}
+	}
+	want := "Here the 200 Gb/s port binds every phase but " + strings.Join(others, " and ") + ","
+	if len(others) == 0 {
+		want = "Here the 200 Gb/s port binds every phase"
+	}
+	if !strings.Contains(readmetext.Flat(text), want) {
+		t.Errorf("README lacks %q", want)
+	}
+}
+
 // blockLines are the lines of a code block's body, up to its closing fence.
 func blockLines(body string) []string {
 	return strings.Split(strings.TrimSpace(body[:strings.Index(body, "```")]), "\n")
