@@ -15,11 +15,11 @@ const (
 // Profile is the platform DeepEP's suite runs on unless told otherwise.
 const Profile = "p-h800"
 
-// llArgs is test_low_latency.py's setting at ep ranks: 128 tokens a rank,
-// hidden 7,168, top-8, FP8 dispatch and BF16 combine, DeepEP V1's
-// kernels; experts as its test picks them (288, or a multiple of the
-// ranks where 288 is not).
-func llArgs(ep int, nvlink bool) []string {
+// llRun is test_low_latency.py's setting at ep ranks: 128 tokens a rank,
+// hidden 7,168, top-8, FP8 dispatch (combine is BF16), eight GPUs a node;
+// experts as its test picks them (288, or a multiple of the ranks where
+// 288 is not).
+func llRun(ep int, nvlink bool) Conditions {
 	experts := 288
 	switch {
 	case ep == 256:
@@ -27,22 +27,17 @@ func llArgs(ep int, nvlink bool) []string {
 	case 288%ep != 0:
 		experts = 256
 	}
-	a := []string{"--workload", "deepep-ll", "--ranks", strconv.Itoa(ep), "--gpus-per-node", "8",
-		"--experts", strconv.Itoa(experts), "--topk", "8", "--tokens", "128", "--hidden", "7168",
-		"--dispatch-dtype", "fp8", "--preset", "deepep-v1"}
-	if nvlink {
-		a = append(a, "--nvlink")
-	}
-	return a
+	return Conditions{Mode: LL, Ranks: ep, GPUsPerNode: 8, Experts: experts, TopK: 8,
+		Hidden: 7168, Tokens: 128, NVLink: nvlink, DispatchDType: "fp8"}
 }
 
-// normalArgs is DeepSeek-V3's pretraining setting that the normal-mode
+// normalRun is DeepSeek-V3's pretraining setting that the normal-mode
 // table follows: 4,096 tokens a rank, hidden 7,168, top-8 of 256 experts
-// in 4 of 8 groups, FP8 dispatch and BF16 combine.
-func normalArgs(ep int) []string {
-	return []string{"--workload", "deepseek-v3", "--mode", "normal", "--ranks", strconv.Itoa(ep), "--gpus-per-node", "8",
-		"--experts", "256", "--topk", "8", "--topk-groups", "4", "--expert-groups", "8", "--tokens", "4096",
-		"--hidden", "7168", "--dispatch-dtype", "fp8", "--preset", "deepep-v1"}
+// in 4 of 8 groups, FP8 dispatch (combine is BF16); normal mode always
+// forwards over NVLink inside the node.
+func normalRun(ep int) Conditions {
+	return Conditions{Mode: Normal, Ranks: ep, GPUsPerNode: 8, Experts: 256, TopK: 8, TopKGroups: 4, ExpertGroups: 8,
+		Hidden: 7168, Tokens: 4096, NVLink: true, DispatchDType: "fp8"}
 }
 
 // DeepEP is DeepEP V1's published low-latency and normal-mode runs.
@@ -54,7 +49,7 @@ func DeepEP() Suite {
 			ep := int(r[0])
 			for i, ph := range []string{"dispatch", "combine"} {
 				s.Rows = append(s.Rows, Row{Experiment: exp, Case: "EP" + strconv.Itoa(ep), Phase: ph,
-					Metric: MeanUs, Value: r[1+i], Source: src, Args: llArgs(ep, nvlink)})
+					Metric: MeanUs, Value: r[1+i], Source: src, Conditions: llRun(ep, nvlink)})
 			}
 		}
 	}
@@ -74,7 +69,7 @@ func DeepEP() Suite {
 		}
 		for i, ph := range []string{"dispatch", "combine"} {
 			s.Rows = append(s.Rows, Row{Experiment: exp, Case: "EP" + strconv.Itoa(ep), Phase: ph,
-				Metric: metric, Value: r[1+i], Source: deepepNormal, Args: normalArgs(ep)})
+				Metric: metric, Value: r[1+i], Source: deepepNormal, Conditions: normalRun(ep)})
 		}
 	}
 	return s

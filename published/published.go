@@ -2,6 +2,7 @@ package published
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -21,9 +22,74 @@ type Row struct {
 	Metric     string // MeanUs, DeepEPGBps or NVLinkGBps
 	Value      float64
 	Source     string
-	// Args are moebench run's flags for the same configuration, less the
-	// profile: the prediction is what that run prints.
-	Args []string
+	// Conditions are the run's: the prediction is what moebench run
+	// prints for them (Args).
+	Conditions Conditions
+}
+
+// Args are moebench run's flags for the row's conditions, less the
+// profile.
+func (r Row) Args() []string { return r.Conditions.Args() }
+
+// Modes of DeepEP's kernels.
+const (
+	LL     = "ll"     // low-latency: test_low_latency.py
+	Normal = "normal" // normal (high-throughput): test_intranode.py, test_internode.py
+)
+
+// Conditions are what one run of DeepEP's tests fixes.
+type Conditions struct {
+	Mode        string // LL or Normal
+	Ranks       int
+	GPUsPerNode int
+	Experts     int
+	TopK        int
+	// TopKGroups limits a token to that many expert groups (DeepSeek-V3's
+	// topk_group; 0: no limit) of ExpertGroups (0: one a node, as
+	// test_internode.py groups them).
+	TopKGroups, ExpertGroups int
+	Hidden                   int
+	Tokens                   int // a rank's
+	// NVLink says same-node peers use NVLink: low-latency mode's
+	// allow_nvlink_for_low_latency_mode; normal mode always does.
+	NVLink        bool
+	DispatchDType string // fp8 or bf16; combine is BF16
+}
+
+// Args are moebench run's flags for c, less the profile: DeepEP V1's
+// kernels (preset deepep-v1) on the shape c gives.
+func (c Conditions) Args() []string {
+	n := strconv.Itoa
+	a := []string{"--workload", "deepep-ll"}
+	if c.Mode == Normal {
+		a = []string{"--workload", "deepseek-v3", "--mode", "normal"}
+	}
+	a = append(a, "--ranks", n(c.Ranks), "--gpus-per-node", n(c.GPUsPerNode), "--experts", n(c.Experts), "--topk", n(c.TopK))
+	// deepseek-v3 brings its own group limit: say it, or lift it.
+	if c.TopKGroups > 0 || c.Mode == Normal {
+		a = append(a, "--topk-groups", n(c.TopKGroups))
+	}
+	if c.ExpertGroups > 0 {
+		a = append(a, "--expert-groups", n(c.ExpertGroups))
+	}
+	a = append(a, "--tokens", n(c.Tokens), "--hidden", n(c.Hidden), "--dispatch-dtype", c.DispatchDType, "--preset", "deepep-v1")
+	if c.NVLink && c.Mode == LL {
+		a = append(a, "--nvlink")
+	}
+	return a
+}
+
+// Experiment names the kind of run, as the suite's tables do.
+func (c Conditions) Experiment() string {
+	switch {
+	case c.Mode == LL && c.NVLink:
+		return "ll-nvlink"
+	case c.Mode == LL:
+		return "ll-rdma"
+	case c.Ranks <= c.GPUsPerNode:
+		return "normal-intranode"
+	}
+	return "normal-internode"
 }
 
 // Unit is the metric's unit.
@@ -43,6 +109,16 @@ type Suite struct {
 
 // Suites lists every suite by name.
 func Suites() []Suite { return []Suite{DeepEP()} }
+
+// Match returns the suite's row of r's conditions, phase and metric.
+func (s Suite) Match(r Row) (Row, bool) {
+	for _, p := range s.Rows {
+		if p.Conditions == r.Conditions && p.Phase == r.Phase && p.Metric == r.Metric {
+			return p, true
+		}
+	}
+	return Row{}, false
+}
 
 // Get returns the suite called name.
 func Get(name string) (Suite, error) {

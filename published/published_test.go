@@ -67,8 +67,11 @@ func TestSuitesWellFormed(t *testing.T) {
 				t.Errorf("%s: %s twice", s.Name, key)
 			}
 			seen[key] = true
-			if r.Source == "" || len(r.Args) == 0 || !(r.Value > 0) || (r.Phase != "dispatch" && r.Phase != "combine") {
-				t.Errorf("%s: %s: source %q, args %q, value %v, phase %q", s.Name, key, r.Source, r.Args, r.Value, r.Phase)
+			if r.Source == "" || !(r.Value > 0) || (r.Phase != "dispatch" && r.Phase != "combine") {
+				t.Errorf("%s: %s: source %q, value %v, phase %q", s.Name, key, r.Source, r.Value, r.Phase)
+			}
+			if got := r.Conditions.Experiment(); got != r.Experiment {
+				t.Errorf("%s: %s: its conditions are those of %s", s.Name, key, got)
 			}
 		}
 	}

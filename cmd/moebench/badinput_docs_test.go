@@ -12,7 +12,7 @@ import (
 func badInputsDocs() []badInput {
 	return []badInput{
 		{name: "docs validate deepep with only", args: []string{"validate", "--against", "deepep", "--only", "rate"}, code: 2, msg: "--only"},
-		{name: "docs validate deepep with measured", args: []string{"validate", "--against", "deepep", "--measured", "m.json"}, files: fileOf("m.json", "{}"), code: 2, msg: "--measured"},
+		{name: "docs validate deepep with measured", args: []string{"validate", "--against", "deepep", "--measured", "m.json"}, files: fileOf("m.json", "{}"), code: 1, msg: `--measured: m.json: no "runs"`},
 		{name: "docs validate deepep set unread", args: []string{"validate", "--against", "deepep", "--set", "proxy.base_publish_ns=1"}, code: 2, msg: "proxy.base_publish_ns"},
 		{name: "docs validate deepep set unknown", args: []string{"validate", "--against", "deepep", "--set", "gpu.clock=1"}, code: 2, msg: "gpu.clock"},
 		{name: "docs help of a trace command and more", args: []string{"help", "trace", "gen", "extra"}, code: 2, msg: "extra"},

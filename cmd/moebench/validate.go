@@ -21,6 +21,24 @@ const validateExamples = `  moebench validate
   moebench validate --set gpu.sm_clock_mhz=1500      # what a throttled SM does to the match
   moebench validate --fail-above 0.35                # exit 1 if any row is off by more than 35%
   moebench validate --against deepep                 # DeepEP V1's published runs on H800, predicted
+  moebench validate --against deepep --measured runs.json   # your runs of DeepEP's tests, each with its binding cause
+  moebench validate --against deepep --measured runs.csv --profile my.json --fail-above 0.15
+
+--measured FILE is, with --against measured or auto, the raw JSON of moebench calibrate --raw;
+with --against deepep, your own runs of DeepEP's tests, each run predicted on --profile
+(p-h800 unless given) beside DeepEP's published figure of the same conditions, where there
+is one. JSON, an object of "platform" (a note) and "runs":
+  {"platform": "2 nodes of 8 H800, ConnectX-7 400G", "runs": [
+    {"mode": "ll", "ranks": 16, "gpus_per_node": 8, "experts": 288, "topk": 8, "hidden": 7168,
+     "tokens": 128, "nvlink": false, "dispatch_dtype": "fp8", "dispatch_us": 173, "combine_us": 329}]}
+or CSV of the same keys, a run a line ('#' comments, an empty cell is absent):
+  mode,ranks,gpus_per_node,experts,topk,topk_groups,expert_groups,hidden,tokens,dispatch_dtype,dispatch_rdma_gbs,combine_rdma_gbs
+  normal,16,8,256,8,4,8,7168,4096,fp8,43,43
+mode is ll or normal; dispatch_dtype fp8 or bf16; nvlink (ll only, required there) true where
+same-node peers use NVLink; topk_groups and expert_groups (optional) limit a token's expert
+groups; name (optional) labels the run. Figures, as the tests print them: dispatch_us and
+combine_us (test_low_latency.py's avg_t), dispatch_rdma_gbs and combine_rdma_gbs
+(test_internode.py's "GB/s (RDMA)"), dispatch_nvl_gbs and combine_nvl_gbs ("GB/s (NVL)").
 `
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
@@ -34,7 +52,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	)
 	fs.StringSliceVar(&only, "only", nil, "run only these `experiments` (comma list; default all)")
 	fs.Float64Var(&failAbove, "fail-above", 0, "exit with an error when any row's relative error exceeds this `fraction` (0 = never)")
-	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements (`FILE` from calibrate --raw) instead of the paper")
+	fs.StringVar(&measured, "measured", "", "compare with this machine's measurements instead of the paper: `FILE` from calibrate --raw, or with --against deepep your runs of DeepEP's tests (see below)")
 	against := fs.String("against", "auto", "reference: paper, measured (the calibration in --profile or --measured), auto (measured when the profile carries a calibration), or a published suite: deepep (DeepEP V1's runs on H800, on p-h800 unless --profile is given)")
 	plotPath := fs.String("plot", "", "also draw the model against the reference, log-log with y = x and a ±10% band, to `FILE` (.svg or .png)")
 	prof.register(fs)
@@ -68,8 +86,11 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%w: --against %s: want paper, measured, auto or a published suite (deepep)", errUsage, report.Quote(*against))
 		}
-		if measured != "" || len(only) > 0 {
-			return fmt.Errorf("%w: --against %s takes neither --measured nor --only", errUsage, suite.Name)
+		if len(only) > 0 {
+			return fmt.Errorf("%w: --against %s takes no --only: it runs the suite's rows, or those of --measured", errUsage, suite.Name)
+		}
+		if measured != "" {
+			return validateRuns(suite, measured, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
 		}
 		return validatePublished(suite, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
 	}
@@ -81,6 +102,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return fmt.Errorf("--measured %s: the file is empty (want the raw JSON of moebench calibrate --raw)", measured)
+		}
+		if published.LooksLikeRuns(data) {
+			return fmt.Errorf("%w: --measured %s holds runs of DeepEP's tests: they go with --against deepep", errUsage, measured)
 		}
 		raw, from = data, measured
 	}
@@ -115,13 +139,19 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 // when the worst row is off by more than failAbove, and then writes no
 // file (the rows still go to stdout).
 func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64) error {
+	return emitRowsWith(out, stdout, h, rows, sum, ref, plotPath, failAbove, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) })
+}
+
+// emitRowsWith is emitRows with render in place of renderRows, for rows
+// that carry more columns.
+func emitRowsWith(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64, render func(io.Writer) error) error {
 	fig, err := rowsFigure(plotPath, h, rows, sum, ref)
 	if err != nil {
 		return err
 	}
 	out.hold() // the rows and the plot, both or neither
 	defer out.discard()
-	if err := out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) }); err != nil {
+	if err := out.emit(stdout, render); err != nil {
 		return err
 	}
 	if plotPath != "" {
@@ -178,13 +208,19 @@ func renderRows(w io.Writer, format string, h report.Header, rows []microbench.R
 		if err := t.WriteText(w, &h); err != nil {
 			return err
 		}
-		if sum != nil && sum.Rows > 0 {
-			_, err := fmt.Fprintf(w, "\n%d rows with a %s value: median error %s, mean %s, max %s (%s)\n",
-				sum.Rows, ref, report.Pct(sum.MedianErr), report.Pct(sum.MeanErr), report.Pct(sum.MaxErr), sum.Worst)
-			return err
-		}
+		return writeSummary(w, sum, ref)
+	}
+}
+
+// writeSummary writes the table's closing line: the rows with a ref value
+// and their median, mean and largest error.
+func writeSummary(w io.Writer, sum *microbench.Summary, ref string) error {
+	if sum == nil || sum.Rows == 0 {
 		return nil
 	}
+	_, err := fmt.Fprintf(w, "\n%d rows with a %s value: median error %s, mean %s, max %s (%s)\n",
+		sum.Rows, ref, report.Pct(sum.MedianErr), report.Pct(sum.MeanErr), report.Pct(sum.MaxErr), sum.Worst)
+	return err
 }
 
 func csvNum(v float64) string {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 
 	"moebench/microbench"
@@ -31,22 +30,52 @@ func validatePublished(suite published.Suite, prof profileFlags, profileGiven bo
 	if err != nil {
 		return err
 	}
-	runs := map[string]jsonResult{}
+	preds, err := predictRows(suite.Rows, spec, prof.sets, func(r published.Row, args []string, err error) error {
+		where := fmt.Sprintf("%s %s (moebench run %s)", r.Experiment, r.Case, strings.Join(args, " "))
+		if errors.Is(err, errUsage) {
+			return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
+		}
+		return fmt.Errorf("%s: %w", where, err)
+	})
+	if err != nil {
+		return err
+	}
 	var rows []microbench.Row
-	for _, r := range suite.Rows {
-		key := strings.Join(r.Args, " ")
+	for i, r := range suite.Rows {
+		// The case names the model's binding cause: the row-by-row answer
+		// to why a figure differs.
+		rows = append(rows, microbench.Row{Experiment: r.Experiment, Case: r.Case + ", bound by " + preds[i].boundBy,
+			Metric: r.Phase + " " + r.Metric, Unit: r.Unit(), Paper: r.Value, Model: preds[i].model, Source: r.Source})
+	}
+	sum := microbench.Summarize(rows)
+	h := header("validate", p, "modelled vs "+suite.Description)
+	h.Extra = append(h.Extra, "published figures are predictions here: no constant is fitted to them; each row is moebench run with the suite's flags")
+	return emitRows(out, stdout, h, rows, &sum, suite.Name, plotPath, failAbove)
+}
+
+// prediction is the model's figure for a row and what binds its phase.
+type prediction struct {
+	model   float64
+	boundBy string
+}
+
+// predictRows runs each distinct configuration of rows once, as moebench
+// run on the profile spec with sets, and returns each row's figure; fail
+// words a run's error, given the row and the run's arguments.
+func predictRows(rows []published.Row, spec string, sets []string, fail func(published.Row, []string, error) error) ([]prediction, error) {
+	runs := map[string]jsonResult{}
+	var preds []prediction
+	for _, r := range rows {
+		key := strings.Join(r.Args(), " ")
 		res, ok := runs[key]
 		if !ok {
-			args := append(slices.Clone(r.Args), "--profile", spec, "--format", "json", "--progress=false")
-			for _, s := range prof.sets {
+			args := append(r.Args(), "--profile", spec, "--format", "json", "--progress=false")
+			for _, s := range sets {
 				args = append(args, "--set", s)
 			}
+			var err error
 			if res, err = runJSON(args); err != nil {
-				where := fmt.Sprintf("%s %s (moebench run %s)", r.Experiment, r.Case, strings.Join(args, " "))
-				if errors.Is(err, errUsage) {
-					return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
-				}
-				return fmt.Errorf("%s: %w", where, err)
+				return nil, fail(r, args, err)
 			}
 			runs[key] = res
 		}
@@ -63,15 +92,9 @@ func validatePublished(suite published.Suite, prof profileFlags, profileGiven bo
 		case published.NVLinkGBps:
 			model = ph.NVLinkGBps
 		}
-		// The case names the model's binding cause: the row-by-row answer
-		// to why a figure differs.
-		rows = append(rows, microbench.Row{Experiment: r.Experiment, Case: r.Case + ", bound by " + ph.BoundBy,
-			Metric: r.Phase + " " + r.Metric, Unit: r.Unit(), Paper: r.Value, Model: model, Source: r.Source})
+		preds = append(preds, prediction{model: model, boundBy: ph.BoundBy})
 	}
-	sum := microbench.Summarize(rows)
-	h := header("validate", p, "modelled vs "+suite.Description)
-	h.Extra = append(h.Extra, "published figures are predictions here: no constant is fitted to them; each row is moebench run with the suite's flags")
-	return emitRows(out, stdout, h, rows, &sum, suite.Name, plotPath, failAbove)
+	return preds, nil
 }
 
 // runJSON runs moebench run with args and returns its one result.

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"moebench/internal/inputfile"
+	"moebench/internal/report"
+	"moebench/microbench"
+	"moebench/published"
+)
+
+// maxRunsBytes bounds a file of DeepEP runs: each run is a layer to model,
+// seconds at most; a megabyte is thousands of them.
+const maxRunsBytes = 1 << 20
+
+// validateRuns predicts each of a user's runs of DeepEP's tests (the file
+// path) as moebench run on the suite's platform profile unless --profile
+// names another, and prints each figure beside the model's, the model's
+// binding cause, and the suite's published figure of the same conditions
+// where it has one: why a cluster's figure is not DeepEP's README's.
+func validateRuns(suite published.Suite, path string, prof profileFlags, profileGiven bool, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
+	data, err := inputfile.ReadFile(path, "a file of DeepEP runs", maxRunsBytes)
+	if err != nil {
+		return fmt.Errorf("--measured: %w", err)
+	}
+	runs, err := published.ParseRuns(path, data)
+	if err != nil {
+		return fmt.Errorf("--measured: %w", err)
+	}
+	spec := suite.Profile
+	if profileGiven {
+		spec = prof.spec
+	}
+	out.before = nil // as validatePublished: each run checks the --set it reads
+	p, err := (&profileFlags{spec: spec, sets: prof.sets}).load()
+	if err != nil {
+		return err
+	}
+	preds, err := predictRows(runs.Rows, spec, prof.sets, func(r published.Row, args []string, err error) error {
+		// A --set the run does not read is the command line's fault; the
+		// rest, the run's conditions as the file gives them.
+		where := fmt.Sprintf("%s: %s %s (moebench run %s)", r.Source, r.Experiment, r.Case, strings.Join(args, " "))
+		if errors.Is(err, errUsage) && strings.HasPrefix(message(err), "--set ") {
+			return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
+		}
+		return fmt.Errorf("--measured: %s: %s", where, message(err))
+	})
+	if err != nil {
+		return err
+	}
+	rows := make([]microbench.Row, len(runs.Rows))
+	extra := make([]runExtra, len(runs.Rows))
+	for i, r := range runs.Rows {
+		rows[i] = microbench.Row{Experiment: r.Experiment, Case: r.Case, Metric: r.Phase + " " + r.Metric, Unit: r.Unit(),
+			Paper: r.Value, Model: preds[i].model, Source: r.Source}
+		extra[i] = runExtra{boundBy: preds[i].boundBy, published: math.NaN()}
+		if m, ok := suite.Match(r); ok {
+			extra[i].published, extra[i].publishedSource = m.Value, m.Source
+		}
+	}
+	sum := microbench.Summarize(rows)
+	h := header("validate", p, "modelled vs runs of DeepEP's tests in "+path)
+	if runs.Platform != "" {
+		// A note of the file's, bounded to a header line.
+		note := []rune(runs.Platform)
+		if len(note) > 160 {
+			note = append(note[:159], '…')
+		}
+		h.Extra = append(h.Extra, "measured on "+strconv.Quote(string(note)))
+	}
+	h.Extra = append(h.Extra, "each row is moebench run with the run's conditions; column "+suite.Name+": the figure of the same conditions among "+suite.Description+", where there is one")
+	return emitRowsWith(out, stdout, h, rows, &sum, "measured", plotPath, failAbove, func(w io.Writer) error {
+		return renderRuns(w, out.format, h, rows, extra, &sum, suite.Name)
+	})
+}
+
+// runExtra is what a row of a user's run carries beyond validate's row.
+type runExtra struct {
+	boundBy         string
+	published       float64 // NaN where the suite has no such row
+	publishedSource string
+}
+
+// renderRuns renders a user's runs: validate's columns, then the binding
+// cause and the suite's published figure (its column named suite).
+func renderRuns(w io.Writer, format string, h report.Header, rows []microbench.Row, extra []runExtra, sum *microbench.Summary, suite string) error {
+	num := func(v float64) any {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return v
+	}
+	switch format {
+	case "json":
+		items := []map[string]any{}
+		for i, r := range rows {
+			items = append(items, map[string]any{"experiment": r.Experiment, "case": r.Case, "metric": r.Metric, "unit": r.Unit,
+				"measured": r.Paper, "model": r.Model, "rel_err": num(r.RelErr()), "bound_by": extra[i].boundBy,
+				suite: num(extra[i].published), suite + "_source": extra[i].publishedSource, "source": r.Source})
+		}
+		doc := struct {
+			Header  report.Header       `json:"header"`
+			Rows    []map[string]any    `json:"rows"`
+			Summary *microbench.Summary `json:"summary,omitempty"`
+		}{Header: h, Rows: items, Summary: sum}
+		return report.WriteJSON(w, doc)
+	default:
+		t := &report.Table{
+			Columns: []string{"experiment", "case", "metric", "unit", "measured", "model", "rel_err", "bound_by", suite},
+			Numeric: []bool{false, false, false, false, true, true, true, false, true},
+		}
+		for i, r := range rows {
+			t.Rows = append(t.Rows, []string{r.Experiment, r.Case, r.Metric, r.Unit, report.Num(r.Paper), report.Num(r.Model),
+				report.Pct(r.RelErr()), extra[i].boundBy, report.Num(extra[i].published)})
+		}
+		if format == "csv" {
+			// CSV carries full precision for further analysis.
+			for i, r := range rows {
+				t.Rows[i][4], t.Rows[i][5], t.Rows[i][6], t.Rows[i][8] = csvNum(r.Paper), csvNum(r.Model), csvNum(r.RelErr()), csvNum(extra[i].published)
+			}
+			return t.WriteCSV(w, &h)
+		}
+		if err := t.WriteText(w, &h); err != nil {
+			return err
+		}
+		return writeSummary(w, sum, "measured")
+	}
+}
