@@ -27,6 +27,25 @@ type NVLink struct {
 	peerBpp                float64
 }
 
+// An SM's store reaches NVLink as packets of at most nvlinkPayload bytes,
+// each with nvlinkPacketOverhead bytes of header and framing, so the link
+// carries a copy's bytes at 4/5 of its line rate (nvlink.gbs): NVIDIA's
+// NCCL lead on NVIDIA/nccl-tests#149, "a line rate of 25GB/s (in each
+// direction) which converts to ~20GB/s effective bandwidth with a 128B
+// payload size ... SMs are limited to 128B payload size, when Copy
+// Engines can use 256B". DeepEP's authors measured the same 160 GB/s on
+// the H800's 200 GB/s (deepseek-ai/DeepEP#16).
+const (
+	nvlinkPayload        = 128
+	nvlinkPacketOverhead = 32
+)
+
+// NVLinkWireBytes is what bytes stored by SMs occupy on the link: the
+// payload plus each packet's overhead.
+func NVLinkWireBytes(bytes int64) int64 {
+	return bytes + (bytes+nvlinkPayload-1)/nvlinkPayload*nvlinkPacketOverhead
+}
+
 // NewNVLink is the NVLink path of ranks ranks, perNode to a node, from
 // p's nvlink.* and gpu.peer_* constants; off, no pair is Local. mem, when
 // set, carries the copies between ranks of one GPU.
@@ -62,7 +81,7 @@ func (n *NVLink) Copy(th *Thread, bytes, src, dst int) (start, visible sim.Time)
 		return start, th.T + n.peerLatency
 	}
 	warp := n.fixed + sim.Time(math.Ceil(float64(bytes)/n.warpBpp))
-	port := sim.Time(math.Ceil(float64(bytes) / n.portBpp))
+	port := sim.Time(math.Ceil(float64(NVLinkWireBytes(int64(bytes))) / n.portBpp))
 	start = max(th.T, n.portAt[src])
 	n.portAt[src] = start + port
 	th.T = max(th.T+warp, start+port)

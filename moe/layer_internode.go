@@ -239,9 +239,10 @@ func (c *chunking) bounds(p *nodePlan, ci int) (st, lo, hi int) {
 
 // nvlModel is a warp pushing bytes to a peer GPU over NVLink, as the
 // transports' NVLink path does: the warp pays nvlink.copy_ns, then streams
-// at nvlink.warp_gbs, and the sending GPU's NVLink port (nvlink.gbs) is
-// shared by its warps in event order; the bytes are visible
-// nvlink.latency_ns after the last leaves.
+// at nvlink.warp_gbs, and the sending GPU's NVLink port (nvlink.gbs, its
+// packets' overhead included: hw.NVLinkWireBytes) is shared by its warps
+// in event order; the bytes are visible nvlink.latency_ns after the last
+// leaves.
 type nvlModel struct {
 	warpBpp, portBpp float64
 	latency, fixed   sim.Time
@@ -255,7 +256,7 @@ func newNVLModel(p *profile.Profile, ranks int) *nvlModel {
 
 func (n *nvlModel) copy(src int, start sim.Time, bytes int64) (done, visible sim.Time) {
 	s := max(start, n.portAt[src])
-	n.portAt[src] = s + bytesTime(bytes, n.portBpp)
+	n.portAt[src] = s + bytesTime(hw.NVLinkWireBytes(bytes), n.portBpp)
 	done = max(start+n.fixed+bytesTime(bytes, n.warpBpp), n.portAt[src])
 	return done, done + n.latency
 }
