@@ -68,6 +68,7 @@ var readmeScale = []struct {
 		why:   "as the Slurm array, and the shared volume /results is the run's results/"},
 	{prefix: "moebench sweep --ranks 32,64,128,256 --tokens 8,32,128",
 		flags: []string{"--ranks", "16,32", "--tokens", "8"}, why: "twelve points up to EP256; four small ones"},
+	{prefix: "moebench validate --against deepep --measured", why: "as printed, a few runs of the model: the longer prefix keeps the row above's --only, which the suite refuses, off it"},
 	{prefix: "bin/moebench validate --profile p-ib,native/testdata/h200-calibration.json,native/testdata/h200-layer.json",
 		flags: []string{"--only", "single-op,ordering"}, why: "the measured rows take seconds; two experiments"},
 }
@@ -84,6 +85,9 @@ var readmeFiles = []struct {
 		{"run", "--format", "json", "--out", "run.json"},
 		{"size", "--ranks", "16", "--tokens", "16", "--transport", "mini-gda", "--format", "json", "--out", "size.json"},
 	}, why: "the Use block's commands print tables; report reads their JSON"},
+	{prefix: "moebench validate --against deepep --measured my-runs.json",
+		copy: [][2]string{{"published/testdata/deepep-h800.json", "my-runs.json"}},
+		why:  "a user's runs of DeepEP's tests: the committed example, DeepEP's own figures, stands in"},
 	{prefix: "bin/moebench validate --profile p-ib,h200.json",
 		copy: [][2]string{{"native/testdata/h200-calibration.json", "h200.json"}},
 		why:  "calibrate writes h200.json on a GPU; an H200's calibration stands in"},

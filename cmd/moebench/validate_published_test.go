@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,12 +35,37 @@ func TestREADMEDeepEPSuite(t *testing.T) {
 		model[r["experiment"]+" "+strings.Split(r["case"], ",")[0]+" "+r["metric"]] = fmt.Sprintf("%.0f", m)
 	}
 	checkValidateTable(t, sec, order, by)
+	// The table is the whole suite: a row an experiment, in validate's
+	// order, each with the range of its EP sizes, and no other row.
+	eps := map[string][]int{}
+	for _, r := range recs {
+		ep, err := strconv.Atoi(strings.TrimPrefix(strings.Split(r["case"], ",")[0], "EP"))
+		if err != nil {
+			t.Fatalf("case %q: %v", r["case"], err)
+		}
+		eps[r["experiment"]] = append(eps[r["experiment"]], ep)
+	}
+	var want, got []string
+	for _, x := range order {
+		lo, hi := slices.Min(eps[x]), slices.Max(eps[x])
+		span := fmt.Sprintf("EP%d", lo)
+		if hi > lo {
+			span += fmt.Sprintf("-%d", hi)
+		}
+		want = append(want, x+" ("+span+")")
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\| ([^|]+?) \| \d+ \|`).FindAllStringSubmatch(sec, -1) {
+		got = append(got, m[1])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("README's suite table has rows\n  %q\nvalidate prints\n  %q", got, want)
+	}
 	med, _ := all.Median()
 	if want := fmt.Sprintf("Over all %d rows the median error is %s.", len(all), pct(med)); !strings.Contains(sec, want) {
 		t.Errorf("README lacks %q", want)
 	}
-	want := fmt.Sprintf("(%s and %s µs against 186 and 192)", model["ll-rdma EP64 dispatch mean µs"], model["ll-rdma EP128 dispatch mean µs"])
-	if !strings.Contains(strings.Join(strings.Fields(sec), " "), want) {
-		t.Errorf("README lacks %q", want)
+	quote := fmt.Sprintf("(%s and %s µs against 186 and 192)", model["ll-rdma EP64 dispatch mean µs"], model["ll-rdma EP128 dispatch mean µs"])
+	if !strings.Contains(strings.Join(strings.Fields(sec), " "), quote) {
+		t.Errorf("README lacks %q", quote)
 	}
 }
