@@ -172,7 +172,16 @@ type qpState struct {
 	// its last doorbell handling ended without one (see freeAt), 1 + how
 	// long before lastReady that was: no doorbell may arrive before it.
 	free uint32
+	// The send scheduler's view (see NIC.ready): the queue's fetched WQEs
+	// waiting for the link, in order (rdyHead, rdyTail, through
+	// Msg.next), its NIC, and its place in its port's round of queues
+	// (nextAct: the next queue's slot, -1 the last, notActive outside).
+	rdyHead, rdyTail int32
+	nic              int32
+	nextAct          int32
 }
+
+const notActive = -2
 
 const qBusy = 1 << 31
 
@@ -203,6 +212,7 @@ const (
 	opTxReady
 	opRx
 	opEmuStep
+	opPick
 )
 
 // NIC is one adapter: per-QP doorbell queues served in order, a
@@ -269,6 +279,7 @@ func (n *NIC) qp(qp int) *qpState {
 	n.qpIx[qp] = i + 1
 	q := f.qstate.At(i)
 	q.head, q.tail, q.dbHead, q.dbTail = -1, -1, -1, -1
+	q.rdyHead, q.rdyTail, q.nic, q.nextAct = -1, -1, int32(n.Index), notActive
 	return q
 }
 
@@ -303,7 +314,7 @@ func (n *NIC) QPsUsed() int {
 // the NIC's, kept apart). The emulated NIC's engines hold queues by number.
 func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 	p := n.P
-	if q.busy() || now < q.freeTime() || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 ||
+	if q.busy() || now < q.freeTime() || q.head >= 0 || q.dbHead >= 0 || q.rung > 0 || p.EmuEngines > 0 || q.nextAct != notActive ||
 		q.lastReady > now+p.Doorbell+p.WQE {
 		return
 	}
@@ -313,9 +324,21 @@ func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 
 // port is what ranks sharing a physical NIC share: its processing pipeline
 // (sent and received messages), egress link and ingress port, each as the
-// time it is next free.
+// time it is next free; and its send scheduler's round of queues with WQEs
+// waiting for the link (slab indices of their states, -1 when empty), with
+// whether a pick is scheduled.
 type port struct {
 	pipeAt, linkAt, portAt sim.Time
+	actHead, actTail       int32
+	picking                bool
+}
+
+func newPorts(n int) []port {
+	ps := make([]port, n)
+	for i := range ps {
+		ps[i].actHead, ps[i].actTail = -1, -1
+	}
+	return ps
 }
 
 // Fabric joins NICs through one switch layer of fixed latency, or (after
@@ -377,7 +400,7 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
 		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
 	}
-	f.ports = make([]port, n)
+	f.ports = newPorts(n)
 	for i := range n {
 		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i], ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
 		nic.id = e.Register(nic)
@@ -400,7 +423,7 @@ func (f *Fabric) Place(gpusPerNode int) {
 	}
 	perNode := (gpn + g - 1) / g
 	nodes := (len(f.NICs) + gpn - 1) / gpn
-	f.ports = make([]port, nodes*perNode)
+	f.ports = newPorts(nodes * perNode)
 	down, up := t.Ports()
 	perRail := (nodes + down - 1) / down
 	for i, n := range f.NICs {
@@ -589,7 +612,9 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 			n.retire(int(arg), q, e.Now())
 		}
 	case opTxReady:
-		n.transmit(e, int32(arg))
+		n.ready(e, int32(arg))
+	case opPick:
+		n.pick(e)
 	case opEmuStep:
 		n.fab.emuStep(e, int(arg))
 	case opRx:
@@ -725,9 +750,108 @@ func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
 	e.At(t, n.id, opQPFree, int64(qp))
 }
 
-// transmit runs when a fetched WQE is ready: it takes a slot of the NIC's
-// processing pipeline (shared with received messages), then the link.
-func (n *NIC) transmit(e *sim.Engine, id int32) {
+// ready runs when a fetched WQE could leave: it takes a slot of the NIC's
+// processing pipeline (shared with received messages), then the link. On
+// an idle link it goes at once. On a busy one it waits in its queue, and
+// the port's send scheduler takes one WQE from each waiting queue in
+// turn, as a ConnectX send scheduler arbitrates among the send queues of
+// a traffic class (round robin by queue), not in the order the WQEs
+// became ready: ranks that ring many queues at once (a flush of every
+// expert's batch) each drain them in an order set by their own backlog,
+// rather than all in the order of the doorbells, which the kernels ring
+// alike on every rank.
+func (n *NIC) ready(e *sim.Engine, id int32) {
+	p := n.P
+	ph := n.ph
+	f := n.fab
+	m := f.msgs.At(id)
+	now := e.Now()
+	slot := max(now, ph.pipeAt)
+	ph.pipeAt = slot + p.MsgSlot
+	// Whether the pipeline held it; transmit keeps this only if the
+	// pipeline, not the link, then set when it left.
+	m.set(fMsgRate, slot > now)
+	if ph.actHead < 0 && ph.linkAt <= slot+p.Tx {
+		n.transmit(e, id, slot)
+		return
+	}
+	f.stamp(m, sSent, slot) // its pipeline slot, until it is sent
+	// Its queue's state may have been retired since the fetch (see
+	// retire); a fresh one is exact.
+	q := n.qp(int(m.qp()))
+	qi := n.qpIx[m.qp()] - 1
+	m.next = -1
+	if q.rdyTail >= 0 {
+		f.msgs.At(q.rdyTail).next = id
+	} else {
+		q.rdyHead = id
+	}
+	q.rdyTail = id
+	if q.nextAct == notActive {
+		f.activate(ph, qi, q)
+	}
+	if !ph.picking {
+		ph.picking = true
+		e.At(max(now, ph.linkAt-p.Tx), n.id, opPick, 0)
+	}
+}
+
+// activate puts queue qi at the end of its port's round.
+func (f *Fabric) activate(ph *port, qi int32, q *qpState) {
+	q.nextAct = -1
+	if ph.actTail >= 0 {
+		f.qstate.At(ph.actTail).nextAct = qi
+	} else {
+		ph.actHead = qi
+	}
+	ph.actTail = qi
+}
+
+// pick sends the oldest waiting WQE of the queue whose turn it is, and
+// takes the next pick when the link can take another message.
+func (n *NIC) pick(e *sim.Engine) {
+	f := n.fab
+	ph := n.ph
+	qi := ph.actHead
+	q := f.qstate.At(qi)
+	ph.actHead = q.nextAct
+	if ph.actHead < 0 {
+		ph.actTail = -1
+	}
+	// A turn sends what the queue has waiting, up to one fetch's WQEs: the
+	// scheduler hands the link a queue's burst, not single messages (at
+	// 4,096 QPs of 32-write visits, sending and receiving costs small
+	// writes no more than sending alone, Table 16: a receiver sees each
+	// connection's writes together). The queue stays marked in its turn
+	// meanwhile, so that no transmit retires it.
+	nic := f.NICs[q.nic]
+	qp := 0
+	for range n.P.MaxFetch {
+		id := q.rdyHead
+		if id < 0 {
+			break
+		}
+		m := f.msgs.At(id)
+		q.rdyHead = m.next
+		qp = int(m.qp())
+		nic.transmit(e, id, f.stampAt(m, sSent))
+	}
+	q.nextAct = notActive
+	if q.rdyHead < 0 {
+		q.rdyTail = -1
+		nic.retire(qp, q, e.Now())
+	} else {
+		f.activate(ph, qi, q)
+	}
+	if ph.actHead < 0 {
+		ph.picking = false
+		return
+	}
+	e.At(max(e.Now(), ph.linkAt-n.P.Tx), n.id, opPick, 0)
+}
+
+// transmit sends a WQE whose pipeline slot was slot onto the link.
+func (n *NIC) transmit(e *sim.Engine, id int32, slot sim.Time) {
 	p := n.P
 	f := n.fab
 	m := f.msgs.At(id)
@@ -735,8 +859,6 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 		n.retire(int(m.qp()), f.qstate.At(i-1), e.Now())
 	}
 	ph := n.ph
-	slot := max(e.Now(), ph.pipeAt)
-	ph.pipeAt = slot + p.MsgSlot
 	wire := p.WireTime(int(m.bytes))
 	dst := f.NICs[m.dst()]
 	dp := dst.ph
@@ -750,7 +872,7 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	// messages behind it to other destinations too (head-of-line).
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
 	ph.linkAt = start + wire
-	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
+	m.set(fMsgRate, rateBound(m, slot, start, p))
 	f.stamp(m, sSent, start)
 	// The responder's port serializes arrivals from every sender.
 	arrive := max(start+p.Fabric, dp.portAt) + wire
@@ -759,11 +881,11 @@ func (n *NIC) transmit(e *sim.Engine, id int32) {
 	e.At(arrive, dst.id, opRx, int64(id))
 }
 
-// rateBound reports whether a message ready at now and sent at start was
-// held by the NIC's message pipeline (its slot came after now) rather
-// than by the link, the switch port or a spine: the slot alone set start.
-func rateBound(now, slot, start sim.Time, p *NICParams) bool {
-	return slot > now && start == slot+p.Tx
+// rateBound reports whether a message was held by the NIC's message
+// pipeline rather than by the link, the switch port or a spine: its slot
+// came after it was ready (ready marks that) and the slot alone set start.
+func rateBound(m *rec, slot, start sim.Time, p *NICParams) bool {
+	return m.has(fMsgRate) && start == slot+p.Tx
 }
 
 // crossLeaf sends a message between leaves: up to a spine, down to the
@@ -782,7 +904,7 @@ func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire si
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
 	ph.linkAt = start + wire
-	m.set(fMsgRate, rateBound(e.Now(), slot, start, p))
+	m.set(fMsgRate, rateBound(m, slot, start, p))
 	f.stamp(m, sSent, start)
 	s1 := max(start+half, *up)
 	*up = s1 + wire
