@@ -79,6 +79,9 @@ var runKeys = func() []string {
 	return keys
 }()
 
+// RunKeys are the keys a run may have: JSON's and the CSV header's.
+func RunKeys() []string { return slices.Clone(runKeys) }
+
 // ParseRuns reads a file of a user's runs of DeepEP's tests: JSON, an
 // object {"platform": "...", "runs": [{...}, ...]}, or CSV, a header of
 // the same keys and a run a line ('#' starts a comment). name is the file,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,6 +139,24 @@ func TestValidateRunsUnpublished(t *testing.T) {
 		_, _, err := runCLI(t, "validate", "--against", against, "--measured", path)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--against deepep") {
 			t.Errorf("--against %s: %v, want a usage error pointing at --against deepep", against, err)
+		}
+	}
+}
+
+// validate --help documents every key of a runs file.
+func TestValidateHelpNamesEveryRunKey(t *testing.T) {
+	t.Parallel()
+	help, _, err := runCLI(t, "validate", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, format, ok := strings.Cut(help, "\n--measured FILE is")
+	if !ok {
+		t.Fatalf("validate --help does not describe --measured's files:\n%s", help)
+	}
+	for _, k := range published.RunKeys() {
+		if !regexp.MustCompile(`\b` + k + `\b`).MatchString(format) {
+			t.Errorf("validate --help does not name %s", k)
 		}
 	}
 }
