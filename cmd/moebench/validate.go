@@ -33,10 +33,11 @@ is one. JSON, an object of "platform" (a note) and "runs":
      "tokens": 128, "nvlink": false, "dispatch_dtype": "fp8", "dispatch_us": 173, "combine_us": 329}]}
 or CSV of the same keys, a run a line ('#' comments, an empty cell is absent):
   mode,ranks,gpus_per_node,experts,topk,topk_groups,expert_groups,hidden,tokens,dispatch_dtype,dispatch_rdma_gbs,combine_rdma_gbs
-  normal,16,8,256,8,4,8,7168,4096,fp8,43,43
+  normal,16,8,256,8,2,2,7168,4096,fp8,43,43
 mode is ll or normal; dispatch_dtype fp8 or bf16; nvlink (ll only, required there) true where
-same-node peers use NVLink; topk_groups and expert_groups (optional) limit a token's expert
-groups; name (optional) labels the run. Figures, as the tests print them: dispatch_us and
+same-node peers use NVLink; topk_groups and expert_groups (optional) limit a token to that many
+of so many expert groups (test_internode.py: groups are the nodes, min(nodes, 4) of them);
+name (optional) labels the run. Figures, as the tests print them: dispatch_us and
 combine_us (test_low_latency.py's avg_t), dispatch_rdma_gbs and combine_rdma_gbs
 (test_internode.py's "GB/s (RDMA)"), dispatch_nvl_gbs and combine_nvl_gbs ("GB/s (NVL)").
 `
