@@ -78,9 +78,9 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch o.grid {
-	case "all", "ll", "normal", "gpus":
+	case "all", "ll", "normal", "gpus", "transfer":
 	default:
-		return fmt.Errorf("%w: --grid %s: want ll, normal, gpus or all", errUsage, report.Quote(o.grid))
+		return fmt.Errorf("%w: --grid %s: want ll, normal, gpus, transfer or all", errUsage, report.Quote(o.grid))
 	}
 	var raw *nativelayer.Raw
 	if o.fromRaw != "" {
@@ -122,6 +122,8 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 			grid = nativelayer.LowLatencyGrid()
 		case "normal":
 			grid = nativelayer.NormalGrid()
+		case "transfer":
+			grid = nativelayer.TransferGrid()
 		case "gpus":
 			if grid = nativelayer.MultiGPUGrid(gpus); grid == nil {
 				return fmt.Errorf("%w: --grid gpus: this host has %d GPU; the NVLink share needs 2 or more", errUsage, gpus)
