@@ -31,13 +31,37 @@ func llRun(ep int, nvlink bool) Conditions {
 		Hidden: 7168, Tokens: 128, NVLink: nvlink, DispatchDType: "fp8"}
 }
 
+// llSMs is the SMs DeepEP V1's LL kernels launched on when both LL tables
+// were measured: three warp groups of ten warps an SM, one expert a
+// group, cell_div(num_experts, kNumWarpGroups) SMs (csrc/kernels/
+// internode_ll.cu @ ebfe47e lines 300-305 and 501-506, unchanged at
+// de8cfca3; the launch follows the GPU's SMs only since 1b92be8,
+// 2025-06-16). 0 where that launch does not fit the H800's 132 SMs (512
+// experts at EP256): those runs used a launch the suite cannot know.
+func llSMs(experts int) int {
+	if sms := (experts + 2) / 3; sms <= 132 {
+		return sms
+	}
+	return 0
+}
+
 // normalRun is DeepSeek-V3's pretraining setting that the normal-mode
-// table follows: 4,096 tokens a rank, hidden 7,168, top-8 of 256 experts
-// in 4 of 8 groups, FP8 dispatch (combine is BF16); normal mode always
-// forwards over NVLink inside the node.
+// table follows, as DeepEP's tests route it: 4,096 tokens a rank, hidden
+// 7,168, top-8 of 256 experts, FP8 dispatch (combine is BF16); normal
+// mode always forwards over NVLink inside the node. test_internode.py's
+// expert groups are its nodes, a token limited to min(nodes, 4) of them
+// (group_scores = scores.view(num_tokens, num_nodes, -1), num_topk_groups
+// = min(num_nodes, 4): a limit only from 8 nodes on); test_intranode.py
+// takes the top-8 of all experts (torch.topk(scores, num_topk)), no group
+// limit (tests/test_internode.py and test_intranode.py @ 3b1045d, whose
+// runs the table quotes).
 func normalRun(ep int) Conditions {
-	return Conditions{Mode: Normal, Ranks: ep, GPUsPerNode: 8, Experts: 256, TopK: 8, TopKGroups: 4, ExpertGroups: 8,
+	c := Conditions{Mode: Normal, Ranks: ep, GPUsPerNode: 8, Experts: 256, TopK: 8,
 		Hidden: 7168, Tokens: 4096, NVLink: true, DispatchDType: "fp8"}
+	if nodes := ep / c.GPUsPerNode; nodes > 1 {
+		c.TopKGroups, c.ExpertGroups = min(nodes, 4), nodes
+	}
+	return c
 }
 
 // DeepEP is DeepEP V1's published low-latency and normal-mode runs.
@@ -48,8 +72,9 @@ func DeepEP() Suite {
 		for _, r := range rows {
 			ep := int(r[0])
 			for i, ph := range []string{"dispatch", "combine"} {
+				c := llRun(ep, nvlink)
 				s.Rows = append(s.Rows, Row{Experiment: exp, Case: "EP" + strconv.Itoa(ep), Phase: ph,
-					Metric: MeanUs, Value: r[1+i], Source: src, Conditions: llRun(ep, nvlink)})
+					Metric: MeanUs, Value: r[1+i], Source: src, Conditions: c, NumSMs: llSMs(c.Experts)})
 			}
 		}
 	}

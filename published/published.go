@@ -25,11 +25,21 @@ type Row struct {
 	// Conditions are the run's: the prediction is what moebench run
 	// prints for them (Args).
 	Conditions Conditions
+	// NumSMs is the SMs the measured code launched its kernels on where
+	// that differs from DeepEP's choice today (0: today's); a figure of
+	// the same conditions from today's code matches the row all the same.
+	NumSMs int
 }
 
-// Args are moebench run's flags for the row's conditions, less the
-// profile.
-func (r Row) Args() []string { return r.Conditions.Args() }
+// Args are moebench run's flags for the row's conditions and launch, less
+// the profile.
+func (r Row) Args() []string {
+	a := r.Conditions.Args()
+	if r.NumSMs > 0 {
+		a = append(a, "--num-sms", strconv.Itoa(r.NumSMs))
+	}
+	return a
+}
 
 // Modes of DeepEP's kernels.
 const (

@@ -170,7 +170,9 @@ func TestConditionsArgs(t *testing.T) {
 	}{
 		{llRun(64, false), "--workload deepep-ll --ranks 64 --gpus-per-node 8 --experts 256 --topk 8 --tokens 128 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1"},
 		{llRun(8, true), "--workload deepep-ll --ranks 8 --gpus-per-node 8 --experts 288 --topk 8 --tokens 128 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1 --nvlink"},
-		{normalRun(16), "--workload deepseek-v3 --mode normal --ranks 16 --gpus-per-node 8 --experts 256 --topk 8 --topk-groups 4 --expert-groups 8 --tokens 4096 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1"},
+		{normalRun(16), "--workload deepseek-v3 --mode normal --ranks 16 --gpus-per-node 8 --experts 256 --topk 8 --topk-groups 2 --expert-groups 2 --tokens 4096 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1"},
+		{normalRun(64), "--workload deepseek-v3 --mode normal --ranks 64 --gpus-per-node 8 --experts 256 --topk 8 --topk-groups 4 --expert-groups 8 --tokens 4096 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1"},
+		{normalRun(8), "--workload deepseek-v3 --mode normal --ranks 8 --gpus-per-node 8 --experts 256 --topk 8 --topk-groups 0 --tokens 4096 --hidden 7168 --dispatch-dtype fp8 --preset deepep-v1"},
 		{Conditions{Mode: Normal, Ranks: 16, GPUsPerNode: 8, Experts: 256, TopK: 8, Hidden: 7168, Tokens: 4096, NVLink: true, DispatchDType: "bf16"},
 			"--workload deepseek-v3 --mode normal --ranks 16 --gpus-per-node 8 --experts 256 --topk 8 --topk-groups 0 --tokens 4096 --hidden 7168 --dispatch-dtype bf16 --preset deepep-v1"},
 		{Conditions{Mode: LL, Ranks: 16, GPUsPerNode: 8, Experts: 256, TopK: 8, TopKGroups: 2, Hidden: 7168, Tokens: 128, DispatchDType: "fp8"},
