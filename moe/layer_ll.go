@@ -926,11 +926,22 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 	mi := c.blocks.Msg[int(c.blocks.Off[b])+int(ws.j)]
 	bytes := c.s.LLCombineBytes()
 	ws.tag = int32(mi)
-	if dst != r {
-		// Remote: stage the token in the send buffer first.
+	if dst != r && !c.overNVLink(r, dst) {
+		// Through the NIC: stage the token in the send buffer first. A
+		// peer over NVLink takes the expert's output straight from x
+		// into its receive buffer, the warp's copy the only one
+		// (internode_ll.cu @ de8cfca3, combine: dst_p2p_ptr != 0
+		// copies x_int4 to dst_int4_ptr).
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
 	}
 	e.At(max(w.T.T, e.Now()), c.id, opPost, int64(wi))
+}
+
+// overNVLink reports whether rank src reaches dst over NVLink: the layer
+// allows it, the transport carries it and both sit in one node.
+func (c *llCombine) overNVLink(src, dst int) bool {
+	g := c.s.GPUsPerNode
+	return c.cfg.NVLink && carriesNVLink(c.cfg.Transport) && src/g == dst/g
 }
 
 // op is a combine warp's op: a token back to its source (the tag is its
