@@ -71,6 +71,17 @@ func (n *NVLink) Local(src, dst int) bool {
 	return n.on && n.perNode > 0 && src/n.perNode == dst/n.perNode
 }
 
+// Release is a release that th makes toward dst's memory, cost its own:
+// across GPUs it waits for th's NVLink stores to land first. Between
+// ranks of one GPU the fitted peer-copy costs (gpu.peer_*) were measured
+// with the kernels' fences in them, so nothing is added.
+func (n *NVLink) Release(th *Thread, src, dst int, cost sim.Time) {
+	if n.mem != nil && n.mem.SameGPU(src, dst) {
+		return
+	}
+	th.Fence(cost)
+}
+
 // Copy moves bytes from src's GPU to dst's by th's warp, which is busy
 // until th.T on return; the copy begins at start and the receiver can see
 // the bytes at visible.
@@ -85,5 +96,8 @@ func (n *NVLink) Copy(th *Thread, bytes, src, dst int) (start, visible sim.Time)
 	start = max(th.T, n.portAt[src])
 	n.portAt[src] = start + port
 	th.T = max(th.T+warp, start+port)
+	// The stores are in flight until the peer has them: a release the
+	// warp makes next waits for that.
+	th.drain = max(th.drain, th.T+n.latency)
 	return start, th.T + n.latency
 }

@@ -45,3 +45,22 @@ func TestNVLinkCopiesMoveAtFourFifthsOfTheLineRate(t *testing.T) {
 		t.Fatalf("%d MiB copies moved at %.1f GB/s, want %.1f (4/5 of nvlink.gbs)", copies, gbs, want)
 	}
 }
+
+// A release after a copy to a peer waits for the stores to land there,
+// then pays its own cost.
+func TestNVLinkReleaseWaitsForTheStoresToLand(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-h800")
+	n := NewNVLink(p, true, 8, 8, nil)
+	costs := NewGPUCosts(p)
+	var sm SM
+	th := NewThread(&costs, &sm)
+	_, visible := n.Copy(&th, 7408, 0, 1)
+	if th.T >= visible {
+		t.Fatalf("the copy holds its warp until %v, past the bytes' landing at %v", th.T, visible)
+	}
+	th.Fence(costs.FenceGPU)
+	if want := visible + costs.FenceGPU; th.T != want {
+		t.Fatalf("a release after the copy ends at %v, want the landing %v plus the fence's %v", th.T, visible, costs.FenceGPU)
+	}
+}

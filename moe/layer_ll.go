@@ -258,6 +258,13 @@ func (b *llBase) countBytes(d transport.Delivery) {
 	}
 }
 
+// overNVLink reports whether rank src reaches dst over NVLink: the layer
+// allows it, the transport carries it and both sit in one node.
+func (b *llBase) overNVLink(src, dst int) bool {
+	g := b.s.GPUsPerNode
+	return b.cfg.NVLink && carriesNVLink(b.cfg.Transport) && src/g == dst/g
+}
+
 // selfPath is the critical path when the rank's own sends gated it.
 func (b *llBase) selfPath(r int) transport.Times {
 	return transport.Times{IssueStart: b.lastStart[r], IssueEnd: b.issueDone[r], Arrived: b.issueDone[r]}
@@ -526,6 +533,13 @@ func (d *llDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	switch ws.role {
 	case roleData:
 		m := d.l.Msgs[ws.tag]
+		if dst := int(m.DstRank); dst != r && d.overNVLink(r, dst) && !d.g.mem.SameGPU(r, dst) {
+			// The warp counts the token sent with a GPU-scope release
+			// (atomic_add_release_global of the expert's finish
+			// counter), which waits for its NVLink stores to land; for
+			// ranks of one GPU the fitted peer costs hold it already.
+			w.T.Fence(w.T.C().FenceGPU)
+		}
 		x := r*d.E + int(m.DstRank)*d.nl + int(m.LocalExpert)
 		sd := &d.sends[x]
 		sd.remaining--
@@ -935,13 +949,6 @@ func (c *llCombine) nextToken(e *sim.Engine, wi, le, dst int) {
 		w.T.T = c.g.copyN(r, max(w.T.T, e.Now()), int64(bytes), int64(bytes), c.g.kern.warpCopy)
 	}
 	e.At(max(w.T.T, e.Now()), c.id, opPost, int64(wi))
-}
-
-// overNVLink reports whether rank src reaches dst over NVLink: the layer
-// allows it, the transport carries it and both sit in one node.
-func (c *llCombine) overNVLink(src, dst int) bool {
-	g := c.s.GPUsPerNode
-	return c.cfg.NVLink && carriesNVLink(c.cfg.Transport) && src/g == dst/g
 }
 
 // op is a combine warp's op: a token back to its source (the tag is its

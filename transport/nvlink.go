@@ -45,6 +45,11 @@ func (p *NVLinkPath) Takes(op Op) bool { return !op.NIC && p.nv.Local(op.Src, op
 func (p *NVLinkPath) Post(e *sim.Engine, w *Warp, op Op) {
 	issue := max(w.T.T, e.Now())
 	w.T.T = issue
+	if op.Flush {
+		// A flag to a peer's memory is a system-scope release store
+		// (DeepEP's st_release_sys_global through the peer pointer).
+		p.nv.Release(&w.T, op.Src, op.Dst, w.T.C().ReleaseSys)
+	}
 	start, visible := p.nv.Copy(&w.T, op.Bytes, op.Src, op.Dst)
 	i := p.ops.Alloc()
 	*p.ops.At(i) = nvCopy{op: op, times: Times{IssueStart: issue, IssueEnd: w.T.T, Posted: start, Served: start, Sent: start,
