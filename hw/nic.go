@@ -3,6 +3,7 @@ package hw
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"moebench/internal/prefetch"
@@ -45,9 +46,9 @@ type NICParams struct {
 	EmuCopy        sim.Time
 	EmuAtomic      sim.Time
 	EmuWarpBpp     float64
-	// A drain (the WQEs one doorbell announces) also costs the engine its
-	// first read and the consumer index it publishes: EmuDrain for queues
-	// in GPU memory, EmuHostDrain for queues in host memory.
+	// A visit (up to EmuBurst WQEs of one queue) also costs the engine
+	// its first read and the consumer index it publishes: EmuDrain for
+	// queues in GPU memory, EmuHostDrain for queues in host memory.
 	EmuDrain, EmuHostDrain sim.Time
 	// The engines' copies share their SM's bandwidth (EmuSMBpp); engines
 	// alternate over the NIC's SMs, 32 to an SM.
@@ -372,19 +373,41 @@ type Fabric struct {
 	spines, leaves int
 }
 
-// emuEngine is one warp of the emulated NIC: the doorbells it has noticed,
-// in order, and whether a WQE step is scheduled.
+// EmuBurst is how many WQEs an emulated NIC warp executes from one queue
+// per visit before it turns to its next pending queue (the native NIC's
+// kNicBurst): queues are served in turn, by queue, as a ConnectX send
+// scheduler arbitrates among send queues, not by first-come doorbell.
+const EmuBurst = 8
+
+// emuEngine is one warp of the emulated NIC: the doorbells rung to its
+// queues that it has yet to notice (in the order rung, which with one poll
+// delay is the order noticed), its queues with noticed WQEs left (in queue
+// order), and the visit under way: the queue (by key; -1 none), the ring
+// index it ends at and the WQEs its burst has left. last is the key of the
+// queue visited last, where its turns go on from.
 type emuEngine struct {
-	work []emuWork
-	busy bool
+	work    []emuWork
+	pending []emuQueue
+	visit   int
+	vEnd    int
+	vLeft   int
+	last    int
+	busy    bool
 }
 
-// emuWork is a doorbell an engine has to serve: qp of nic, up to ring
-// index idx, noticed no earlier than ready.
+// emuWork is a doorbell rung to qp of nic: every WQE up to ring index idx,
+// noticed no earlier than ready.
 type emuWork struct {
 	nic, qp, idx int
 	ready        sim.Time
-	begun        bool
+}
+
+// emuQueue is a queue with noticed WQEs left: its key (its place among the
+// GPU's queues, the order the warp visits them in) and its noticed
+// doorbells, oldest first (a WQE's is the first whose idx passes it).
+type emuQueue struct {
+	key, nic, qp int
+	dbs          []emuWork
 }
 
 // NewFabric builds n NICs with qps queue pairs each.
@@ -969,7 +992,7 @@ func (f *Fabric) engine(nic, qp int) int {
 }
 
 // emuDoorbell hands a doorbell to the engine owning the queue: it notices
-// it a poll later, or when done with what it is serving.
+// it a poll later.
 func (n *NIC) emuDoorbell(e *sim.Engine, qp, idx int) {
 	f := n.fab
 	i := f.engine(n.Index, qp)
@@ -977,70 +1000,121 @@ func (n *NIC) emuDoorbell(e *sim.Engine, qp, idx int) {
 	g.work = append(g.work, emuWork{nic: n.Index, qp: qp, idx: idx, ready: e.Now() + n.P.EmuPoll})
 	if !g.busy {
 		g.busy = true
+		g.visit = -1
 		e.At(e.Now()+n.P.EmuPoll, n.id, opEmuStep, int64(i))
 	}
 }
 
+// emuNotice moves the doorbells whose poll has come to their queues'
+// pending lists.
+func (f *Fabric) emuNotice(g *emuEngine, now sim.Time) {
+	k := 0
+	for ; k < len(g.work) && g.work[k].ready <= now; k++ {
+		w := g.work[k]
+		key := w.nic%f.P.EmuRanksPerGPU*f.qps + w.qp
+		j, found := slices.BinarySearchFunc(g.pending, key, func(q emuQueue, key int) int { return q.key - key })
+		if !found {
+			g.pending = slices.Insert(g.pending, j, emuQueue{key: key, nic: w.nic, qp: w.qp})
+		}
+		g.pending[j].dbs = append(g.pending[j].dbs, w)
+	}
+	g.work = g.work[k:]
+}
+
+// emuTurn is the index in g.pending of the queue the engine serves next:
+// the one it is visiting while the visit lasts, else the first pending
+// queue after the one visited last, in queue order and round again; -1
+// when none has noticed WQEs left. Queues with none left leave the list.
+func (f *Fabric) emuTurn(g *emuEngine) int {
+	if g.visit >= 0 {
+		j, found := slices.BinarySearchFunc(g.pending, g.visit, func(q emuQueue, key int) int { return q.key - key })
+		if found && g.vLeft > 0 && int(f.NICs[g.pending[j].nic].qp(g.pending[j].qp).fetched) < g.vEnd {
+			return j
+		}
+		g.visit = -1
+	}
+	for len(g.pending) > 0 {
+		j, _ := slices.BinarySearchFunc(g.pending, g.last+1, func(q emuQueue, key int) int { return q.key - key })
+		if j == len(g.pending) {
+			j = 0
+		}
+		pq := &g.pending[j]
+		q := f.NICs[pq.nic].qp(pq.qp)
+		if last := pq.dbs[len(pq.dbs)-1].idx; int(q.fetched) < last && q.head >= 0 {
+			g.visit, g.vEnd, g.vLeft, g.last = pq.key, last, EmuBurst, pq.key
+			return j
+		}
+		g.pending = slices.Delete(g.pending, j, j+1)
+	}
+	return -1
+}
+
 // emuStep runs one WQE on engine i: its fetch (GPU or host memory), the
 // rank's link when paced, then the copy or the atomic; the payload is
-// visible a fabric latency later. The engine then takes its next WQE.
+// visible a fabric latency later. The engine then takes its next WQE: the
+// visited queue's next while its burst and the doorbell it read last
+// allow, else the next pending queue's first, which starts a visit and
+// pays the visit's first read and the consumer index it publishes.
 func (f *Fabric) emuStep(e *sim.Engine, i int) {
 	g := &f.engines[i]
 	p := &f.P
-	for len(g.work) > 0 {
-		w := &g.work[0]
-		n := f.NICs[w.nic]
-		q := n.qp(w.qp)
-		if int(q.fetched) >= w.idx || q.head < 0 {
-			g.work = g.work[1:]
-			continue
-		}
-		if w.ready > e.Now() {
-			e.At(w.ready, n.id, opEmuStep, int64(i))
+	now := e.Now()
+	f.emuNotice(g, now)
+	j := f.emuTurn(g)
+	if j < 0 {
+		if len(g.work) > 0 {
+			e.At(g.work[0].ready, f.NICs[g.work[0].nic].id, opEmuStep, int64(i))
 			return
 		}
-		id := q.head
-		m := f.msgs.At(id)
-		q.head = m.next
-		if q.head < 0 {
-			q.tail = -1
-		}
-		q.fetched++
-		now := e.Now()
-		f.stamp(m, sRung, w.ready-p.EmuPoll)
-		f.stamp(m, sServed, now)
-		t := now + n.fetchTime(q)
-		if !w.begun {
-			w.begun = true
-			if n.host {
-				t += p.EmuHostDrain
-			} else {
-				t += p.EmuDrain
-			}
-		}
-		t = max(t, n.ph.linkAt)
-		n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
-		f.stamp(m, sSent, t)
-		if m.has(fAtomic) {
-			t += p.EmuAtomic
-		} else {
-			own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.bytes)/p.EmuWarpBpp))
-			sms := max(1, p.EmuEngines/32)
-			sm := i/p.EmuEngines*sms + i%p.EmuEngines%sms
-			s := max(t, f.smAt[sm])
-			f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.bytes)/p.EmuSMBpp))
-			t = max(own, f.smAt[sm])
-		}
-		f.stamp(m, sArrived, t)
-		visible := t + p.Fabric
-		f.stamp(m, sVisible, visible)
-		e.At(visible, f.NICs[m.dst()].id, opDeliver, int64(id))
-		if !m.has(fUnsignaled) {
-			e.At(visible, n.id, opComplete, int64(id))
-		}
-		e.At(t, n.id, opEmuStep, int64(i))
+		g.busy = false
+		g.work = g.work[:0:0]
+		g.pending = g.pending[:0:0]
 		return
 	}
-	g.busy = false
-	g.work = g.work[:0:0]
+	begin := g.vLeft == EmuBurst // a visit's first WQE
+	pq := &g.pending[j]
+	n := f.NICs[pq.nic]
+	q := n.qp(pq.qp)
+	id := q.head
+	m := f.msgs.At(id)
+	q.head = m.next
+	if q.head < 0 {
+		q.tail = -1
+	}
+	for int(q.fetched) >= pq.dbs[0].idx {
+		pq.dbs = pq.dbs[1:]
+	}
+	q.fetched++
+	g.vLeft--
+	f.stamp(m, sRung, pq.dbs[0].ready-p.EmuPoll)
+	f.stamp(m, sServed, now)
+	t := now + n.fetchTime(q)
+	if begin {
+		if n.host {
+			t += p.EmuHostDrain
+		} else {
+			t += p.EmuDrain
+		}
+	}
+	t = max(t, n.ph.linkAt)
+	n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
+	f.stamp(m, sSent, t)
+	if m.has(fAtomic) {
+		t += p.EmuAtomic
+	} else {
+		own := t + p.EmuCopy + sim.Time(math.Ceil(float64(m.bytes)/p.EmuWarpBpp))
+		sms := max(1, p.EmuEngines/32)
+		sm := i/p.EmuEngines*sms + i%p.EmuEngines%sms
+		s := max(t, f.smAt[sm])
+		f.smAt[sm] = s + sim.Time(math.Ceil(float64(m.bytes)/p.EmuSMBpp))
+		t = max(own, f.smAt[sm])
+	}
+	f.stamp(m, sArrived, t)
+	visible := t + p.Fabric
+	f.stamp(m, sVisible, visible)
+	e.At(visible, f.NICs[m.dst()].id, opDeliver, int64(id))
+	if !m.has(fUnsignaled) {
+		e.At(visible, n.id, opComplete, int64(id))
+	}
+	e.At(t, n.id, opEmuStep, int64(i))
 }

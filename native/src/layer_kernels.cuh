@@ -339,13 +339,23 @@ __device__ __forceinline__ void nic_pace(const LayerArgs &a, int src, uint32_t b
   }
 }
 
-// Execute every WQE of queue qi from its consumer index through the one
-// doorbell db announces. The whole warp runs it. Like a NIC's prefetch,
-// one read brings a window of 32 segments (8 basic blocks): lane l loads
-// segment l, and WQEs are parsed from the window while they fit in it.
-// dirty: writes executed since the warp's last fence; an atomic fences
-// first only then.
-__device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, unsigned long long &wqes,
+// WQEs an engine executes from one queue per visit. A ConnectX send
+// scheduler gives each ready send queue a bounded turn; draining a queue to
+// its doorbell held every other queue of the warp behind a deep backlog (a
+// reserved background queue's). Eight: a write WQE is one 64 B basic
+// block, so a turn is about what one 512 B window read brings, and a queue
+// holding one or two WQEs waits for at most eight of each other queue's.
+constexpr uint32_t kNicBurst = 8;
+
+// Execute queue qi's WQEs from its consumer index towards the one doorbell
+// db announces, at most kNicBurst of them: the rest stay pending (ci short
+// of the doorbell's index) for the warp's next visit. The whole warp runs
+// it. Like a NIC's prefetch, one read brings a window of 32 segments (8
+// basic blocks): lane l loads segment l, and WQEs are parsed from the
+// window while they fit in it. dirty: writes executed since the warp's
+// last fence; an atomic fences first only then. True when the visit
+// reached the doorbell's index (the doorbell is served).
+__device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, unsigned long long &wqes,
                           unsigned long long &bytes, unsigned long long &cqes, unsigned long long &torn,
                           unsigned long long &switches) {
   NicQ &q = a.nq[qi];
@@ -358,6 +368,8 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
   uint32_t wbase = 0;
   bool have = false;
   mbn_seg win = mbn_seg4(0, 0, 0, 0);
+  uint32_t done = 0;
+  bool served = false;
   Spin sp;
   for (;;) {
     // The WQE at ci from the window, re-read while it is not the
@@ -382,7 +394,7 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
       if (lane == 0) torn++;
       int stop = 0;
       if (lane == 0) stop = !sp.ok(a, kLErrTornWQE, q.src, qi, (int)ci, (int)target);
-      if (__shfl_sync(0xffffffffu, stop, 0)) return;
+      if (__shfl_sync(0xffffffffu, stop, 0)) return false;
     }
     const uint32_t ds = mbn_parse_ctrl(s[0]).ds;
     const uint32_t n = ds < 5u ? ds : 5u;
@@ -393,7 +405,7 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
     if (!err) err = mbn_check_access(&op, &a.regions[q.src], &a.regions[dst]);
     if (err) {
       if (lane == 0) raise_err(a, kLErrBadWQE, q.src, qi, (int)ci, (int)err);
-      return;
+      return false;
     }
     if (q.dc && cur != dst) {
       if (cur >= 0 && lane == 0) switches++;
@@ -448,7 +460,8 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
       bytes += op.len;
     }
     ci += op.bbs;
-    if (op.wqe_idx == target) break;
+    served = op.wqe_idx == target;
+    if (served || ++done == kNicBurst) break;
   }
   __syncwarp();
   if (lane == 0) {
@@ -462,6 +475,7 @@ __device__ void nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
     }
   }
   __syncwarp();
+  return served;
 }
 
 // All descriptors of this device's proxy rings consumed by the workers.
@@ -501,8 +515,8 @@ __device__ void nic_block(const LayerArgs &a, int nb) {
       while (m) {
         const int l = __ffs(m) - 1;
         m &= m - 1;
-        nic_drain(a, base + l, lane, dirty, wqes, bytes, cqes, torn, switches);
-        if (lane == 0) dbs++;
+        const bool served = nic_drain(a, base + l, lane, dirty, wqes, bytes, cqes, torn, switches);
+        if (lane == 0 && served) dbs++;
         any = true;
       }
     }
