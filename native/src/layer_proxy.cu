@@ -134,6 +134,9 @@ void LayerProxy::work(Worker &wk) {
   const double limit_ns = s_.timeout_s * 1e9;
   std::vector<int> touched;
   std::vector<uint64_t> last_ctrl(s_.R, 0);
+  // Per ring it serves: since when its next descriptor's queue has been
+  // full with nothing of the ring written (0: it is not waiting).
+  std::vector<double> full_since(wk.expected.size(), 0.0);
   while (!stop_.load(std::memory_order_relaxed)) {
     bool any = false;
     size_t slot_i = 0;
@@ -142,6 +145,7 @@ void LayerProxy::work(Worker &wk) {
       const int cls = s_.reserved0 > 0 && r >= s_.reserved0 ? 1 : 0;
       const uint64_t s = wk.expected[slot_i];
       int n = 0;
+      bool full = false;
       touched.clear();
       while (n < s_.batch) {
         Desc32 *d = ring + ((s + n) & mask);
@@ -178,13 +182,21 @@ void LayerProxy::work(Worker &wk) {
         WorkerQP &q = qp(wk.rl, wk.w, dst, cls);
         const uint32_t ds = op == kDescAtomic ? mbn_atomic_ds(0) : mbn_write_ds(0, 0, 0);
         const uint32_t nbb = mbn_bbs(ds);
-        const double t0 = now_ns();
-        while (q.pi + nbb - __atomic_load_n(q.ci, __ATOMIC_ACQUIRE) > q.bbs) {
-          relax();
-          if (now_ns() - t0 > limit_ns) {
-            fail("proxy worker %d of rank %d: its queue to rank %d stayed full", wk.w, rank, dst);
-            return;
+        if (q.pi + nbb - __atomic_load_n(q.ci, __ATOMIC_ACQUIRE) > q.bbs) {
+          // A real proxy rings what it has and moves on: spinning here
+          // would hold every other ring this worker serves. The batch
+          // ends before this descriptor, which the next pass takes.
+          full = true;
+          if (n == 0) {
+            const double t = now_ns();
+            if (full_since[slot_i] == 0) {
+              full_since[slot_i] = t;
+            } else if (t - full_since[slot_i] > limit_ns) {
+              fail("proxy worker %d of rank %d: its queue to rank %d stayed full", wk.w, rank, dst);
+              return;
+            }
           }
+          break;
         }
         const bool sig = ((q.pi + nbb) / (uint32_t)s_.cqe_every) != (q.pi / (uint32_t)s_.cqe_every);
         const mbn_seg ctrl = mbn_ctrl_seg(0, q.pi, op == kDescAtomic ? MBN_OPCODE_ATOMIC_FA : MBN_OPCODE_RDMA_WRITE,
@@ -205,6 +217,7 @@ void LayerProxy::work(Worker &wk) {
         if (!seen) touched.push_back(dst);
         ++n;
       }
+      if (n > 0 || !full) full_since[slot_i] = 0;
       if (n > 0) {
         // One doorbell per queue the chain touched, then the ring's
         // progress: the NIC may read it as soon as the doorbell lands.

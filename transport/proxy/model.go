@@ -206,7 +206,7 @@ func newModel(e *sim.Engine, p *profile.Profile, cfg Config, ranks int) *model {
 		nd := &node{idx: i, nic: m.fab.NICs[i]}
 		nd.nic.HostQueues(m.c.hostFetch)
 		for w := range cfg.Workers {
-			wk := &worker{m: m, nd: nd, idx: w, blocked: -1, wakeAt: sim.Never, nq: cfg.classes() * ranks}
+			wk := &worker{m: m, nd: nd, idx: w, wakeAt: sim.Never, nq: cfg.classes() * ranks}
 			wk.id = e.Register(wk)
 			nd.workers = append(nd.workers, wk)
 		}
@@ -272,7 +272,7 @@ func (m *model) Completed(e *sim.Engine, nic *hw.NIC, _ int32, msg *hw.Msg) {
 	w := m.nodes[nic.Index].workers[int(msg.QP)/n]
 	w.cq.push(cqe{at: e.Now(), q: int32(int(msg.QP) % n)})
 	if w.cq.len() == 1 {
-		w.notify(e, len(w.rings), e.Now())
+		w.cqeArrived(e, e.Now())
 	}
 }
 

@@ -69,7 +69,6 @@ type worker struct {
 	wakeAt  sim.Time
 	wakePos int
 	gen     int64
-	blocked int // send queue that is full, or -1
 	cq      fifo[cqe]
 	// qps are its send queues, class × ranks + destination, made when it
 	// first posts: with one expert a rank, every op of a rank goes through
@@ -106,22 +105,10 @@ func (w *worker) Handle(e *sim.Engine, _ int32, gen int64) {
 
 func (w *worker) step(e *sim.Engine) {
 	c := &w.m.c
-	if w.blocked >= 0 {
-		// Spinning on the CQ until the full send queue has room.
-		if !w.reap(e) {
-			w.T += c.cqEmpty
-		}
-		if w.m.cfg.SQDepth-int(w.qps[w.blocked].n) > 0 {
-			w.blocked = -1
-		}
-		return
-	}
 	if w.pos < len(w.rings) {
 		r := w.rings[w.pos]
 		if r.headVisible(w.T) {
-			if !w.visit(e, r) {
-				return // blocked: revisit this ring once the CQ frees room
-			}
+			w.visit(e, r)
 		} else {
 			w.T += c.ringPoll
 		}
@@ -135,9 +122,12 @@ func (w *worker) step(e *sim.Engine) {
 }
 
 // visit consumes up to B visible descriptors for one destination from r,
-// chains them into one post and rings the doorbell. It returns false when
-// the destination's send queue is full.
-func (w *worker) visit(e *sim.Engine, r *ring) bool {
+// chains them into one post and rings the doorbell. When the
+// destination's send queue is full it reaps the CQEs already there (the
+// NIC's progress, which the native worker reads as the queue's consumer
+// index) and, still full, leaves the descriptors for a later pass, as a
+// real proxy does: waiting there would hold every other ring it serves.
+func (w *worker) visit(e *sim.Engine, r *ring) {
 	m := w.m
 	c := &m.c
 	cfg := &m.cfg
@@ -149,9 +139,12 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	}
 	q := &w.qps[qi]
 	free := cfg.SQDepth - int(q.n)
+	if free <= 0 && w.cq.len() > 0 && w.cq.peek().at <= w.T {
+		w.reap(e)
+		free = cfg.SQDepth - int(q.n)
+	}
 	if free <= 0 {
-		w.blocked = qi
-		return false
+		return
 	}
 	first := r.head
 	k := 0
@@ -188,7 +181,17 @@ func (w *worker) visit(e *sim.Engine, r *ring) bool {
 	if r.waiters.len() > 0 {
 		e.At(w.T, m.pubID, 0, int64(r.gid))
 	}
-	return true
+}
+
+// full reports whether the send queue that r's head descriptor goes to
+// has no room: the ring waits for a CQE, not for its descriptors.
+func (w *worker) full(r *ring) bool {
+	if w.qps == nil {
+		return false
+	}
+	m := w.m
+	dst := m.op(r.slot(r.head).op).dst
+	return m.cfg.SQDepth-int(w.qps[r.cls*m.ranks+int(dst)].n) <= 0
 }
 
 // reap consumes every CQE that is in host memory by T and updates the
@@ -226,18 +229,16 @@ func (w *worker) reap(e *sim.Engine) bool {
 // schedule finds the first slot of the loop, from (T, pos), at which
 // something known is visible, and sleeps until then.
 func (w *worker) schedule(e *sim.Engine) {
-	if w.blocked >= 0 {
-		if w.cq.len() > 0 {
-			w.wake(e, w.spinTime(w.cq.peek().at), w.pos)
-		}
-		return
-	}
 	for j, r := range w.rings {
 		if r.head >= r.tail {
 			continue // empty: its slot is not looked at
 		}
 		if d := r.slot(r.head); d.written {
-			w.notify(e, j, d.visible)
+			if !w.full(r) {
+				w.notify(e, j, d.visible)
+			} else if w.cq.len() > 0 {
+				w.notify(e, j, w.cq.peek().at) // the next CQE may make room
+			}
 		}
 	}
 	if w.cq.len() > 0 {
@@ -248,17 +249,20 @@ func (w *worker) schedule(e *sim.Engine) {
 // notify tells the worker that something becomes visible at v in loop
 // slot i (a ring's head descriptor, or the CQ at len(rings)).
 func (w *worker) notify(e *sim.Engine, i int, v sim.Time) {
-	if w.blocked >= 0 {
-		if i == len(w.rings) {
-			if t := w.spinTime(v); t < w.wakeAt {
-				w.wake(e, t, w.pos)
-			}
-		}
-		return
-	}
 	if t := w.slotTime(i, v); t < w.wakeAt {
 		w.wake(e, t, i)
 	}
+}
+
+// cqeArrived tells the worker that a CQE reached its empty CQ at v: the
+// CQ's slot, and every ring waiting for room, may act on it.
+func (w *worker) cqeArrived(e *sim.Engine, v sim.Time) {
+	for j, r := range w.rings {
+		if r.head < r.tail && r.slot(r.head).written && w.full(r) {
+			w.notify(e, j, v)
+		}
+	}
+	w.notify(e, len(w.rings), v)
 }
 
 // slotTime is the start of the first visit of loop slot i at or after v,
@@ -278,16 +282,6 @@ func (w *worker) slotTime(i int, v sim.Time) sim.Time {
 		at += (target - at + period - 1) / period * period
 	}
 	return at
-}
-
-// spinTime is the first poll of a CQ-only spin loop at or after v.
-func (w *worker) spinTime(v sim.Time) sim.Time {
-	c := &w.m.c
-	target := max(v, w.T, w.m.e.Now())
-	if c.cqEmpty <= 0 {
-		return target
-	}
-	return w.T + (target-w.T+c.cqEmpty-1)/c.cqEmpty*c.cqEmpty
 }
 
 func (w *worker) wake(e *sim.Engine, t sim.Time, pos int) {
