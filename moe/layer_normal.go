@@ -746,19 +746,17 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 		return err
 	}
 	res.Dispatch.Messages += nmsgs
-	// DeepEP's count on one node: each token with a selection once (its
-	// one node), over the kernel time after the notify step.
+	// DeepEP's count on one node, as test_intranode.py prints "GB/s
+	// (NVL)": the tokens a rank receives, its own among them (recv_x),
+	// over the kernel time after the notify step; combine sends the same
+	// tokens back in BF16.
 	for _, ph := range []struct {
 		p       *Phase
 		combine bool
 	}{{&res.Dispatch, false}, {&res.Combine, true}} {
 		bytes := make([]int64, s.Ranks)
 		for r := range s.Ranks {
-			for t := range cfg.Routing.Tokens[r] {
-				if len(n.NodesOf(r, t)) > 0 {
-					bytes[r] += deepepTokenBytes(s, ph.combine)
-				}
-			}
+			bytes[r] = int64(n.RecvPerRank[r]) * deepepTokenBytes(s, ph.combine)
 			if !ph.combine {
 				ph.p.Ranks[r].Launch = notify[r]
 			}

@@ -186,7 +186,9 @@ type Phase struct {
 	// phase time (the same as AlgoGBps). Normal: the rank's (token,
 	// destination node) pairs, its own node included, × hidden bytes
 	// (plus FP8 scales) over the kernel time without the notify step:
-	// what test_internode.py prints as "GB/s (RDMA)".
+	// what test_internode.py prints as "GB/s (RDMA)"; on one node, the
+	// tokens the rank receives, its own among them, × the same bytes:
+	// test_intranode.py's "GB/s (NVL)".
 	DeepEPGBps float64
 	// Bytes leaving the GPUs: through the NICs and over NVLink, summed over
 	// ranks; the rates are per rank over the mean phase time.
