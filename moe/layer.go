@@ -296,7 +296,7 @@ func newGPUModelOn(cfg *LayerConfig, ranks, ranksPerGPU int) *gpuModel {
 	p := cfg.Profile
 	ns := func(name string) sim.Time { return sim.Ns(p.Get(name)) }
 	mem := hw.NewMemory(ranks, ranksPerGPU, p.Get("gpu.copy_gbs"), p.Get("gpu.warp_copy_gbs"), ns("gpu.warp_copy_ns"))
-	mem.SetPeerRate(p.Get("gpu.peer_gbs"))
+	mem.SetQueueWait(p.Get("gpu.copy_queue_wait"))
 	return &gpuModel{
 		recvMem: mem.NewPool(p.Get("kernel.recv_gbs")),
 		reduc:   mem.NewPool(p.Get("kernel.reduce_gbs")),
@@ -323,13 +323,11 @@ func bytesTime(b int64, bpp float64) sim.Time {
 
 // copy moves bytes on rank's GPU starting at start with `par` warps in
 // parallel, each moving its share at the warp rate, while the GPU's copy
-// bandwidth is shared by every copy on the rank in event order. It returns
-// when the copy is done.
+// bandwidth is shared by every copy on the GPU in event order (and a
+// warp's loads may queue behind those ahead of them: hw.Memory). It
+// returns when the copy is done.
 func (g *gpuModel) copy(rank int, start sim.Time, bytes int64, perWarp int64) sim.Time {
-	if bytes <= 0 {
-		return start
-	}
-	return max(start+bytesTime(perWarp, g.warpBpp), g.mem.Take(rank, start, bytes))
+	return g.copyN(rank, start, bytes, perWarp, 0)
 }
 
 // copyN is copy whose warps also pay a fixed latency (their messages'
@@ -339,7 +337,8 @@ func (g *gpuModel) copyN(rank int, start sim.Time, bytes, perWarp int64, fixed s
 	if bytes <= 0 {
 		return start + fixed
 	}
-	return max(start+fixed+bytesTime(perWarp, g.warpBpp), g.mem.Take(rank, start, bytes))
+	served, end := g.mem.TakeFrom(rank, start, bytes)
+	return max(g.mem.QueueWait(start, served)+fixed+bytesTime(perWarp, g.warpBpp), end)
 }
 
 // copyIn is copyN through pool p instead of the GPU's general share.
@@ -347,7 +346,8 @@ func (g *gpuModel) copyIn(p *hw.Pool, rank int, start sim.Time, bytes, perWarp i
 	if bytes <= 0 {
 		return start + fixed
 	}
-	return max(start+fixed+bytesTime(perWarp, g.warpBpp), p.Take(rank, start, bytes))
+	served, end := p.TakeFrom(rank, start, bytes)
+	return max(g.mem.QueueWait(start, served)+fixed+bytesTime(perWarp, g.warpBpp), end)
 }
 
 // pollDetect is when a polling warp observes a value visible at v: polls

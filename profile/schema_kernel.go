@@ -16,11 +16,12 @@ var kernelDefs = []Def{
 	{"kernel.nvl_chunk_ns", "ns", 0, 1e6, "normal mode over NVLink: a channel's warp group publishing one chunk (its warps' barrier, the fence, the tail store), beyond the writes"},
 	{"kernel.nvl_recv_chunk_ns", "ns", 0, 1e6, "normal mode over NVLink: a receiving warp group taking one chunk (the tail read, the head returned), beyond its copy"},
 	{"kernel.nvl_warp_gbs", "GB/s", 0.1, 1e4, "normal mode over NVLink: what one receiving warp copies per second from the ring buffer into the received rows"},
+	{"gpu.copy_queue_wait", "ratio", 0, 1, "the share of a copy's wait behind the copies queued ahead of it in the GPU's memory that a warp's own round trips come after (0: they overlap the queue; 1: they begin once the memory takes its bytes)"},
 	{"gpu.warp_copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message within device memory (the first loads' round trip)"},
 	{"nvlink.copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message into a peer's buffer"},
 	{"gpu.peer_copy_ns", "ns", 0, 1e6, "fixed latency of one warp copying one message into the buffer of another rank on the same GPU (virtual ranks)"},
 	{"gpu.peer_warp_gbs", "GB/s", 0.1, 1e4, "what such a warp copies per second once it streams"},
-	{"gpu.peer_gbs", "GB/s", 1, 1e5, "what all such copies on one GPU move per second"},
+	{"gpu.peer_gbs", "GB/s", 1, 1e5, "no longer read: such copies cross the same device memory as the GPU's other copies and take gpu.copy_gbs with them (kept so that earlier layer fits load)"},
 	{"gpu.peer_latency_ns", "ns", 0, 1e6, "from such a copy's last store until the receiving rank's poll can see it"},
 }
 
