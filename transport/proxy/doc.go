@@ -15,11 +15,13 @@
 // The model runs the protocol as events at each actor's own local time:
 // producers reserve slots and wait for ring space, workers poll their rings
 // round-robin and their CQ, chain up to B descriptors, post and ring, reap
-// completions and publish progress; the hw NIC and fabric carry the
-// writes. Idle workers do not spin in the engine: a worker that finds
-// nothing computes the slot of its polling loop at which the next known
-// descriptor or CQE becomes visible and sleeps until then, which gives the
-// same times as polling without the events.
+// completions and publish progress (a ring whose next descriptor's send
+// queue is full waits for a CQE while the worker serves the others); the
+// hw NIC and fabric carry the writes. Idle workers do not spin in the
+// engine: a worker that finds nothing computes the slot of its polling
+// loop at which the next known descriptor or CQE becomes visible and
+// sleeps until then, which gives the same times as polling without the
+// events.
 //
 // What flows out: the paper's proxy microbenchmarks (SingleOp, Capacity,
 // Loaded, Goodput) and a transport.Transport (New) for the MoE workload.
