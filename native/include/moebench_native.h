@@ -323,7 +323,7 @@ typedef struct {
   int64_t wqes;            /* WQEs the emulated NIC executed */
   int64_t cqes;
   int64_t nic_bytes;       /* payload bytes it moved */
-  int64_t doorbells;       /* doorbell changes it observed */
+  int64_t doorbells;       /* doorbells served through their index */
   int64_t torn;            /* WQE reads retried because the WQE was not yet visible */
   int64_t dci_switches;    /* DC: changes of a DCI's destination */
   int64_t descriptors;     /* proxy: descriptors the workers consumed */
