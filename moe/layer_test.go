@@ -357,8 +357,10 @@ func BenchmarkLayerLL(b *testing.B) {
 }
 
 // Normal mode with several ranks on one GPU (the native engine's virtual
-// ranks) is still correct, and its copies share that GPU's memory: a
-// slower peer-copy share slows it, which it cannot with one rank per GPU.
+// ranks) is still correct, and its copies, those into the other ranks'
+// buffers included, share that GPU's one copy bandwidth: a slower GPU
+// slows 4 ranks on one more than ranks on GPUs of their own, and the warp
+// costs of copies between ranks of one GPU matter only when ranks share.
 func TestNormalRanksSharingAGPU(t *testing.T) {
 	t.Parallel()
 	s := layerShape(4, 4, 32, 512, 2048)
@@ -374,10 +376,14 @@ func TestNormalRanksSharingAGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := profile.MustLoad("p-ib").Clone()
-	if err := slow.SetValue("gpu.peer_gbs", 20, "test: a slow GPU"); err != nil {
-		t.Fatal(err)
+	with := func(name string, v float64) *profile.Profile {
+		p := profile.MustLoad("p-ib").Clone()
+		if err := p.SetValue(name, v, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
+	slow, slowWarp := with("gpu.copy_gbs", 20), with("gpu.peer_warp_gbs", 0.5)
 	time := func(prof *profile.Profile, per int) float64 {
 		res, err := moe.RunLayer(moe.LayerConfig{Routing: r, Mode: moe.Normal, Transport: tr, Profile: prof, NVLink: true, RanksPerGPU: per})
 		if err != nil {
@@ -389,10 +395,15 @@ func TestNormalRanksSharingAGPU(t *testing.T) {
 		return res.Dispatch.Time.Mean + res.Combine.Time.Mean
 	}
 	fast := profile.MustLoad("p-ib")
-	if a, b := time(fast, 4), time(slow, 4); !(b > 1.5*a) {
-		t.Errorf("4 ranks on a GPU: %.1f µs at 20 GB/s of peer copies, %.1f µs at the profile's", b, a)
+	shared, own := time(slow, 4)/time(fast, 4), time(slow, 1)/time(fast, 1)
+	t.Logf("20 GB/s of copy bandwidth: 4 ranks on a GPU %.2fx, one rank per GPU %.2fx", shared, own)
+	if !(shared > 1.5 && shared > own) {
+		t.Errorf("20 GB/s of copy bandwidth slows 4 ranks on a GPU %.2fx, ranks on GPUs of their own %.2fx", shared, own)
 	}
-	if a, b := time(fast, 1), time(slow, 1); a != b {
-		t.Errorf("one rank per GPU: %.1f µs at 20 GB/s of peer copies, %.1f µs at the profile's", b, a)
+	if a, b := time(fast, 4), time(slowWarp, 4); !(b > a) {
+		t.Errorf("4 ranks on a GPU: %.1f µs with slow warps between them, %.1f µs at the profile's", b, a)
+	}
+	if a, b := time(fast, 1), time(slowWarp, 1); a != b {
+		t.Errorf("one rank per GPU: %.1f µs with slow warps between ranks of a GPU, %.1f µs at the profile's", b, a)
 	}
 }
