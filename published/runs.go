@@ -121,8 +121,17 @@ func ParseRuns(name string, data []byte) (Runs, error) {
 func LooksLikeRuns(data []byte) bool {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
-		_, ok := top["runs"]
-		return ok
+		raw, ok := top["runs"]
+		if !ok {
+			return false
+		}
+		// calibrate --layer's raw runs also list "runs", each a grid
+		// "point" on a measured "device".
+		var runs []map[string]json.RawMessage
+		if _, dev := top["device"]; dev || json.Unmarshal(raw, &runs) == nil && len(runs) > 0 && runs[0]["point"] != nil {
+			return false
+		}
+		return true
 	}
 	var head string
 	for l := range strings.Lines(string(data)) {
