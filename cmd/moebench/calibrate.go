@@ -37,9 +37,11 @@ full run takes well under a minute.
 With --layer it runs the native layer instead over a grid (2, 4 and 8
 virtual ranks x 16 and 128 tokens x direct, mini-gda, mini-proxy and dc;
 hidden, top-k and SMs varied at 4 ranks), fits the model's kernel-side
-constants, the GPU's copy rates and the emulated NIC's costs to it, and
-prints the model beside every measured phase. About 20 s of runs on an
-H200, then a minute or less of fitting.
+constants, the GPU's copy rates and the emulated NIC's costs to it, each
+within bounds from physics or the GPU's datasheet (H100, H800, H200), and
+prints the model beside every measured phase, which constants sit on a
+bound, and each configuration's error when the fit leaves it out. About
+20 s of runs on an H200, then a few minutes of fitting on a few cores.
 
 Examples:
   moebench calibrate --lib native/build/libmoebench_native.so

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
@@ -150,12 +151,19 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		}
 	}
 	dev := raw.Device
-	source := fmt.Sprintf("fit: moebench calibrate --layer on %s (driver %s, CUDA %s): the model of %d native layer runs against their measurement (native/layer.Fit)",
+	source := fmt.Sprintf("bounded fit: moebench calibrate --layer on %s (driver %s, CUDA %s): the model of %d native layer runs against their measurement, each constant within physical and datasheet bounds (native/layer.Fit)",
 		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), len(raw.Runs))
 	progress("fitting the model's kernel-side and emulated-NIC constants (a few minutes)")
 	fit, err := nativelayer.Fit(raw, base, source, progress)
 	if err != nil {
 		return fmt.Errorf("calibrate --layer: %w", err)
+	}
+	// Each configuration left out costs a few steps of its stage's fit,
+	// from the full fit's constants: about what the fit cost again.
+	progress(fmt.Sprintf("predicting each of the %d configurations from a fit without it", len(raw.Runs)))
+	loo, looEvals, err := fit.LeaveOneOut(nil)
+	if err != nil {
+		return fmt.Errorf("calibrate --layer: leave one out: %w", err)
 	}
 	meas, err := json.Marshal(layerMeasured{Layer: raw})
 	if err != nil {
@@ -177,32 +185,104 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	rows := layerRows(fit.After)
 	sum := microbench.Summarize(rows)
 	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
-	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants in %d model evaluations; wrote %s", len(raw.Runs), len(fit.Constants), fit.Evals, o.out),
+	onBound := fit.OnBound()
+	var names []string
+	for _, f := range onBound {
+		names = append(names, f.Name+" ("+f.At+")")
+	}
+	if len(names) == 0 {
+		names = []string{"none"}
+	}
+	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants within their bounds in %d model evaluations, %d more to leave each configuration out; wrote %s",
+		len(raw.Runs), len(fit.Constants), fit.Evals, looEvals, o.out),
+		fmt.Sprintf("on a bound (the runs would take them past what the hardware allows): %s", strings.Join(names, ", ")),
+		fmt.Sprintf("in sample: %s; leaving its configuration out: %s", errorSummary(fit.After, anyPoint), errorSummary(loo, anyPoint)),
 		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After)),
 		fmt.Sprintf("normal mode (2, 4, 8 ranks × 1024, 4096 tokens; a tail every 2 and 16 tokens at 4 × 4096): %s", normalSummary(fit.After))}
 	if s := gpusSummary(fit.After); s != "not measured" {
 		h.Extra = append(h.Extra, "one rank per GPU across NVLink: "+s)
 	}
+	looRows := leaveOneOutRows(fit.After, loo)
 	if o.format == "json" {
+		type bounded struct {
+			Name   string  `json:"name"`
+			Value  float64 `json:"value"`
+			Unit   string  `json:"unit"`
+			Lower  float64 `json:"lower"`
+			Upper  float64 `json:"upper"`
+			At     string  `json:"on_bound,omitempty"`
+			Source string  `json:"bounds_source"`
+		}
+		var bs []bounded
+		for _, f := range fit.Fitted {
+			bs = append(bs, bounded{f.Name, f.Value, f.Unit, f.Lo, f.Hi, f.At, f.Why})
+		}
 		return writeJSON(stdout, struct {
-			Header    report.Header      `json:"header"`
-			Constants []profile.Constant `json:"constants"`
-			Rows      []microbench.Row   `json:"rows"`
-			Summary   microbench.Summary `json:"summary"`
-		}{h, fit.Constants, rows, sum})
+			Header      report.Header      `json:"header"`
+			Constants   []profile.Constant `json:"constants"`
+			Bounds      []bounded          `json:"bounds"`
+			Rows        []microbench.Row   `json:"rows"`
+			LeaveOneOut []looRow           `json:"leave_one_out"`
+			Summary     microbench.Summary `json:"summary"`
+		}{h, fit.Constants, bs, rows, looRows, sum})
 	}
 	if err := renderRows(stdout, "table", h, rows, &sum, "measured"); err != nil {
 		return err
 	}
-	t := &report.Table{Columns: []string{"constant", "value", "unit", "was"}, Numeric: []bool{false, true, false, true}}
-	for _, c := range fit.Constants {
-		t.Rows = append(t.Rows, []string{c.Name, report.Num(c.Value), c.Unit, report.Num(base.Get(c.Name))})
+	t := &report.Table{Columns: []string{"constant", "value", "unit", "was", "lower", "upper", "on bound"}, Numeric: []bool{false, true, false, true, true, true, false}}
+	for _, f := range fit.Fitted {
+		t.Rows = append(t.Rows, []string{f.Name, report.Num(f.Value), f.Unit, report.Num(base.Get(f.Name)), report.Num(f.Lo), report.Num(f.Hi), f.At})
 	}
-	if _, err := io.WriteString(stdout, "\nFitted constants:\n\n"); err != nil {
+	if _, err := io.WriteString(stdout, "\nFitted constants, each within bounds from physics or the GPU's datasheet:\n\n"); err != nil {
 		return err
 	}
-	return t.WriteText(stdout, nil)
+	if err := t.WriteText(stdout, nil); err != nil {
+		return err
+	}
+	lt := &report.Table{Columns: []string{"case", "metric", "measured", "in sample", "left out"}, Numeric: []bool{false, false, true, true, true}}
+	for _, r := range looRows {
+		lt.Rows = append(lt.Rows, []string{r.Case, r.Metric, report.Num(r.Measured), signedPct(r.InSample), signedPct(r.LeftOut)})
+	}
+	if _, err := io.WriteString(stdout, "\nEach configuration predicted by the fit of all runs (in sample) and by a fit without it (left out), model/measured - 1:\n\n"); err != nil {
+		return err
+	}
+	if err := lt.WriteText(stdout, nil); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, "\nBounds:\n\n"); err != nil {
+		return err
+	}
+	for _, f := range fit.Fitted {
+		if _, err := fmt.Fprintf(stdout, "  %s: %s\n", f.Name, f.Why); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// looRow is one run's phase: its error in sample and left out.
+type looRow struct {
+	Case     string  `json:"case"`
+	Metric   string  `json:"metric"`
+	Measured float64 `json:"measured_us"`
+	InSample float64 `json:"in_sample_error"`
+	LeftOut  float64 `json:"left_out_error"`
+}
+
+func leaveOneOutRows(in, out []nativelayer.Comparison) []looRow {
+	var rows []looRow
+	for i, c := range in {
+		d, m := c.Error()
+		ld, lm := out[i].Error()
+		name := layerRows(in[i : i+1])[0].Case
+		rows = append(rows, looRow{name, "dispatch", c.Run.Dispatch.ReadyUs, d, ld}, looRow{name, "combine", c.Run.Combine.ReadyUs, m, lm})
+	}
+	return rows
+}
+
+func signedPct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+func anyPoint(nativelayer.GridPoint) bool { return true }
 
 // measuredLine says where the runs were measured; the header's own host
 // line is where they were fitted, often another machine.

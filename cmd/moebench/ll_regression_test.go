@@ -19,12 +19,12 @@ var llBaseline = []struct {
 	mean map[string]float64
 }{
 	{"default", []string{"run"}, map[string]float64{
-		"dc/dispatch": 345.981, "dc/combine": 809.222,
-		"mini-gda/dispatch": 366.182, "mini-gda/combine": 611.063,
-		"mini-proxy/dispatch": 316.463, "mini-proxy/combine": 780.557,
+		"dc/dispatch": 351.867, "dc/combine": 649.569,
+		"mini-gda/dispatch": 312.833, "mini-gda/combine": 602.781,
+		"mini-proxy/dispatch": 319.239, "mini-proxy/combine": 804.638,
 	}},
 	{"in-situ DeepEP", []string{"run", "--workload", "deepep-ll", "--ranks", "8", "--gpus-per-node", "4", "--preset", "deepep-v1"}, map[string]float64{
-		"deepep-v1/dispatch": 353.112, "deepep-v1/combine": 574.957,
+		"deepep-v1/dispatch": 303.905, "deepep-v1/combine": 571.792,
 	}},
 }
 

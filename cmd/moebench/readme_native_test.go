@@ -177,6 +177,9 @@ func TestREADMEQuotesNativeMechanisms(t *testing.T) {
 var gridLine = regexp.MustCompile(`grid \(.*\): (\d+) of (\d+) phase means within 15%, worst ([0-9.]+%)`)
 var normalLine = regexp.MustCompile(`normal mode \(.*\): (\d+) phase means, median error ([0-9.]+%), worst ([0-9.]+%)`)
 var medianLine = regexp.MustCompile(`(\d+) rows with a measured value: median error ([0-9.]+%)`)
+var looLine = regexp.MustCompile(`in sample: \d+ phase means, median error ([0-9.]+%), worst ([0-9.]+%); leaving its configuration out: \d+ phase means, median error ([0-9.]+%), worst ([0-9.]+%)`)
+var boundLine = regexp.MustCompile(`on a bound \(.*\): (.*)`)
+var boundName = regexp.MustCompile(`([a-z0-9_.]+) \((lower|upper)\)`)
 
 func TestREADMEQuotesLayerCalibration(t *testing.T) {
 	t.Parallel()
@@ -196,6 +199,14 @@ func TestREADMEQuotesLayerCalibration(t *testing.T) {
 		t.Fatal("h200-layer-calibrate.txt lacks the normal-mode line")
 	}
 	wantQuote(t, text, "the normal-mode calibration", "Normal mode's %s phase means come out at a %s median error, worst %s", nl[1], nl[2], nl[3])
+	lo, bl := looLine.FindStringSubmatch(string(b)), boundLine.FindStringSubmatch(string(b))
+	if lo == nil || bl == nil {
+		t.Fatal("h200-layer-calibrate.txt lacks the leave-one-out or the on-a-bound line")
+	}
+	wantQuote(t, text, "the leave-one-out errors", "median %s and worst %s in sample, %s and %s with its configuration left out", lo[1], lo[2], lo[3], lo[4])
+	for _, m := range boundName.FindAllStringSubmatch(bl[1], -1) {
+		wantQuote(t, text, "a constant on its bound", "`%s` (%s bound", m[1], m[2])
+	}
 	// P-IB's kernel-side constants are the fit's, rounded.
 	fb, err := os.ReadFile("../../native/testdata/h200-layer.json")
 	if err != nil {

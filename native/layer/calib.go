@@ -171,6 +171,14 @@ type Raw struct {
 	Routing  string   `json:"routing"`
 	Seed     uint64   `json:"seed"`
 	Runs     []RawRun `json:"runs"`
+	// routings, when set, keeps each point's routing: a fit models every
+	// run hundreds of times.
+	routings *routingCache
+}
+
+type routingCache struct {
+	mu sync.Mutex
+	m  map[GridPoint]*moe.Routing
 }
 
 // Measure runs the grid on the library. progress, when set, hears of each
@@ -214,11 +222,25 @@ func rawPhase(st *PhaseStats) RawPhase {
 }
 
 func (r *Raw) routing(g GridPoint) (*moe.Routing, error) {
+	if c := r.routings; c != nil {
+		c.mu.Lock()
+		rt, ok := c.m[g]
+		c.mu.Unlock()
+		if ok {
+			return rt, nil // the model only reads it
+		}
+	}
 	spec, err := moe.ParseRoutingSpec(r.Routing)
 	if err != nil {
 		return nil, err
 	}
-	return moe.Generate(g.Shape(), spec, r.Seed)
+	rt, err := moe.Generate(g.Shape(), spec, r.Seed)
+	if err == nil && r.routings != nil {
+		r.routings.mu.Lock()
+		r.routings.m[g] = rt
+		r.routings.mu.Unlock()
+	}
+	return rt, err
 }
 
 // Merge is r with o's runs added: measurements of one GPU, routing and
@@ -311,7 +333,8 @@ func compareOne(raw *Raw, run RawRun, prof *profile.Profile) (Comparison, error)
 	if err != nil {
 		return Comparison{}, err
 	}
-	res, err := Predict(rt, run.Config, run.Workers, tr, prof, moe.Background{}, zap.NewNop())
+	// Times only: the native run checked the payload it moved.
+	res, err := predict(rt, run.Config, run.Workers, tr, prof, moe.Background{}, zap.NewNop(), true)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("%s: %w", run.Point.Name(), err)
 	}
@@ -320,11 +343,10 @@ func compareOne(raw *Raw, run RawRun, prof *profile.Profile) (Comparison, error)
 		DispatchSeen: res.Dispatch.Delivered.Mean, CombineSeen: res.Combine.Delivered.Mean}, nil
 }
 
-// param is one constant the fit moves, within bounds.
+// param is one constant the fit moves, within its bounds (bounds.go).
 type param struct {
-	name   string
-	lo, hi float64
-	start  float64 // used when the profile's value is 0
+	name  string
+	start float64 // used when the profile's value is 0
 }
 
 // stage fits params on the runs it takes.
@@ -344,92 +366,132 @@ func on(normal, multi bool, paths ...string) func(GridPoint) bool {
 
 // stages fit the kernel side on the direct path first (no NIC), then the
 // emulated NIC on the GPU-posted paths, then its host-memory reads and the
-// CPU workers on mini-proxy.
+// CPU workers on mini-proxy. Each constant belongs to one stage, and a
+// stage's runs depend on no later stage's constants.
 var stages = []stage{
 	{"kernel side (direct path)", on(false, false, "direct"), []param{
-		{"kernel.start_ns", 0, 2e4, 1000}, {"kernel.cast_ns", 0, 2e4, 1500}, {"kernel.grid_sync_ns", 0, 2e4, 1500},
-		{"kernel.recv_task_ns", 0, 2e4, 1000}, {"kernel.recv_token_ns", 0, 2e4, 300}, {"kernel.reduce_token_ns", 0, 2e4, 1500},
-		{"gpu.warp_copy_ns", 0, 2e4, 1500}, {"gpu.warp_copy_gbs", 0.5, 50, 5}, {"gpu.copy_gbs", 100, 8000, 2400},
-		{"kernel.recv_gbs", 100, 8000, 2400}, {"kernel.reduce_gbs", 100, 8000, 2400},
-		{"gpu.peer_copy_ns", 0, 2e4, 1000}, {"gpu.peer_warp_gbs", 0.5, 200, 20}, {"gpu.peer_gbs", 100, 8000, 2000},
-		{"gpu.peer_latency_ns", 0, 2e4, 700},
+		{"kernel.start_ns", 1000}, {"kernel.cast_ns", 1500}, {"kernel.grid_sync_ns", 1500},
+		{"kernel.recv_task_ns", 1000}, {"kernel.recv_token_ns", 300}, {"kernel.reduce_token_ns", 1500},
+		{"gpu.warp_copy_ns", 1500}, {"gpu.warp_copy_gbs", 5}, {"gpu.copy_gbs", 2400},
+		{"kernel.recv_gbs", 2400}, {"kernel.reduce_gbs", 2400},
+		{"gpu.peer_copy_ns", 1000}, {"gpu.peer_warp_gbs", 20}, {"gpu.copy_queue_wait", 0.5},
+		{"gpu.peer_latency_ns", 700},
 	}},
+	// gpu.handoff is the GPU calibration's: no mechanism of the grid
+	// publishes by hand-off, so these runs cannot move it.
 	{"emulated NIC (mini-gda, dc)", on(false, false, "mini-gda", "dc"), []param{
-		{"emunic.poll_ns", 0, 2e4, 1000}, {"emunic.wqe_ns", 0, 2e4, 1000}, {"emunic.drain_ns", 0, 2e4, 1000},
-		{"emunic.copy_ns", 0, 2e4, 1000}, {"emunic.latency_ns", 0, 2e4, 700},
-		{"emunic.warp_gbs", 0.05, 1000, 3}, {"emunic.sm_gbs", 1, 1e4, 30}, {"emunic.atomic_ns", 0, 2e4, 1500},
-		{"gpu.handoff.ns", 0, 2e4, 500},
+		{"emunic.poll_ns", 1000}, {"emunic.wqe_ns", 1000}, {"emunic.drain_ns", 1000},
+		{"emunic.copy_ns", 1000}, {"emunic.latency_ns", 700},
+		{"emunic.warp_gbs", 3}, {"emunic.sm_gbs", 30}, {"emunic.atomic_ns", 1500},
 	}},
 	{"host queues and CPU workers (mini-proxy)", on(false, false, "mini-proxy"), []param{
-		{"emunic.host_wqe_ns", 0, 1e5, 1000}, {"emunic.host_drain_ns", 0, 1e5, 3000}, {"pcie.host_read_mps", 1, 1e6, 100},
-		{"proxy.desc_flight_ns", 0, 1e5, 500}, {"proxy.post_chain.ns", 0, 1e5, 300}, {"proxy.post_wr.ns", 0, 1e5, 50},
+		{"emunic.host_wqe_ns", 1000}, {"emunic.host_drain_ns", 3000}, {"pcie.host_read_mps", 100},
+		{"proxy.desc_flight_ns", 500}, {"proxy.post_chain.ns", 300}, {"proxy.post_wr.ns", 50},
 	}},
 	// Normal mode last, on the LL fit's GPU constants: only what its
 	// kernels add (the chunk's barrier and tail, the receiver's turns and
-	// copy rate).
+	// copy rate). Refitting gpu.peer_gbs here as well (its bulk copies
+	// bind it) gained normal mode little and cost LL more: one rate must
+	// serve both.
 	{"normal mode's chunks (direct path)", on(true, false, "direct"), []param{
-		{"kernel.nvl_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_recv_chunk_ns", 0, 5e4, 1000}, {"kernel.nvl_warp_gbs", 0.5, 1000, 20},
-		{"gpu.peer_gbs", 100, 8000, 2000},
+		{"kernel.nvl_chunk_ns", 1000}, {"kernel.nvl_recv_chunk_ns", 1000}, {"kernel.nvl_warp_gbs", 20},
 	}},
 	// NVLink between GPUs, from the direct path with one rank per GPU, in
 	// both modes, on everything the single-GPU stages fitted.
 	{"NVLink between GPUs (direct path)", func(g GridPoint) bool { return g.gpus() > 1 && g.Transport == "direct" }, []param{
-		{"nvlink.gbs", 10, 5000, 450}, {"nvlink.warp_gbs", 0.5, 1000, 30}, {"nvlink.latency_ns", 0, 2e4, 1000},
-		{"nvlink.copy_ns", 0, 2e4, 500},
+		{"nvlink.gbs", 450}, {"nvlink.warp_gbs", 30}, {"nvlink.latency_ns", 1000},
+		{"nvlink.copy_ns", 500},
 	}},
+}
+
+// Fitted is one fitted constant beside the bounds it was fitted within.
+type Fitted struct {
+	Name   string
+	Value  float64 // as written: four significant digits
+	Unit   string
+	Lo, Hi float64
+	Why    string // the bounds' physics or datasheet
+	At     string // "lower" or "upper" when the fit ended on that bound
 }
 
 // FitResult is what Fit changed and how well the model then matches.
 type FitResult struct {
 	Profile   *profile.Profile
-	Constants []profile.Constant // the fitted ones, in schema order
+	Constants []profile.Constant // the fitted ones, in name order
+	Fitted    []Fitted           // the same, with their bounds
 	Before    []Comparison
 	After     []Comparison
 	Evals     int
+	raw       *Raw
+	base      *profile.Profile
+	bounds    map[string]bound
+}
+
+// OnBound names the fitted constants that ended on a bound: the runs
+// would take them further, so the model's structure, not the constant,
+// carries what is left of the error.
+func (r *FitResult) OnBound() []Fitted {
+	var out []Fitted
+	for _, f := range r.Fitted {
+		if f.At != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Fit moves the kernel-side and emulated-NIC constants of base until the
 // model of every measured run matches it (least squares of log ratios of
 // dispatch and combine, issue-done times at a quarter weight), stage by
-// stage; source names what the constants came from.
+// stage, each constant within the bounds physics and the GPU's datasheet
+// allow it (bounds.go); source names what the constants came from.
 func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) (*FitResult, error) {
 	if err := raw.Check(); err != nil {
 		return nil, err
 	}
+	ds, err := lookupDatasheet(raw.Device.Name)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	shortest := math.Inf(1)
+	for _, r := range raw.Runs {
+		shortest = min(shortest, r.Dispatch.ReadyUs*1000, r.Combine.ReadyUs*1000)
+	}
+	bs := bounds(ds, shortest)
+	for _, st := range stages {
+		for _, q := range st.params {
+			b, ok := bs[q.name]
+			d, known := profile.Lookup(q.name)
+			if !ok || !known {
+				return nil, fmt.Errorf("fit %s: %s has no bounds", st.what, q.name)
+			}
+			// Within what the profile accepts as well (a floor of 1 GB/s
+			// for a GPU-wide rate, say).
+			b.lo, b.hi = max(b.lo, d.Min), min(b.hi, d.Max)
+			bs[q.name] = b
+		}
+	}
+	raw = raw.withRoutings()
 	prof := base.Clone()
 	before, err := Compare(raw, prof)
 	if err != nil {
 		return nil, err
 	}
-	res := &FitResult{Before: before}
+	res := &FitResult{Before: before, raw: raw, base: base.Clone(), bounds: bs}
 	var fitted []param
 	for _, st := range stages {
-		var runs []RawRun
-		for _, r := range raw.Runs {
-			if st.takes(r.Point) {
-				runs = append(runs, r)
-			}
-		}
-		if len(runs) == 0 {
+		sub := raw.only(func(i int, r RawRun) bool { return st.takes(r.Point) })
+		if len(sub.Runs) == 0 {
 			continue
 		}
-		sub := &Raw{Device: raw.Device, Routing: raw.Routing, Seed: raw.Seed, Runs: runs}
-		resid := func(p *profile.Profile) ([]float64, error) {
-			cs, err := Compare(sub, p)
-			if err != nil {
-				return nil, err
-			}
-			return residuals(cs), nil
-		}
-		n, err := levenbergMarquardt(prof, st.params, resid, 600)
+		n, rms, err := fitStage(prof, st, sub, bs, false)
 		res.Evals += n
 		if err != nil {
 			return nil, fmt.Errorf("fit %s: %w", st.what, err)
 		}
 		fitted = append(fitted, st.params...)
 		if progress != nil {
-			r, _ := resid(prof)
-			progress(fmt.Sprintf("fitted %s on %d runs: rms log error %.3f", st.what, len(runs), math.Sqrt(sumSq(r)/float64(len(r)))))
+			progress(fmt.Sprintf("fitted %s on %d runs in %d model evaluations: rms log error %.3f", st.what, len(sub.Runs), n, rms))
 		}
 	}
 	after, err := Compare(raw, prof)
@@ -446,9 +508,129 @@ func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) 
 		}
 		c, _ := prof.Constant(p.name)
 		d, _ := profile.Lookup(p.name)
-		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: round4(c.Value), Unit: d.Unit, Source: source})
+		b := bs[p.name]
+		f := Fitted{Name: p.name, Value: round4(c.Value), Unit: d.Unit, Lo: b.lo, Hi: b.hi, Why: b.source}
+		switch {
+		case c.Value <= b.lo*(1+onBound):
+			f.At = "lower"
+		case c.Value >= b.hi*(1-onBound):
+			f.At = "upper"
+		}
+		res.Fitted = append(res.Fitted, f)
+		src := source
+		if f.At != "" {
+			src += fmt.Sprintf("; on its %s bound (%s)", f.At, f.Why)
+		}
+		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: f.Value, Unit: d.Unit, Source: src})
 	}
 	return res, nil
+}
+
+// onBound is how close to a bound, relatively, a constant sits on it.
+const onBound = 1e-3
+
+// only is r with the runs keep takes.
+func (r *Raw) only(keep func(int, RawRun) bool) *Raw {
+	sub := &Raw{Device: r.Device, Routing: r.Routing, Seed: r.Seed, routings: r.routings}
+	for i, run := range r.Runs {
+		if keep(i, run) {
+			sub.Runs = append(sub.Runs, run)
+		}
+	}
+	return sub
+}
+
+// withRoutings is r, keeping the routings it generates.
+func (r *Raw) withRoutings() *Raw {
+	c := *r
+	c.routings = &routingCache{m: map[GridPoint]*moe.Routing{}}
+	return &c
+}
+
+// fitStage fits st's constants in p to the runs of sub, within bs; warm
+// starts from p's values, as they are. It returns the model evaluations
+// and the rms log error it ended at.
+func fitStage(p *profile.Profile, st stage, sub *Raw, bs map[string]bound, warm bool) (int, float64, error) {
+	resid := func(p *profile.Profile) ([]float64, error) {
+		cs, err := Compare(sub, p)
+		if err != nil {
+			return nil, err
+		}
+		return residuals(cs), nil
+	}
+	maxEvals := 600
+	if warm {
+		// A start at the optimum of all runs but one: a few steps
+		// settle it.
+		maxEvals = 4 * (len(st.params) + 1)
+	}
+	n, err := levenbergMarquardt(p, st.params, bs, warm, resid, maxEvals)
+	if err != nil {
+		return n, 0, err
+	}
+	r, err := resid(p)
+	if err != nil {
+		return n, 0, err
+	}
+	return n + 1, math.Sqrt(sumSq(r) / float64(len(r))), nil
+}
+
+// LeaveOneOut predicts every run from a fit without it: its
+// configuration (shape, transport, all its repetitions) left out, its
+// stage refitted on the rest from the full fit's constants (a warm start,
+// a few steps: refitting from scratch costs the whole fit per run), then
+// every later stage that fits one of the constants refitted so far. Other
+// stages stay as fitted: the run depends on none of their constants. A
+// stage left without runs keeps the base's constants. The comparisons are
+// in the runs' order.
+func (r *FitResult) LeaveOneOut(progress func(string)) ([]Comparison, int, error) {
+	out := make([]Comparison, len(r.raw.Runs))
+	evals := 0
+	for i, run := range r.raw.Runs {
+		p := r.Profile.Clone()
+		moved := map[string]bool{}
+		for _, st := range stages {
+			refit := st.takes(run.Point)
+			for _, q := range st.params {
+				refit = refit || moved[q.name]
+			}
+			if !refit {
+				continue
+			}
+			for _, q := range st.params {
+				moved[q.name] = true
+			}
+			sub := r.raw.only(func(j int, o RawRun) bool { return j != i && st.takes(o.Point) })
+			if len(sub.Runs) == 0 {
+				if !st.takes(run.Point) {
+					continue // a stage with no runs at all
+				}
+				for _, q := range st.params {
+					c, _ := r.base.Constant(q.name)
+					if err := p.SetValue(q.name, c.Value, c.Source); err != nil {
+						return nil, evals, err
+					}
+				}
+				continue
+			}
+			n, _, err := fitStage(p, st, sub, r.bounds, true)
+			evals += n
+			if err != nil {
+				return nil, evals, fmt.Errorf("fit without %s: %s: %w", run.Point.Name(), st.what, err)
+			}
+		}
+		c, err := compareOne(r.raw, run, p)
+		if err != nil {
+			return nil, evals, err
+		}
+		out[i] = c
+		evals++
+		if progress != nil {
+			d, m := c.Error()
+			progress(fmt.Sprintf("left out %s: dispatch %+.1f%%, combine %+.1f%%", run.Point.Name(), 100*d, 100*m))
+		}
+	}
+	return out, evals, nil
 }
 
 // residuals are the log ratios of model to measurement the fit drives to
@@ -481,29 +663,29 @@ func sumSq(r []float64) float64 {
 	return s
 }
 
-// levenbergMarquardt fits params in log space: a numerical Jacobian of the
-// residuals, damped Gauss-Newton steps, bounds by clamping. Constants at
-// zero start from their start value; the lower bound in log space is a
-// thousandth of it, which is as good as zero for every cost here. So do
-// constants an earlier layer fit set (P-IB's kernel side is one): a refit
-// must not depend on the basin the earlier one ended in.
-func levenbergMarquardt(p *profile.Profile, params []param, resid func(*profile.Profile) ([]float64, error), maxEvals int) (int, error) {
+// levenbergMarquardt fits params in log space within their bounds bs: a
+// numerical Jacobian of the residuals, damped Gauss-Newton steps projected
+// onto the bounds. Constants at zero start from their start value, and so
+// (unless warm) do constants an earlier layer fit set (P-IB's kernel side
+// is one): a refit must not depend on the basin the earlier one ended in.
+func levenbergMarquardt(p *profile.Profile, params []param, bs map[string]bound, warm bool, resid func(*profile.Profile) ([]float64, error), maxEvals int) (int, error) {
 	n := len(params)
 	lo, hi, u := make([]float64, n), make([]float64, n), make([]float64, n)
 	for j, q := range params {
-		lo[j] = math.Log(max(q.lo, q.start*1e-3))
-		hi[j] = math.Log(q.hi)
-		// A constant at zero or at its upper bound (a value that never
+		b := bs[q.name]
+		lo[j], hi[j] = math.Log(b.lo), math.Log(b.hi)
+		// A constant at zero or past its upper bound (a value that never
 		// binds) gives no gradient: start those from their start value.
 		v := p.Get(q.name)
-		if c, _ := p.Constant(q.name); v <= 0 || v >= q.hi || strings.Contains(c.Source, "calibrate --layer") {
+		if c, _ := p.Constant(q.name); !warm && (v <= 0 || v >= b.hi || strings.Contains(c.Source, "calibrate --layer")) {
 			v = q.start
 		}
-		u[j] = min(hi[j], max(lo[j], math.Log(v)))
+		u[j] = min(hi[j], max(lo[j], math.Log(max(v, b.lo))))
 	}
 	set := func(x []float64) error {
 		for j, q := range params {
-			v := min(q.hi, max(q.lo, math.Exp(x[j]))) // exp(log(hi)) may round past hi
+			b := bs[q.name]
+			v := min(b.hi, max(b.lo, math.Exp(x[j]))) // exp(log(hi)) may round past hi
 			if err := p.SetValue(q.name, v, "calibrate --layer fit"); err != nil {
 				return err
 			}

@@ -19,6 +19,12 @@
 //	    the model of the same run: same routing, ranks, SMs and mechanism,
 //	    with the NIC constants replaced by the emulated NIC's (emunic.*) and
 //	    the GPU's copy bandwidth shared by the virtual ranks of one GPU.
+//	Measure(Runner, grid, ...) -> *Raw, Fit(raw, base, source) -> *FitResult
+//	    the calibration grid's runs, and the model's kernel-side and
+//	    emulated-NIC constants fitted to them stage by stage, each within
+//	    bounds from physics or the GPU's datasheet (bounds.go); the result
+//	    names the constants that end on a bound, and LeaveOneOut predicts
+//	    each configuration from a fit without it.
 //
 // The library itself (native.Lib) implements Runner; tests use a fake.
 package layer

@@ -58,6 +58,11 @@ func EmulatedProfile(p *profile.Profile, cfg native.LayerConfig) (*profile.Profi
 // on the direct path all ranks share one node and NVLink.
 // workers is the proxy workers per rank the native run actually ran.
 func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport, base *profile.Profile, bg moe.Background, log *zap.Logger) (*moe.Result, error) {
+	return predict(rt, cfg, workers, tr, base, bg, log, false)
+}
+
+// predict is Predict, without the payload checksums when noPayload.
+func predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport, base *profile.Profile, bg moe.Background, log *zap.Logger, noPayload bool) (*moe.Result, error) {
 	prof, err := EmulatedProfile(base, cfg)
 	if err != nil {
 		return nil, err
@@ -93,7 +98,7 @@ func Predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 		mbg = moe.Background{CTAs: cfg.BgWarps, Threads: 1, Bytes: cfg.BgBytes, Reserved: bg.Reserved, Queues: bg.Queues}
 	}
 	lc := moe.LayerConfig{Routing: model, Mode: moe.LL, Profile: prof, NVLink: tr.Direct, NumSMs: cfg.SMsPerRank,
-		Background: mbg, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs)}
+		Background: mbg, Log: log, RanksPerGPU: cfg.Ranks / max(1, cfg.GPUs), NoPayload: noPayload}
 	if cfg.Normal {
 		// Normal mode runs on the direct path only: NVLink, no background.
 		lc.Mode, lc.Chunk = moe.Normal, cfg.Chunk
