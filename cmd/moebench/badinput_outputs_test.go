@@ -101,7 +101,7 @@ func badInputsOutputs() []badInput {
 
 		// A run that fails after its work writes no file, and changes no
 		// existing one (content or mode).
-		{name: "outputs size without an answer writes nothing", args: []string{"size", "--ranks", "16", "--tokens", "8", "--transport", "mini-gda", "--target-us", "100", "--out", "s.json", "--plot", "s.svg"},
+		{name: "outputs size without an answer writes nothing", args: []string{"size", "--ranks", "16", "--tokens", "8", "--transport", "mini-gda", "--target-us", "70", "--out", "s.json", "--plot", "s.svg"},
 			files: f("s.json", "old"), setup: private("s.json"), code: 1, msg: "no candidate meets the limits"},
 		{name: "outputs validate above fail-above writes nothing", args: []string{"validate", "--only", "inline", "--fail-above", "0.0001", "--out", "v.json", "--plot", "v.svg"},
 			code: 1, msg: "above --fail-above"},

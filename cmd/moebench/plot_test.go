@@ -156,7 +156,7 @@ func TestPlotTicks(t *testing.T) {
 		args      []string
 		want, not []string
 	}{
-		{"sweep over powers of two", []string{"sweep", "--ranks", "8,16,32,64", "--gpus-per-node", "4", "--tokens", "4", "--transport", "mini-gda"},
+		{"sweep over powers of two", []string{"sweep", "--ranks", "8,16,32,64", "--gpus-per-node", "4", "--tokens", "2", "--transport", "mini-gda"},
 			[]string{"8", "16", "32", "64"}, []string{"10", "20", "50"}},
 		{"replay of two layers on two ranks", []string{"replay", "--trace", trace, "--transport", "mini-gda"},
 			[]string{"0", "1", "11", "12"}, []string{"0.5", "11.5"}},

@@ -173,6 +173,8 @@ func TestReplaySkewSlowsTheHotRank(t *testing.T) {
 	}
 	// Receiving: the wire into the hot rank and its copy into the packed
 	// layout. Their share of its critical path grows, and so does its time.
+	// Its last copy need not: with a token's unpack near its floor, the
+	// hot rank's copies overlap its inbound wire but for the last block's.
 	recv := func(b map[string]float64) float64 { return b["wire"] + b["copy"] }
 	for i := range skew.Layers {
 		s, u := skew.Layers[i].Slowest.Dispatch, uni.Layers[i].Slowest.Dispatch
@@ -182,8 +184,8 @@ func TestReplaySkewSlowsTheHotRank(t *testing.T) {
 		if s.TimeUs <= u.TimeUs {
 			t.Errorf("layer %d: hot rank's dispatch %.3g µs is not above the uniform case's slowest %.3g µs", i, s.TimeUs, u.TimeUs)
 		}
-		if rs, ru := recv(s.Breakdown)/s.TimeUs, recv(u.Breakdown)/u.TimeUs; rs <= ru || s.Breakdown["copy"] <= u.Breakdown["copy"] {
-			t.Errorf("layer %d: receive share (wire + copy) %.3g vs uniform %.3g, copy %.3g vs %.3g µs: want both to grow under skew",
+		if rs, ru := recv(s.Breakdown)/s.TimeUs, recv(u.Breakdown)/u.TimeUs; rs <= ru || s.Breakdown["copy"] < u.Breakdown["copy"] {
+			t.Errorf("layer %d: receive share (wire + copy) %.3g vs uniform %.3g, copy %.3g vs %.3g µs: want the share to grow under skew, the copy not to shrink",
 				i, rs, ru, s.Breakdown["copy"], u.Breakdown["copy"])
 		}
 	}
