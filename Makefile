@@ -12,7 +12,7 @@ FUZZTIME  ?= 10000x
 # dispatch and combine side by side or in turn with their progress hook and
 # checks, has tests of its own there.
 RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./sizing/...
-RACE_SKIP := ^TestValidate|^TestFit(Reproduces|NVLink|ReproducesTheCommittedFragment|BoundsAndLeaveOneOut)$$|^TestReplayMemoryBounded$$|^Test(Run|Replay|Size)InTurnToFitMemory$$
+RACE_SKIP := ^TestValidate|^TestFit(Reproduces|NVLink|ReproducesTheCommittedFragment|BoundsAndLeaveOneOut)$$|^TestTransferRefitPredictsUnfittedRuns$$|^TestReplayMemoryBounded$$|^Test(Run|Replay|Size)InTurnToFitMemory$$
 MOE_RACE  := ^(TestLayerProgress|TestLayerInTurnIsTheSame|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay)$$
 
 # The HTML report's browser check runs on its own, verbosely, so that a
