@@ -183,12 +183,7 @@ func renderRows(w io.Writer, format string, h report.Header, rows []microbench.R
 			}
 			items = append(items, item)
 		}
-		doc := struct {
-			Header  report.Header       `json:"header"`
-			Rows    []map[string]any    `json:"rows"`
-			Summary *microbench.Summary `json:"summary,omitempty"`
-		}{Header: h, Rows: items, Summary: sum}
-		return report.WriteJSON(w, doc)
+		return writeRowsJSON(w, h, items, sum)
 	default:
 		t := &report.Table{
 			Columns: []string{"experiment", "case", "metric", "unit", ref, "model", "rel_err"},
@@ -258,4 +253,14 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
 	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
+}
+
+// writeRowsJSON writes validate's rows as one JSON document: the header,
+// the rows, and their summary when there is one.
+func writeRowsJSON(w io.Writer, h report.Header, rows []map[string]any, sum *microbench.Summary) error {
+	return report.WriteJSON(w, struct {
+		Header  report.Header       `json:"header"`
+		Rows    []map[string]any    `json:"rows"`
+		Summary *microbench.Summary `json:"summary,omitempty"`
+	}{Header: h, Rows: rows, Summary: sum})
 }

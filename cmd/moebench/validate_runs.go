@@ -103,12 +103,7 @@ func renderRuns(w io.Writer, format string, h report.Header, rows []microbench.R
 				"measured": r.Paper, "model": r.Model, "rel_err": num(r.RelErr()), "bound_by": extra[i].boundBy,
 				suite: num(extra[i].published), suite + "_source": extra[i].publishedSource, "source": r.Source})
 		}
-		doc := struct {
-			Header  report.Header       `json:"header"`
-			Rows    []map[string]any    `json:"rows"`
-			Summary *microbench.Summary `json:"summary,omitempty"`
-		}{Header: h, Rows: items, Summary: sum}
-		return report.WriteJSON(w, doc)
+		return writeRowsJSON(w, h, items, sum)
 	default:
 		t := &report.Table{
 			Columns: []string{"experiment", "case", "metric", "unit", "measured", "model", "rel_err", "bound_by", suite},
