@@ -216,10 +216,12 @@ const (
 	opPick
 )
 
-// NIC is one adapter: per-QP doorbell queues served in order, a
-// processing pipeline shared by sent and received messages, a cache of
-// connection contexts, an egress link and an ingress port. NICs of a fabric
-// share one message slab so that a message can be delivered to its peer.
+// NIC is one adapter: per-QP doorbell queues served in order, a send
+// scheduler that takes the queues waiting for the link in turn (per
+// port), a processing pipeline shared by sent and received messages, a
+// cache of connection contexts, an egress link and an ingress port. NICs
+// of a fabric share one message slab so that a message can be delivered
+// to its peer.
 type NIC struct {
 	Index int
 	P     *NICParams
