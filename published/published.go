@@ -89,6 +89,10 @@ func (c Conditions) Args() []string {
 	return a
 }
 
+// OneNode reports whether the run's ranks fit in one node: nothing crosses
+// RDMA, and DeepEP's test of it is test_intranode.py.
+func (c Conditions) OneNode() bool { return c.Ranks <= c.GPUsPerNode }
+
 // Experiment names the kind of run, as the suite's tables do.
 func (c Conditions) Experiment() string {
 	switch {
@@ -96,7 +100,7 @@ func (c Conditions) Experiment() string {
 		return "ll-nvlink"
 	case c.Mode == LL:
 		return "ll-rdma"
-	case c.Ranks <= c.GPUsPerNode:
+	case c.OneNode():
 		return "normal-intranode"
 	}
 	return "normal-internode"

@@ -410,11 +410,11 @@ func (f *runFields) rows(name string, line int) ([]Row, error) {
 			return nil, fmt.Errorf("field %s: %v, want a positive number", g.key, v)
 		case c.Mode == LL && g.metric != MeanUs:
 			return nil, fmt.Errorf("field %s: a normal-mode figure; test_low_latency.py's GB/s counts other bytes: give dispatch_us and combine_us, its avg_t", g.key)
-		case strings.HasSuffix(g.key, "_rdma_gbs") && c.Ranks <= c.GPUsPerNode:
+		case strings.HasSuffix(g.key, "_rdma_gbs") && c.OneNode():
 			return nil, fmt.Errorf("field %s: the run is within one node (%d ranks, %d GPUs a node), where nothing crosses RDMA: give the NVL figure", g.key, c.Ranks, c.GPUsPerNode)
 		}
 		metric := g.metric
-		if metric == NVLinkGBps && c.Ranks <= c.GPUsPerNode {
+		if metric == NVLinkGBps && c.OneNode() {
 			// test_intranode.py's GB/s (NVL) counts the tokens a rank
 			// receives, its own included: the model's DeepEP figure on
 			// one node.

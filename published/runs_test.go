@@ -214,7 +214,7 @@ func FuzzParseRuns(f *testing.F) {
 				m["expert_groups"] = c.ExpertGroups
 			}
 			key := map[string]string{MeanUs: "us", DeepEPGBps: "rdma_gbs", NVLinkGBps: "nvl_gbs"}[r.Metric]
-			if r.Metric == DeepEPGBps && c.Ranks <= c.GPUsPerNode {
+			if r.Metric == DeepEPGBps && c.OneNode() {
 				key = "nvl_gbs" // test_intranode.py's figure
 			}
 			m[r.Phase+"_"+key] = r.Value
