@@ -7,6 +7,11 @@
 // declared once in the schema (schema_*.go) with its unit, its valid range and
 // what it means; every value in a profile carries the source it came from: a
 // table or figure of the paper, a local measurement, or a fit with the data it
-// was fitted to. Loading checks names against the schema and values against
-// their ranges, and errors name the file, the line and the constant.
+// was fitted to. Each value also states its kind (Kind): datasheet, paper,
+// fit (to the paper's microbenchmarks), measured (this project's native
+// runs) or assumption; every built-in constant states one. A profile names
+// a base merged first, and each constant remembers which profile set it,
+// so a listing tells a platform's own values from those it inherits.
+// Loading checks names against the schema and values against their
+// ranges, and errors name the file, the line and the constant.
 package profile

@@ -31,7 +31,12 @@ type Constant struct {
 	Name   string  `json:"name"`
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
+	Kind   Kind    `json:"kind,omitempty"`
 	Source string  `json:"source"`
+	// From names the profile whose file set the constant: the profile
+	// itself, or a base it inherits the constant from. Loading fills it
+	// in; a file may state it, as a listing of a profile does.
+	From string `json:"from,omitempty"`
 }
 
 // Profile is a set of constants for one platform. Profiles are values:
@@ -39,6 +44,8 @@ type Constant struct {
 type Profile struct {
 	Name        string
 	Description string
+	// Base is the base profile the profile's own file names, if any.
+	Base string
 	// Origins lists what was merged to make this profile, in order: the
 	// built-in names or files, then each --set override.
 	Origins []string
@@ -225,12 +232,18 @@ func (p *Profile) mergeFile(pt part, chain []part) error {
 		if f.Description != "" {
 			p.Description = f.Description
 		}
+		if f.Base != "" {
+			p.Base = f.Base
+		}
 	}
 	p.Origins = append(p.Origins, label)
 	if len(f.Measured) > 0 {
 		p.measured, p.measuredFrom = f.Measured, label
 	}
 	for _, c := range f.Constants {
+		if c.From == "" {
+			c.From = f.Name
+		}
 		p.vals[c.Name] = c
 	}
 	return nil
@@ -325,7 +338,9 @@ func Parse(label string, data []byte) (*File, error) {
 					Name   string   `json:"name"`
 					Value  *float64 `json:"value"`
 					Unit   string   `json:"unit"`
+					Kind   string   `json:"kind"`
 					Source string   `json:"source"`
+					From   string   `json:"from"`
 				}
 				if err := dec.Decode(&raw); err != nil {
 					return nil, fail(coff, "constants[%d]: %s", len(f.Constants), inputfile.JSONProblem(err))
@@ -338,7 +353,7 @@ func Parse(label string, data []byte) (*File, error) {
 				if raw.Value == nil {
 					return nil, fmt.Errorf("%s:%d: constant %s has no value", label, line, raw.Name)
 				}
-				c := Constant{Name: raw.Name, Value: *raw.Value, Unit: raw.Unit, Source: raw.Source}
+				c := Constant{Name: raw.Name, Value: *raw.Value, Unit: raw.Unit, Kind: Kind(raw.Kind), Source: raw.Source, From: raw.From}
 				if err := check(c); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", label, line, err)
 				}
@@ -378,6 +393,11 @@ func check(c Constant) error {
 	}
 	if strings.TrimSpace(c.Source) == "" {
 		return fmt.Errorf("constant %s: source is empty: every constant names the table, figure or measurement it came from", c.Name)
+	}
+	if c.Kind != "" {
+		if _, err := parseKind(string(c.Kind)); err != nil {
+			return fmt.Errorf("constant %s: %w", c.Name, err)
+		}
 	}
 	return inRange(d, c.Value)
 }
@@ -422,7 +442,7 @@ func (p *Profile) Set(name, value string) error {
 	if err := inRange(d, v); err != nil {
 		return err
 	}
-	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Source: "command line"}
+	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Kind: KindSet, Source: "command line", From: p.Name}
 	p.Origins = append(p.Origins, fmt.Sprintf("--set %s=%v", name, v))
 	return nil
 }
@@ -437,7 +457,7 @@ func (p *Profile) SetValue(name string, v float64, source string) error {
 	if err := inRange(d, v); err != nil {
 		return err
 	}
-	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Source: source}
+	p.vals[name] = Constant{Name: name, Value: v, Unit: d.Unit, Source: source, From: p.Name}
 	return nil
 }
 
@@ -494,6 +514,15 @@ func (p *Profile) Get(name string) float64 {
 func (p *Profile) Constant(name string) (Constant, bool) {
 	c, ok := p.vals[name]
 	return c, ok
+}
+
+// InheritedFrom returns the base profile that set a constant, or "" where
+// the profile sets it itself (its own file or the command line).
+func (p *Profile) InheritedFrom(name string) string {
+	if c, ok := p.vals[name]; ok && c.From != p.Name {
+		return c.From
+	}
+	return ""
 }
 
 // Missing lists declared constants the profile does not set.

@@ -48,6 +48,9 @@ func TestParseErrorsNameLineAndConstant(t *testing.T) {
 		{"no value", `{"name":"x","constants":[
 {"name":"gpu.sms","unit":"count","source":"a"}]}`, "f.json:2: constant gpu.sms has no value"},
 		{"trailing", `{"name":"x"} {}`, "trailing data"},
+		{"unknown kind", `{"name":"x","constants":[
+{"name":"gpu.sms","value":10,"unit":"count","kind":"guess","source":"a"}]}`, `f.json:2: constant gpu.sms: kind "guess" is not one of datasheet, paper, fit, measured, assumption`},
+		{"set is no file's kind", `{"name":"x","constants":[{"name":"gpu.sms","value":10,"unit":"count","kind":"set","source":"a"}]}`, `kind "set" is not one of`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -10,7 +10,8 @@ import (
 )
 
 const profileExamples = `  moebench profile                      # built-in profiles
-  moebench profile p-ib                 # its constants, units and sources
+  moebench profile p-ib                 # its constants, units, sources and their kinds
+  moebench profile p-h800 --format csv  # which constants it inherits from p-h100 and p-ib
   moebench profile p-ib,my-gpu.json --set gpu.sm_clock_mhz=1500
   moebench profile --list               # every constant the model reads, with its range
 `
@@ -49,15 +50,15 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		}
 		doc = defs
 	case fs.NArg() == 0:
-		t.Columns = []string{"profile", "description"}
+		t.Columns = []string{"profile", "base", "description"}
 		var all []map[string]string
 		for _, n := range profile.Builtins() {
 			p, err := profile.Load(n)
 			if err != nil {
 				return fmt.Errorf("built-in profile %s: %w", n, err)
 			}
-			t.Rows = append(t.Rows, []string{n, p.Description})
-			all = append(all, map[string]string{"name": n, "description": p.Description})
+			t.Rows = append(t.Rows, []string{n, p.Base, p.Description})
+			all = append(all, map[string]string{"name": n, "base": p.Base, "description": p.Description})
 		}
 		doc = all
 	case fs.NArg() == 1:
@@ -74,11 +75,14 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		if err := p.ApplySets(sets); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		t.Columns = []string{"name", "value", "unit", "source"}
-		t.Numeric = []bool{false, true, false, false}
+		// Each constant says what kind of source its value rests on and,
+		// where a base profile set it, which; JSON carries the same as
+		// each constant's kind and from.
+		t.Columns = []string{"name", "value", "unit", "kind", "inherited_from", "source"}
+		t.Numeric = []bool{false, true, false, false, false, false}
 		cs := p.Constants()
 		for _, c := range cs {
-			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprintf("%g", c.Value), c.Unit, c.Source})
+			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprintf("%g", c.Value), c.Unit, c.Kind.String(), p.InheritedFrom(c.Name), c.Source})
 		}
 		doc = profile.File{Name: p.Name, Description: p.Description, Constants: cs}
 	default:
