@@ -419,13 +419,13 @@ func (b *nodeBase) send(e *sim.Engine, i int, op transport.Op) {
 }
 
 // deepepTokenBytes is the per-(token, node) size DeepEP's internode test
-// counts: hidden × dispatch bytes plus the FP8 scales (dispatch), hidden
-// × combine bytes (combine).
+// counts: the hidden vector in the dispatch type plus its FP8 or NVFP4
+// scales (dispatch), hidden × combine bytes (combine).
 func deepepTokenBytes(s Shape, combine bool) int64 {
 	if combine {
 		return int64(s.Hidden * s.Combine.Bytes())
 	}
-	return int64(s.Hidden*s.Dispatch.Bytes() + s.Scales()*scaleElementBytes)
+	return int64(s.DispatchVectorBytes())
 }
 
 // NormalCombineTokenBytes is the per-token size of internode combine

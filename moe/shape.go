@@ -15,13 +15,16 @@ type DType uint8
 // The element types DeepEP moves. The zero DType is invalid so that a Shape
 // with an unset dtype fails validation instead of silently meaning FP8.
 const (
-	FP8  DType = iota + 1 // float8 e4m3, with one float32 scale per 128 channels
-	BF16                  // bfloat16
-	FP16                  // IEEE half
-	FP32                  // IEEE single
+	FP8   DType = iota + 1 // float8 e4m3, with one float32 scale per 128 channels
+	BF16                   // bfloat16
+	FP16                   // IEEE half
+	FP32                   // IEEE single
+	NVFP4                  // 4-bit e2m1, two a byte, one e4m3 scale per 16 channels; dispatch only
 )
 
-// Bytes is the size of one element, or 0 for an invalid DType.
+// Bytes is the size of one element in whole bytes, or 0 for an invalid
+// DType and for NVFP4, whose elements are half a byte: size vectors with
+// VectorBytes.
 func (d DType) Bytes() int {
 	switch d {
 	case FP8:
@@ -32,6 +35,62 @@ func (d DType) Bytes() int {
 		return 4
 	}
 	return 0
+}
+
+// Valid reports whether d is one of the element types above.
+func (d DType) Valid() bool { return d >= FP8 && d <= NVFP4 }
+
+// VectorBytes is the size of n elements without their scales: n/2 for
+// NVFP4 (two values a byte; n even, as Validate's 16-channel blocks make
+// it), n × Bytes otherwise.
+func (d DType) VectorBytes(n int) int {
+	if d == NVFP4 {
+		return n / 2
+	}
+	return n * d.Bytes()
+}
+
+// ScaleGroup is the number of channels that share one float32 FP8 scale
+// (DeepEP's per-token, per-128-channel quantization).
+const ScaleGroup = 128
+
+// NVFP4Block is the number of channels that share one e4m3 NVFP4 scale,
+// and NVFP4Align the hidden sizes NVFP4 dispatch takes. NVIDIA's NVFP4
+// scales each block of 16 e2m1 values by one FP8 e4m3 byte and the whole
+// tensor by one float32 (the NVFP4 blog; ModelOpt's group_size 16, the
+// e4m3 weight_scale and the float32 weight_scale_2). The kernels that
+// dispatch it (DeepEP's low-latency NVFP4 dispatch, deepseek-ai/DeepEP#341,
+// csrc/kernels/internode_ll.cu; TensorRT-LLM's low_latency_dispatch_fp4,
+// fused_moe_wide_ep.py) send per token hidden/2 B of values and hidden/16
+// B of block scales after the 16 B header, copying both in 16 B (int4)
+// units and asserting the message a whole number of them: hidden must be a
+// multiple of 256. The global scale does not travel: it is one calibrated
+// float32 per tensor that every rank holds (DeepEP reads x_global_scale
+// once for the whole dispatch), so it adds no bytes to a message.
+const (
+	NVFP4Block = 16
+	NVFP4Align = 256
+)
+
+// ScaleCount is the number of scales n channels carry: ceil(n/128)
+// float32s for FP8, n/16 e4m3 bytes for NVFP4, none otherwise.
+func (d DType) ScaleCount(n int) int {
+	switch d {
+	case FP8:
+		return (n + ScaleGroup - 1) / ScaleGroup
+	case NVFP4:
+		return n / NVFP4Block
+	}
+	return 0
+}
+
+// ScaleBytes is the size of the scales n channels carry: 4 B a float32
+// FP8 scale, 1 B an e4m3 NVFP4 one.
+func (d DType) ScaleBytes(n int) int {
+	if d == NVFP4 {
+		return d.ScaleCount(n)
+	}
+	return d.ScaleCount(n) * scaleElementBytes
 }
 
 // String returns the name ParseDType accepts.
@@ -45,11 +104,14 @@ func (d DType) String() string {
 		return "fp16"
 	case FP32:
 		return "fp32"
+	case NVFP4:
+		return "nvfp4"
 	}
 	return fmt.Sprintf("DType(%d)", uint8(d))
 }
 
-// ParseDType reads "fp8", "bf16", "fp16" or "fp32" (case-insensitive).
+// ParseDType reads "fp8", "bf16", "fp16", "fp32" or "nvfp4"
+// (case-insensitive).
 func ParseDType(s string) (DType, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "fp8":
@@ -60,13 +122,11 @@ func ParseDType(s string) (DType, error) {
 		return FP16, nil
 	case "fp32":
 		return FP32, nil
+	case "nvfp4":
+		return NVFP4, nil
 	}
-	return 0, fmt.Errorf("unknown dtype %s (want fp8, bf16, fp16 or fp32)", report.Quote(s))
+	return 0, fmt.Errorf("unknown dtype %s (want fp8, bf16, fp16, fp32 or nvfp4)", report.Quote(s))
 }
-
-// ScaleGroup is the number of channels that share one float32 FP8 scale
-// (DeepEP's per-token, per-128-channel quantization).
-const ScaleGroup = 128
 
 // maxSelections bounds Ranks×Tokens×TopK so that a mistyped shape fails
 // validation instead of exhausting memory in Generate or a layout.
@@ -128,8 +188,13 @@ func (s Shape) Validate() error {
 	}
 	// Kernels copy hidden vectors in 16-byte (int4) units. FP8 scales are
 	// ceil(hidden/128) float32s, the last group possibly partial, so hidden
-	// need not be a multiple of 128 (gpt-oss has 2,880).
-	if b := s.Hidden * s.Dispatch.Bytes(); b%16 != 0 {
+	// need not be a multiple of 128 (gpt-oss has 2,880). NVFP4's values and
+	// block scales are each copied in such units (see NVFP4Align).
+	if s.Dispatch == NVFP4 && s.Hidden%NVFP4Align != 0 {
+		return fmt.Errorf("hidden: %d nvfp4 channels, want a multiple of %d: the kernels copy a token's 4-bit values (hidden/2 B) and its e4m3 scales, one per %d channels (hidden/%d B), in whole 16 B units",
+			s.Hidden, NVFP4Align, NVFP4Block, NVFP4Block)
+	}
+	if b := s.Dispatch.VectorBytes(s.Hidden); b%16 != 0 {
 		return fmt.Errorf("hidden: %d %s channels are %d B, not a multiple of 16 B", s.Hidden, s.Dispatch, b)
 	}
 	if b := s.Hidden * s.Combine.Bytes(); b%16 != 0 {
@@ -152,10 +217,16 @@ func (s Shape) tokenBytes() int64 {
 
 func (s Shape) validateDTypes() error {
 	var errs []error
-	if s.Dispatch.Bytes() == 0 {
+	if !s.Dispatch.Valid() {
 		errs = append(errs, fmt.Errorf("dispatch dtype: %s is unset or unknown", s.Dispatch))
 	}
-	if s.Combine.Bytes() == 0 {
+	switch {
+	case s.Combine == NVFP4:
+		// Combine sends expert outputs back to be weighted and summed:
+		// DeepEP and TensorRT-LLM send them in bf16 (or fp8 in
+		// TensorRT-LLM's low-precision combine), never block-scaled FP4.
+		errs = append(errs, fmt.Errorf("combine dtype: nvfp4 is a dispatch type only; combine sends bf16, fp16 or fp32"))
+	case !s.Combine.Valid():
 		errs = append(errs, fmt.Errorf("combine dtype: %s is unset or unknown", s.Combine))
 	}
 	return errors.Join(errs...)
@@ -179,13 +250,16 @@ func (s Shape) Nodes() int { return s.Ranks / s.GPUsPerNode }
 // NodeOf is the node that hosts rank.
 func (s Shape) NodeOf(rank int) int { return rank / s.GPUsPerNode }
 
-// Scales is the number of float32 scales per token on the dispatch path:
-// ceil(hidden/128) for FP8, 0 otherwise.
-func (s Shape) Scales() int {
-	if s.Dispatch != FP8 {
-		return 0
-	}
-	return (s.Hidden + ScaleGroup - 1) / ScaleGroup
+// Scales is the number of scales per token on the dispatch path:
+// ceil(hidden/128) float32s for FP8, hidden/16 e4m3 bytes for NVFP4, 0
+// otherwise.
+func (s Shape) Scales() int { return s.Dispatch.ScaleCount(s.Hidden) }
+
+// DispatchVectorBytes is one token's hidden vector on the dispatch path
+// with its scales: 7,392 B at hidden 7,168 FP8 (7,168 + 56 × 4), 4,032 B
+// NVFP4 (3,584 + 448), 14,336 B BF16.
+func (s Shape) DispatchVectorBytes() int {
+	return s.Dispatch.VectorBytes(s.Hidden) + s.Dispatch.ScaleBytes(s.Hidden)
 }
 
 // Header and metadata sizes of DeepEP's messages (csrc/kernels: LL dispatch
@@ -201,10 +275,11 @@ const (
 )
 
 // LLDispatchBytes is the size of one low-latency dispatch message: 16 B
-// header + hidden × dispatch bytes + ceil(hidden/128) float32 scales for
-// FP8. 7,408 B at hidden 7,168 FP8; 14,352 B for BF16.
+// header + the hidden vector in the dispatch type + its scales
+// (ceil(hidden/128) float32s for FP8, hidden/16 e4m3 bytes for NVFP4).
+// 7,408 B at hidden 7,168 FP8; 4,048 B NVFP4; 14,352 B BF16.
 func (s Shape) LLDispatchBytes() int {
-	return LLHeaderBytes + s.Hidden*s.Dispatch.Bytes() + s.Scales()*scaleElementBytes
+	return LLHeaderBytes + s.DispatchVectorBytes()
 }
 
 // LLCombineBytes is the size of one low-latency combine message: the bare
@@ -214,14 +289,16 @@ func (s Shape) LLCombineBytes() int { return s.Hidden * s.Combine.Bytes() }
 // NormalTokenBytes is the per-token size in normal (high-throughput) mode
 // buffers:
 //
-//	align16(hidden×dispatch bytes + 8 B source meta + scales×4 B
+//	align16(hidden vector + 8 B source meta + scale bytes
 //	        + topk×8 B ids + topk×4 B weights)
 //
 // after DeepEP's get_num_bytes_per_token. Its V1 internode kernels stored
 // ids as int (4 B); later versions use topk_idx_t, int64 as at the API,
-// which is what this counts. 7,504 B at hidden 7,168 FP8 top-8.
+// which is what this counts. 7,504 B at hidden 7,168 FP8 top-8. NVFP4
+// travels as TensorRT-LLM hands it to DeepEP's normal dispatch: the packed
+// values as the vector and the e4m3 block scales viewed as float32 scales
+// (fused_moe_wide_ep.py), hidden/2 + hidden/16 B: 4,144 B at 7,168 top-8.
 func (s Shape) NormalTokenBytes() int {
-	n := s.Hidden*s.Dispatch.Bytes() + SourceMetaBytes + s.Scales()*scaleElementBytes +
-		s.TopK*(TopKIDBytes+TopKWeightBytes)
+	n := s.DispatchVectorBytes() + SourceMetaBytes + s.TopK*(TopKIDBytes+TopKWeightBytes)
 	return (n + normalAlignment - 1) / normalAlignment * normalAlignment
 }

@@ -24,6 +24,8 @@ func TestDType(t *testing.T) {
 		{"fp16", moe.FP16, 2},
 		{"fp32", moe.FP32, 4},
 		{" BF16 ", moe.BF16, 2},
+		// Half a byte an element: no whole-byte size (VectorBytes has it).
+		{"NVFP4", moe.NVFP4, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -40,18 +42,21 @@ func TestDType(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "fp4", "int8", "e4m3"} {
+	for _, bad := range []string{"", "fp4", "mxfp4", "int8", "e4m3"} {
 		if _, err := moe.ParseDType(bad); err == nil || !strings.Contains(err.Error(), "dtype") {
 			t.Errorf("ParseDType(%q) error = %v, want one naming the dtype", bad, err)
 		}
 	}
-	if b := moe.DType(0).Bytes(); b != 0 {
-		t.Errorf("zero DType has %d bytes, want 0", b)
+	if b := moe.DType(0).Bytes(); b != 0 || moe.DType(0).Valid() {
+		t.Errorf("zero DType has %d bytes (valid %v), want 0 and invalid", b, moe.DType(0).Valid())
+	}
+	if moe.DType(6).Valid() {
+		t.Error("DType(6) is valid, want one past the last invalid")
 	}
 }
 
 func FuzzParseDType(f *testing.F) {
-	for _, s := range []string{"fp8", "bf16", "fp16", "fp32", "FP8", "", "x"} {
+	for _, s := range []string{"fp8", "bf16", "fp16", "fp32", "nvfp4", "FP8", "", "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -59,7 +64,7 @@ func FuzzParseDType(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if d.Bytes() == 0 {
+		if !d.Valid() || d.VectorBytes(16) == 0 {
 			t.Fatalf("ParseDType(%q) = %v with no size", s, d)
 		}
 		if back, err := moe.ParseDType(d.String()); err != nil || back != d {
@@ -142,6 +147,14 @@ func TestValidate(t *testing.T) {
 		{"hidden-unaligned-bf16", with(func(s *moe.Shape) { s.Hidden, s.Dispatch = 7172, moe.BF16 }), "hidden: 7172 bf16"},
 		{"no-dispatch-dtype", with(func(s *moe.Shape) { s.Dispatch = 0 }), "dispatch dtype"},
 		{"no-combine-dtype", with(func(s *moe.Shape) { s.Combine = 9 }), "combine dtype"},
+		{"nvfp4", with(func(s *moe.Shape) { s.Dispatch = moe.NVFP4 }), ""},
+		{"nvfp4-4096", with(func(s *moe.Shape) { s.Dispatch, s.Hidden = moe.NVFP4, 4096 }), ""},
+		{"nvfp4-combine", with(func(s *moe.Shape) { s.Combine = moe.NVFP4 }), "combine dtype: nvfp4 is a dispatch type only"},
+		// 2,880 fills whole 16 B of values (1,440 B) but not of scales
+		// (180 B); 7,168+16 fills neither the scales nor the message.
+		{"nvfp4-gpt-oss", with(func(s *moe.Shape) { s.Dispatch, s.Hidden = moe.NVFP4, 2880 }), "hidden: 2880 nvfp4 channels, want a multiple of 256"},
+		{"nvfp4-unaligned", with(func(s *moe.Shape) { s.Dispatch, s.Hidden = moe.NVFP4, 7184 }), "hidden: 7184 nvfp4"},
+		{"nvfp4-odd", with(func(s *moe.Shape) { s.Dispatch, s.Hidden = moe.NVFP4, 7 }), "hidden: 7 nvfp4"},
 		{"too-large", with(func(s *moe.Shape) { s.Tokens = 1 << 27 }), "tokens: 16 ranks"},
 	}
 	for _, tt := range tests {
@@ -153,6 +166,48 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate: %v", err)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Fatalf("Validate error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDispatchTokenBytes holds each dispatch type's per-token bytes to the
+// formats' arithmetic: FP8 one byte a channel and a float32 per 128
+// channels; BF16 two bytes a channel; NVFP4 half a byte a channel and one
+// e4m3 byte per 16 channels (its float32 global scale is per tensor, not
+// per token). LL adds the 16 B header; normal mode adds 8 B source meta
+// and top-8 × (8 B id + 4 B weight) = 96 B, rounded up to 16 B.
+func TestDispatchTokenBytes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		d              moe.DType
+		hidden         int
+		scales, vector int
+		ll, normal     int
+	}{
+		{"fp8-7168", moe.FP8, 7168, 56, 7168 + 56*4, 16 + 7392, 7504},     // 7392+104 = 7496 → 7504
+		{"bf16-7168", moe.BF16, 7168, 0, 7168 * 2, 16 + 14336, 14448},     // 14336+104 = 14440 → 14448
+		{"nvfp4-7168", moe.NVFP4, 7168, 448, 3584 + 448, 16 + 4032, 4144}, // 4032+104 = 4136 → 4144
+		{"fp8-4096", moe.FP8, 4096, 32, 4096 + 32*4, 16 + 4224, 4336},     // 4224+104 = 4328 → 4336
+		{"bf16-4096", moe.BF16, 4096, 0, 4096 * 2, 16 + 8192, 8304},       // 8192+104 = 8296 → 8304
+		{"nvfp4-4096", moe.NVFP4, 4096, 256, 2048 + 256, 16 + 2304, 2416}, // 2304+104 = 2408 → 2416
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := v3()
+			s.Dispatch, s.Hidden = tt.d, tt.hidden
+			if err := s.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			got := [4]int{s.Scales(), s.DispatchVectorBytes(), s.LLDispatchBytes(), s.NormalTokenBytes()}
+			want := [4]int{tt.scales, tt.vector, tt.ll, tt.normal}
+			if got != want {
+				t.Errorf("scales, vector, LL message, normal token = %v, want %v", got, want)
+			}
+			if s.LLDispatchBytes()%16 != 0 {
+				t.Errorf("LL message of %d B is not whole 16 B units", s.LLDispatchBytes())
 			}
 		})
 	}

@@ -21,7 +21,7 @@ func A2ABytes(rt *moe.Routing, normal bool) (dispatch, combine [][]int64) {
 	dispatch, combine = square(R), square(R)
 	if normal {
 		n := rt.Normal()
-		in := int64(s.Hidden*s.Dispatch.Bytes() + s.Scales()*4)
+		in := int64(s.DispatchVectorBytes())
 		back := int64(s.Hidden * s.Combine.Bytes())
 		for src := range R {
 			for dst := range R {
