@@ -40,8 +40,11 @@ func (p *NICParams) Tail() sim.Time { return p.Tx + p.Fabric + p.Rx + p.DMAWrite
 // Floor is a time no phase carrying loads beats on these NICs: every NIC's
 // message pipeline (sends and receives share it), its egress link and its
 // ingress port serialize their messages, and the last message still has
-// to reach memory. It returns the floor and what sets it.
+// to reach memory. A rank's load spreads at best evenly over its NICs'
+// pipelines and its links (Topology.Links). It returns the floor and what
+// sets it.
 func (p *NICParams) Floor(loads []NICLoad) (sim.Time, string) {
+	nics, links := sim.Time(p.Topo.NICs()), sim.Time(p.Topo.Links())
 	var best sim.Time
 	by := ""
 	for _, l := range loads {
@@ -52,9 +55,9 @@ func (p *NICParams) Floor(loads []NICLoad) (sim.Time, string) {
 			t  sim.Time
 			by string
 		}{
-			{sim.Time(l.TxMsgs)*p.MsgSlot + sim.Time(l.RxMsgs)*p.RxSlot + p.Rx + p.DMAWrite, "msg_rate"},
-			{l.TxWire + p.Tail(), "egress"},
-			{l.RxWire + p.Tail(), "ingress"},
+			{(sim.Time(l.TxMsgs)*p.MsgSlot+sim.Time(l.RxMsgs)*p.RxSlot)/nics + p.Rx + p.DMAWrite, "msg_rate"},
+			{l.TxWire/links + p.Tail(), "egress"},
+			{l.RxWire/links + p.Tail(), "ingress"},
 		} {
 			if c.t > best {
 				best, by = c.t, c.by

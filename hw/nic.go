@@ -24,7 +24,7 @@ type NICParams struct {
 	MsgSlot       sim.Time // NIC-wide: one message per slot
 	Tx, Rx, Ack   sim.Time
 	MaxFetch      int
-	LinkBytesPerP float64 // payload+header bytes per picosecond on the wire
+	LinkBytesPerP float64 // payload+header bytes per picosecond on one link (a plane's share of the port)
 	MTU           int
 	PktOverhead   int
 	Fabric        sim.Time
@@ -62,11 +62,15 @@ type NICParams struct {
 type Topology struct {
 	Tiers      int
 	GPUsPerNIC int
-	LeafRadix  int
-	Oversub    float64
-	Hop        sim.Time // each switch traversal beyond the first
-	HopBuffer  sim.Time // buffering of one uplink or spine downlink, as time at line rate
-	Adaptive   bool     // adaptive routing instead of static ECMP
+	// A GPU's own NICs and each NIC's planes: NICsPerGPU × PlanesPerNIC
+	// links per rank, each on its own rail (see Links).
+	NICsPerGPU   int
+	PlanesPerNIC int
+	LeafRadix    int
+	Oversub      float64
+	Hop          sim.Time // each switch traversal beyond the first
+	HopBuffer    sim.Time // buffering of one uplink or spine downlink, as time at line rate
+	Adaptive     bool     // adaptive routing instead of static ECMP
 }
 
 // Ports splits a leaf's radix into NIC downlinks and spine uplinks.
@@ -77,9 +81,39 @@ func (t Topology) Ports() (down, up int) {
 	return down, up
 }
 
-// NewNICParams resolves the NIC constants of p.
+// NICs is how many NICs of its own a rank has.
+func (t Topology) NICs() int { return max(1, t.NICsPerGPU) }
+
+// Links is how many links a rank sends and receives on: a port per plane
+// of each of its NICs. A message on queue q takes link q mod Links at
+// both ends (queues striped over NICs and planes, as NCCL and DeepEP
+// spread channels and QPs), which belongs to NIC q mod NICs.
+func (t Topology) Links() int { return t.NICs() * max(1, t.PlanesPerNIC) }
+
+// Validate refuses a topology that cannot be built: GPUs sharing a NIC and
+// a GPU with several NICs of its own at once.
+func (t Topology) Validate() error {
+	if t.GPUsPerNIC > 1 && t.NICsPerGPU > 1 {
+		return fmt.Errorf("topo.gpus_per_nic %d and topo.nics_per_gpu %d: GPUs share a NIC or a GPU has several, not both (set one of them to 1)", t.GPUsPerNIC, t.NICsPerGPU)
+	}
+	return nil
+}
+
+// QueuesPerNIC is how many of perRank send queues of each rank one NIC
+// holds at most: a rank's queues striped over its NICs, and the queues of
+// every rank sharing a NIC.
+func (t Topology) QueuesPerNIC(perRank int) int {
+	n := t.NICs()
+	return (perRank + n - 1) / n * max(1, t.GPUsPerNIC)
+}
+
+// NewNICParams resolves the NIC constants of p. Its topology may be one
+// that cannot be built (see Topology.Validate).
 func NewNICParams(p *profile.Profile) NICParams {
 	ns := func(n string) sim.Time { return sim.Ns(p.Get(n)) }
+	// A plane is a link of its own at its share of the port's rate; its
+	// switch port buffers as much as any.
+	rate := p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000 / max(1, p.Get("topo.planes_per_nic"))
 	return NICParams{
 		MMIO:           ns("pcie.mmio_ns"),
 		DMARead:        ns("pcie.dma_read_ns"),
@@ -93,7 +127,7 @@ func NewNICParams(p *profile.Profile) NICParams {
 		Rx:             ns("nic.rx_ns"),
 		Ack:            ns("nic.ack_ns"),
 		MaxFetch:       int(p.Get("nic.max_fetch_wqes")),
-		LinkBytesPerP:  p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000,
+		LinkBytesPerP:  rate,
 		MTU:            int(p.Get("link.mtu_b")),
 		PktOverhead:    int(p.Get("link.pkt_overhead_b")),
 		Fabric:         ns("fabric.latency_ns"),
@@ -101,7 +135,7 @@ func NewNICParams(p *profile.Profile) NICParams {
 		ConnMiss:       ns("conn.miss_ns"),
 		ConnEntries:    int(p.Get("conn.entries")),
 		ConnWays:       int(p.Get("conn.ways")),
-		PortBuffer:     sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
+		PortBuffer:     sim.Time(p.Get("fabric.port_buffer_kb") * 1024 / rate),
 		DCSwitch:       ns("dc.switch_ns"),
 		DCTarget:       ns("dc.target_ns"),
 		EmuEngines:     int(p.Get("emunic.engines")),
@@ -114,13 +148,15 @@ func NewNICParams(p *profile.Profile) NICParams {
 		EmuHostDrain:   ns("emunic.host_drain_ns"),
 		EmuSMBpp:       p.Get("emunic.sm_gbs") / 1000,
 		Topo: Topology{
-			Tiers:      int(p.Get("topo.tiers")),
-			GPUsPerNIC: int(p.Get("topo.gpus_per_nic")),
-			LeafRadix:  int(p.Get("topo.leaf_radix")),
-			Oversub:    p.Get("topo.oversubscription"),
-			Hop:        ns("topo.hop_latency_ns"),
-			HopBuffer:  sim.Time(p.Get("topo.hop_buffer_kb") * 1024 / (p.Get("link.gbps") * p.Get("link.efficiency") / 8 / 1000)),
-			Adaptive:   p.Get("topo.adaptive") >= 0.5,
+			Tiers:        int(p.Get("topo.tiers")),
+			GPUsPerNIC:   int(p.Get("topo.gpus_per_nic")),
+			NICsPerGPU:   int(p.Get("topo.nics_per_gpu")),
+			PlanesPerNIC: int(p.Get("topo.planes_per_nic")),
+			LeafRadix:    int(p.Get("topo.leaf_radix")),
+			Oversub:      p.Get("topo.oversubscription"),
+			Hop:          ns("topo.hop_latency_ns"),
+			HopBuffer:    sim.Time(p.Get("topo.hop_buffer_kb") * 1024 / rate),
+			Adaptive:     p.Get("topo.adaptive") >= 0.5,
 		},
 	}
 }
@@ -216,12 +252,14 @@ const (
 	opPick
 )
 
-// NIC is one adapter: per-QP doorbell queues served in order, a send
-// scheduler that takes the queues waiting for the link in turn (per
+// NIC is one rank's adapter: per-QP doorbell queues served in order, a
+// send scheduler that takes the queues waiting for the link in turn (per
 // port), a processing pipeline shared by sent and received messages, a
-// cache of connection contexts, an egress link and an ingress port. NICs
-// of a fabric share one message slab so that a message can be delivered
-// to its peer.
+// cache of connection contexts, an egress link and an ingress port. A
+// rank with several NICs of its own (Topology.Links) stripes its queues
+// over them: each NIC has its pipeline and cache, each of its planes a
+// link and port. NICs of a fabric share one message slab so that a
+// message can be delivered to its peer.
 type NIC struct {
 	Index int
 	P     *NICParams
@@ -233,23 +271,77 @@ type NIC struct {
 	fetch sim.Time // WQE fetch latency of GPU-memory queues
 	hostF sim.Time // and of host-memory ones
 	host  bool     // every queue is in host memory
-	ph    *port    // the physical NIC's pipeline, link and port
-	leaf  int32    // its leaf switch (two tiers)
-	ctx   *CtxCache
+	ph    *port    // the physical NIC's pipeline, link and port (link 0's)
+	card           // NIC 0's context cache; the others' are the fabric's
 	// dci marks the NIC's DC initiators, by QP: a DCI serves one
 	// destination at a time, and re-targeting it waits out the previous
 	// destination and connects to the new DCT. noDCI for an RC queue,
 	// noTarget for a DCI not yet used, else its destination. nil when the
 	// NIC has none.
-	dci    []int32
-	lastRx int32
-	haveRx bool
+	dci []int32
 	// Context-cache misses by role.
 	TxMisses, RxMisses int64
 }
 
-// Ctx is the NIC's connection-context cache.
+// card is what each physical NIC of a rank has alone: its cache of
+// connection contexts, and the context its receive pipeline used last.
+type card struct {
+	ctx    *CtxCache
+	lastRx int32
+	haveRx bool
+}
+
+// Ctx is the connection-context cache of the rank's first NIC.
 func (n *NIC) Ctx() *CtxCache { return n.ctx }
+
+// CtxCounts are the hits and misses of the context caches of every NIC
+// of the rank.
+func (n *NIC) CtxCounts() (hits, misses int64) {
+	for j := range n.fab.nics {
+		c := n.cardOf(j).ctx
+		hits += c.Hits
+		misses += c.Misses
+	}
+	return hits, misses
+}
+
+// link is the link (of Topology.Links) a message on queue qp leaves on
+// and arrives at.
+func (f *Fabric) link(qp int32) int {
+	if f.links == 1 {
+		return 0
+	}
+	return int(qp) % f.links
+}
+
+// linkPort is the port of n's link k: with several links a rank shares
+// no NIC (Topology.Validate), so they lie together in the fabric's ports.
+func (n *NIC) linkPort(k int) *port {
+	if k == 0 {
+		return n.ph
+	}
+	return &n.fab.ports[n.Index*n.fab.links+k]
+}
+
+// pipePort is the port that holds the processing pipeline of link k's
+// NIC: its first plane's.
+func (n *NIC) pipePort(k int) *port {
+	if n.fab.nics == 1 {
+		return n.ph
+	}
+	return n.linkPort(k % n.fab.nics)
+}
+
+// cardOf is the card of link k's NIC.
+func (n *NIC) cardOf(k int) *card {
+	f := n.fab
+	if f.nics > 1 {
+		if j := k % f.nics; j > 0 {
+			return &f.cards[n.Index*(f.nics-1)+j-1]
+		}
+	}
+	return &n.card
+}
 
 // HostQueues places every send queue of the NIC in host memory, as a CPU
 // proxy's queues are: WQE fetches then read host memory, taking fetch.
@@ -329,10 +421,13 @@ func (n *NIC) retire(qp int, q *qpState, now sim.Time) {
 // (sent and received messages), egress link and ingress port, each as the
 // time it is next free; and its send scheduler's round of queues with WQEs
 // waiting for the link (slab indices of their states, -1 when empty), with
-// whether a pick is scheduled.
+// whether a pick is scheduled; and the leaf switch it hangs from (two
+// tiers). A NIC of several planes has a port per plane, whose pipeline is
+// the first plane's.
 type port struct {
 	pipeAt, linkAt, portAt sim.Time
 	actHead, actTail       int32
+	leaf                   int32
 	picking                bool
 }
 
@@ -368,6 +463,10 @@ type Fabric struct {
 	smAt    []sim.Time // per NIC SM: when its copy bandwidth is next free
 	qps     int
 	ports   []port
+	// links per rank and NICs among them (Topology); cards holds the
+	// context caches of each rank's NICs past its first, nics-1 a rank.
+	links, nics int
+	cards       []card
 	// Two tiers: when each leaf's uplink to each spine (up[leaf·spines +
 	// s]) and each spine's downlink to each leaf (down[s·leaves + leaf])
 	// is next free.
@@ -425,9 +524,16 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		f.engines = make([]emuEngine, gpus*p.EmuEngines)
 		f.smAt = make([]sim.Time, gpus*max(1, p.EmuEngines/32))
 	}
-	f.ports = newPorts(n)
+	f.links, f.nics = p.Topo.Links(), p.Topo.NICs()
+	f.ports = newPorts(n * f.links)
+	if f.nics > 1 {
+		f.cards = make([]card, n*(f.nics-1))
+		for i := range f.cards {
+			f.cards[i].ctx = NewCtxCache(p.ConnEntries, p.ConnWays)
+		}
+	}
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i], ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i*f.links], card: card{ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
@@ -436,25 +542,30 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 
 // Place lays the NICs out as the profile's topology says, ranks in order
 // gpusPerNode to a node: ranks sharing a NIC (topo.gpus_per_nic) share its
-// pipeline, link and port; with two tiers, NIC k of each node sits on rail
-// k's leaves, as many nodes to a leaf as it has downlinks, and every leaf
-// has one uplink to each spine. Without Place (or with the reference
+// pipeline, link and port; with two tiers, link k of each node (a rank's
+// NICs and planes each a link, see Topology.Links) sits on rail k's
+// leaves, as many nodes to a leaf as it has downlinks, and every leaf has
+// one uplink to each spine. Without Place (or with the reference
 // topology) every NIC is its own and one switch joins them all.
 func (f *Fabric) Place(gpusPerNode int) {
 	t := &f.P.Topo
-	g, gpn := max(1, t.GPUsPerNIC), max(1, gpusPerNode)
+	g, gpn, l := max(1, t.GPUsPerNIC), max(1, gpusPerNode), f.links
 	if t.Tiers < 2 && g == 1 {
 		return
 	}
-	perNode := (gpn + g - 1) / g
+	// Ports of one node, a rail each: with one GPU to a NIC, rank i's
+	// links are ports i·links on, as NewFabric laid them.
+	perNode := (gpn + g - 1) / g * l
 	nodes := (len(f.NICs) + gpn - 1) / gpn
 	f.ports = newPorts(nodes * perNode)
 	down, up := t.Ports()
 	perRail := (nodes + down - 1) / down
 	for i, n := range f.NICs {
-		node, rail := i/gpn, i%gpn/g
+		node, rail := i/gpn, i%gpn/g*l
 		n.ph = &f.ports[node*perNode+rail]
-		n.leaf = int32(rail*perRail + node/down)
+		for k := range l {
+			f.ports[node*perNode+rail+k].leaf = int32((rail+k)*perRail + node/down)
+		}
 	}
 	if t.Tiers < 2 {
 		return
@@ -464,10 +575,10 @@ func (f *Fabric) Place(gpusPerNode int) {
 	f.down = make([]sim.Time, f.spines*f.leaves)
 }
 
-// spine picks the spine a message from n to dst crosses: a hash of its
-// flow (static ECMP), or the one whose uplink and downlink free first
-// (adaptive).
-func (f *Fabric) spine(n, dst *NIC, m *rec) int {
+// spine picks the spine a message from n to dst crosses, from leaf to
+// leaf dleaf: a hash of its flow (static ECMP), or the one whose uplink and
+// downlink free first (adaptive).
+func (f *Fabric) spine(n, dst *NIC, m *rec, leaf, dleaf int32) int {
 	if !f.P.Topo.Adaptive {
 		h := uint64(n.Index)<<40 ^ uint64(dst.Index)<<20 ^ uint64(uint32(m.qp()))
 		h ^= h >> 33
@@ -479,7 +590,7 @@ func (f *Fabric) spine(n, dst *NIC, m *rec) int {
 	}
 	best, at := 0, sim.Never
 	for s := range f.spines {
-		t := max(f.up[int(n.leaf)*f.spines+s], f.down[s*f.leaves+int(dst.leaf)])
+		t := max(f.up[int(leaf)*f.spines+s], f.down[s*f.leaves+int(dleaf)])
 		if t < at {
 			best, at = s, t
 		}
@@ -584,8 +695,9 @@ func (n *NIC) Prefetch(op int32, arg int64, near bool) {
 				prefetch.Line(unsafe.Pointer(f.qstate.At(i - 1)))
 			}
 		case opRx:
-			set := n.ctx.set(f.rxCtx(m))
-			prefetch.Line(unsafe.Pointer(&n.ctx.slots[set*n.ctx.ways]))
+			ctx := n.cardOf(f.link(m.qp())).ctx
+			set := ctx.set(f.rxCtx(m))
+			prefetch.Line(unsafe.Pointer(&ctx.slots[set*ctx.ways]))
 		case opDeliver:
 			if f.sinkPF != nil {
 				f.sinkPF.PrefetchDelivered(m.src(), m.dst(), m.tag)
@@ -639,7 +751,7 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 	case opTxReady:
 		n.ready(e, int32(arg))
 	case opPick:
-		n.pick(e)
+		n.pick(e, int(arg))
 	case opEmuStep:
 		n.fab.emuStep(e, int(arg))
 	case opRx:
@@ -710,7 +822,7 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := f.msgs.At(q.head).txCtx(); !n.ctx.Touch(ctx) {
+	if ctx := f.msgs.At(q.head).txCtx(); !n.cardOf(f.link(int32(qp))).ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
@@ -775,11 +887,11 @@ func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
 	e.At(t, n.id, opQPFree, int64(qp))
 }
 
-// ready runs when a fetched WQE could leave: it takes a slot of the NIC's
-// processing pipeline (shared with received messages), then the link. On
-// an idle link it goes at once. On a busy one it waits in its queue, and
-// the port's send scheduler takes one WQE from each waiting queue in
-// turn, as a ConnectX send scheduler arbitrates among the send queues of
+// ready runs when a fetched WQE could leave: it takes a slot of its NIC's
+// processing pipeline (shared with received messages), then its queue's
+// link. On an idle link it goes at once. On a busy one it waits in its
+// queue, and the port's send scheduler takes one WQE from each waiting
+// queue in turn, as a ConnectX send scheduler arbitrates among the send queues of
 // a traffic class (round robin by queue), not in the order the WQEs
 // became ready: ranks that ring many queues at once (a flush of every
 // expert's batch) each drain them in an order set by their own backlog,
@@ -787,12 +899,14 @@ func (n *NIC) freeAt(e *sim.Engine, qp int, q *qpState, t sim.Time) {
 // alike on every rank.
 func (n *NIC) ready(e *sim.Engine, id int32) {
 	p := n.P
-	ph := n.ph
 	f := n.fab
 	m := f.msgs.At(id)
+	k := f.link(m.qp())
+	ph := n.linkPort(k)
+	pp := n.pipePort(k)
 	now := e.Now()
-	slot := max(now, ph.pipeAt)
-	ph.pipeAt = slot + p.MsgSlot
+	slot := max(now, pp.pipeAt)
+	pp.pipeAt = slot + p.MsgSlot
 	// Whether the pipeline held it; transmit keeps this only if the
 	// pipeline, not the link, then set when it left.
 	m.set(fMsgRate, slot > now)
@@ -817,7 +931,7 @@ func (n *NIC) ready(e *sim.Engine, id int32) {
 	}
 	if !ph.picking {
 		ph.picking = true
-		e.At(max(now, ph.linkAt-p.Tx), n.id, opPick, 0)
+		e.At(max(now, ph.linkAt-p.Tx), n.id, opPick, int64(k))
 	}
 }
 
@@ -832,11 +946,11 @@ func (f *Fabric) activate(ph *port, qi int32, q *qpState) {
 	ph.actTail = qi
 }
 
-// pick sends the oldest waiting WQE of the queue whose turn it is, and
-// takes the next pick when the link can take another message.
-func (n *NIC) pick(e *sim.Engine) {
+// pick sends the oldest waiting WQE of the queue whose turn it is on link
+// k, and takes the next pick when the link can take another message.
+func (n *NIC) pick(e *sim.Engine, k int) {
 	f := n.fab
-	ph := n.ph
+	ph := n.linkPort(k)
 	qi := ph.actHead
 	q := f.qstate.At(qi)
 	ph.actHead = q.nextAct
@@ -849,17 +963,29 @@ func (n *NIC) pick(e *sim.Engine) {
 	// writes no more than sending alone, Table 16: a receiver sees each
 	// connection's writes together). The queue stays marked in its turn
 	// meanwhile, so that no transmit retires it.
+	// A pipeline that feeds several planes runs ahead of each plane's
+	// link, so a queue's waiting WQEs may hold slots the pipeline reaches
+	// only well after the link frees: the turn ends at such a WQE, and the
+	// link takes the next queue's, already through the pipeline, rather
+	// than idling for it. (With a link to each pipeline a turn takes the
+	// whole burst, as it always has: WQEs wait for a busy link there only
+	// once through the pipeline, bar those that queue behind others.)
 	nic := f.NICs[q.nic]
+	planes := f.links > f.nics
 	qp := 0
-	for range n.P.MaxFetch {
+	for j := range n.P.MaxFetch {
 		id := q.rdyHead
 		if id < 0 {
 			break
 		}
 		m := f.msgs.At(id)
+		slot := f.stampAt(m, sSent)
+		if planes && j > 0 && slot+n.P.Tx > ph.linkAt {
+			break
+		}
 		q.rdyHead = m.next
 		qp = int(m.qp())
-		nic.transmit(e, id, f.stampAt(m, sSent))
+		nic.transmit(e, id, slot)
 	}
 	q.nextAct = notActive
 	if q.rdyHead < 0 {
@@ -872,7 +998,7 @@ func (n *NIC) pick(e *sim.Engine) {
 		ph.picking = false
 		return
 	}
-	e.At(max(e.Now(), ph.linkAt-n.P.Tx), n.id, opPick, 0)
+	e.At(max(e.Now(), ph.linkAt-n.P.Tx), n.id, opPick, int64(k))
 }
 
 // transmit sends a WQE whose pipeline slot was slot onto the link.
@@ -883,12 +1009,15 @@ func (n *NIC) transmit(e *sim.Engine, id int32, slot sim.Time) {
 	if i := n.qpIx[m.qp()]; i > 0 {
 		n.retire(int(m.qp()), f.qstate.At(i-1), e.Now())
 	}
-	ph := n.ph
+	// The message leaves on its queue's link and arrives at the
+	// responder's link of the same number (the same rail or plane).
+	k := f.link(m.qp())
+	ph := n.linkPort(k)
 	wire := p.WireTime(int(m.bytes))
 	dst := f.NICs[m.dst()]
-	dp := dst.ph
-	if f.up != nil && n.leaf != dst.leaf {
-		n.crossLeaf(e, id, m, dst, slot, wire)
+	dp := dst.linkPort(k)
+	if f.up != nil && ph.leaf != dp.leaf {
+		n.crossLeaf(e, id, m, dst, slot, wire, ph, dp)
 		return
 	}
 	// Credit flow control: the switch holds only PortBuffer of traffic
@@ -916,16 +1045,16 @@ func rateBound(m *rec, slot, start sim.Time, p *NICParams) bool {
 // crossLeaf sends a message between leaves: up to a spine, down to the
 // responder's leaf, each link serializing what crosses it, two switch hops
 // more than within a leaf. A backed-up link beyond its buffer stalls the
-// sender's link, as the responder's port does.
-func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time) {
+// sender's link, as the responder's port does. ph and dp are the ports of
+// the message's link at either end.
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time, ph, dp *port) {
 	p := n.P
 	f := n.fab
 	t := &p.Topo
-	s := f.spine(n, dst, m)
-	up := &f.up[int(n.leaf)*f.spines+s]
-	down := &f.down[s*f.leaves+int(dst.leaf)]
+	s := f.spine(n, dst, m, ph.leaf, dp.leaf)
+	up := &f.up[int(ph.leaf)*f.spines+s]
+	down := &f.down[s*f.leaves+int(dp.leaf)]
 	half := p.Fabric / 2
-	ph, dp := n.ph, dst.ph
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
 	ph.linkAt = start + wire
@@ -948,16 +1077,18 @@ func (n *NIC) receive(e *sim.Engine, id int32) {
 	p := n.P
 	f := n.fab
 	m := f.msgs.At(id)
-	start := max(e.Now(), n.ph.pipeAt)
-	if rx := f.rxCtx(m); rx != n.lastRx || !n.haveRx {
-		n.lastRx, n.haveRx = rx, true
-		if !n.ctx.Touch(rx) {
+	k := f.link(m.qp())
+	pp, c := n.pipePort(k), n.cardOf(k)
+	start := max(e.Now(), pp.pipeAt)
+	if rx := f.rxCtx(m); rx != c.lastRx || !c.haveRx {
+		c.lastRx, c.haveRx = rx, true
+		if !c.ctx.Touch(rx) {
 			n.RxMisses++
 			start += p.ConnMiss
 			m.addConnMiss()
 		}
 	}
-	n.ph.pipeAt = start + p.RxSlot
+	pp.pipeAt = start + p.RxSlot
 	done := start + p.RxSlot + p.Rx
 	dc := m.has(fDC)
 	if dc {
@@ -1098,8 +1229,9 @@ func (f *Fabric) emuStep(e *sim.Engine, i int) {
 			t += p.EmuDrain
 		}
 	}
-	t = max(t, n.ph.linkAt)
-	n.ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
+	ph := n.linkPort(f.link(m.qp()))
+	t = max(t, ph.linkAt)
+	ph.linkAt = t + p.MsgSlot + p.WireTime(int(m.bytes))
 	f.stamp(m, sSent, t)
 	if m.has(fAtomic) {
 		t += p.EmuAtomic

@@ -15,7 +15,8 @@ type a2aSink struct {
 }
 
 func (s *a2aSink) Delivered(e *sim.Engine, nic *NIC, _ int32, m *Msg) {
-	if nic.fab.NICs[m.Src].leaf == nic.leaf {
+	k := nic.fab.link(m.QP)
+	if nic.fab.NICs[m.Src].linkPort(k).leaf == nic.linkPort(k).leaf {
 		s.local = max(s.local, e.Now())
 	} else {
 		s.cross = max(s.cross, e.Now())

@@ -76,12 +76,19 @@ func topologyNote(base *profile.Profile, sets []string) string {
 		return ""
 	}
 	tiers, g := int(p.Get("topo.tiers")), int(p.Get("topo.gpus_per_nic"))
-	if tiers < 2 && g <= 1 {
+	nics, planes := int(p.Get("topo.nics_per_gpu")), int(p.Get("topo.planes_per_nic"))
+	if tiers < 2 && g <= 1 && nics <= 1 && planes <= 1 {
 		return ""
 	}
 	share := fmt.Sprintf("%d GPUs per NIC", g)
-	if g <= 1 {
+	switch {
+	case nics > 1:
+		share = fmt.Sprintf("%d NICs per GPU", nics)
+	case g <= 1:
 		share = "one NIC per GPU"
+	}
+	if planes > 1 {
+		share += fmt.Sprintf(" of %d planes each", planes)
 	}
 	if tiers < 2 {
 		return "fabric: one non-blocking switch, " + share

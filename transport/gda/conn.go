@@ -145,7 +145,11 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 	if env.Ranks > hw.MaxNICs {
 		return nil, fmt.Errorf("mini-gda: %d ranks, more than the model's %d NICs", env.Ranks, hw.MaxNICs)
 	}
-	c.fab = hw.NewFabric(env.E, hw.NewNICParams(env.Profile), env.Ranks, qps, c)
+	np := hw.NewNICParams(env.Profile)
+	if err := np.Topo.Validate(); err != nil {
+		return nil, fmt.Errorf("mini-gda: %w", err)
+	}
+	c.fab = hw.NewFabric(env.E, np, env.Ranks, qps, c)
 	c.fab.SetDCTs(c.dcts)
 	c.fab.DoorbellLead(c.fab.P.MMIO) // every doorbell is an SM's MMIO store
 	c.fab.DoorbellLeadOf(c.lead)
@@ -417,9 +421,12 @@ func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, _ int32, m *hw.Msg) {
 	}
 }
 
-// Resources reports QPs and connections per NIC.
+// Resources reports QPs and connections per NIC: a rank's queues striped
+// over its NICs, or those of every rank sharing one.
 func (c *conn) Resources() transport.Resources {
-	perNIC := c.perNIC
+	perRank := c.perNIC
+	topo := &c.fab.P.Topo
+	perNIC := topo.QueuesPerNIC(perRank)
 	used := 0
 	for _, q := range c.sqs {
 		if q.reserved > 0 {
@@ -428,14 +435,15 @@ func (c *conn) Resources() transport.Resources {
 	}
 	r := transport.Resources{
 		QPsPerNIC:         perNIC,
-		ActiveConnPerNIC:  (used + c.env.Ranks - 1) / c.env.Ranks,
-		QueueBytesPerRank: int64(perNIC) * int64(c.cfg.Depth) * 64,
+		ActiveConnPerNIC:  topo.QueuesPerNIC((used + c.env.Ranks - 1) / c.env.Ranks),
+		QueueBytesPerRank: int64(perRank) * int64(c.cfg.Depth) * 64,
 		ConnKnee:          int(c.env.Profile.Get("conn.entries")),
 	}
 	var hits, misses int64
 	for _, n := range c.fab.NICs {
-		hits += n.Ctx().Hits
-		misses += n.Ctx().Misses
+		h, m := n.CtxCounts()
+		hits += h
+		misses += m
 	}
 	if hits+misses > 0 {
 		r.ConnMissRate = float64(misses) / float64(hits+misses)
@@ -445,11 +453,11 @@ func (c *conn) Resources() transport.Resources {
 		// Active connections: DCIs and the DCTs others target here, once
 		// anything went through the NIC (not when NVLink carried all).
 		if used > 0 {
-			r.ActiveConnPerNIC = perNIC + c.dcts
+			r.ActiveConnPerNIC = perNIC + c.dcts*max(1, topo.GPUsPerNIC)
 		}
 	}
 	if n := c.cfg.reservedPerNIC(c.env.Ranks); n > 0 {
-		r.Own = map[string]int{ReservedResource: n}
+		r.Own = map[string]int{ReservedResource: topo.QueuesPerNIC(n)}
 	}
 	return r
 }

@@ -24,8 +24,16 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		return transport.Estimate{}, fmt.Errorf("mini-gda: need at least one rank (got %d)", d.Ranks)
 	}
 	np := hw.NewNICParams(p)
+	if err := np.Topo.Validate(); err != nil {
+		return transport.Estimate{}, fmt.Errorf("mini-gda: %w", err)
+	}
 	dc := c.DCIs > 0
-	perNIC := c.queuesPerNIC(d.Ranks)
+	perRank := c.queuesPerNIC(d.Ranks)
+	perNIC := np.Topo.QueuesPerNIC(perRank)
+	// A queue's contexts are cached by the NIC it is striped to, at both
+	// ends (keys per rank and NIC).
+	nics := np.Topo.NICs()
+	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
 	dcts := 0
 	if dc {
 		dcts = max(1, c.DCTs)
@@ -42,7 +50,7 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 	}
 	queues := make(map[qkey]*qload, len(d.Flows))
 	loads := make([]hw.NICLoad, d.Ranks)
-	keys := make([][]int32, d.Ranks)
+	keys := make([][]int32, d.Ranks*nics)
 	for i := range d.Flows {
 		f := &d.Flows[i]
 		if f.Src == f.Dst || f.Ops() == 0 {
@@ -58,17 +66,17 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 			ql = &qload{lastDst: -1}
 			queues[k] = ql
 			// The contexts this queue's traffic needs, as the NIC keys them.
-			if dc {
-				keys[f.Src] = append(keys[f.Src], 1<<22|q)
+			if k := at(f.Src, q); dc {
+				keys[k] = append(keys[k], 1<<22|q)
 			} else {
-				keys[f.Src] = append(keys[f.Src], q)
+				keys[k] = append(keys[k], q)
 			}
 		}
 		if ql.lastDst != f.Dst {
-			if dc {
-				keys[f.Dst] = append(keys[f.Dst], 1<<23|f.Src%int32(dcts))
+			if k := at(f.Dst, q); dc {
+				keys[k] = append(keys[k], 1<<23|f.Src%int32(dcts))
 			} else {
-				keys[f.Dst] = append(keys[f.Dst], f.Src<<12^q)
+				keys[k] = append(keys[k], f.Src<<12^q)
 			}
 			ql.dsts++
 			ql.lastDst = f.Dst
@@ -79,16 +87,16 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 	}
 	est := transport.Estimate{Resources: transport.Resources{
 		QPsPerNIC:         perNIC,
-		ActiveConnPerNIC:  (len(queues) + d.Ranks - 1) / d.Ranks,
+		ActiveConnPerNIC:  np.Topo.QueuesPerNIC((len(queues) + d.Ranks - 1) / d.Ranks),
 		ConnKnee:          int(p.Get("conn.entries")),
-		QueueBytesPerRank: int64(perNIC) * int64(c.Depth) * 64,
+		QueueBytesPerRank: int64(perRank) * int64(c.Depth) * 64,
 	}}
 	if dc {
 		est.Resources.DCIsPerNIC = perNIC
-		est.Resources.ActiveConnPerNIC = perNIC + dcts
+		est.Resources.ActiveConnPerNIC = perNIC + dcts*max(1, np.Topo.GPUsPerNIC)
 	}
 	if n := c.reservedPerNIC(d.Ranks); n > 0 {
-		est.Resources.Own = map[string]int{ReservedResource: n}
+		est.Resources.Own = map[string]int{ReservedResource: np.Topo.QueuesPerNIC(n)}
 	}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A send queue serves one doorbell at a time: a doorbell's handling

@@ -44,6 +44,9 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("mini-proxy: env needs an engine, a profile and a Delivered callback")
 	}
 	cfg := t.cfg.withDefaults()
+	if err := hw.NewNICParams(env.Profile).Topo.Validate(); err != nil {
+		return nil, fmt.Errorf("mini-proxy: %w", err)
+	}
 	if qps := cfg.qpsPerNIC(env.Ranks); env.Ranks > hw.MaxNICs || qps > hw.MaxQPs {
 		return nil, fmt.Errorf("mini-proxy: %d ranks need %d QPs per NIC, more than the model's %d", env.Ranks, qps, hw.MaxQPs)
 	}
@@ -139,7 +142,9 @@ func (c *conn) delivered(e *sim.Engine, op int32, msg hw.MsgTimes) {
 	}})
 }
 
-// Resources reports the rings, workers and queues per rank.
+// Resources reports the rings and workers per rank, and the queues and
+// connections per NIC (a rank's striped over its NICs, or those of every
+// rank sharing one).
 func (c *conn) Resources() transport.Resources {
 	cfg := &c.m.cfg
 	active := 0
@@ -150,9 +155,10 @@ func (c *conn) Resources() transport.Resources {
 		}
 		active = max(active, n*cfg.Workers)
 	}
+	topo := &c.m.fab.P.Topo
 	return transport.Resources{
-		QPsPerNIC:         cfg.qpsPerNIC(c.env.Ranks),
-		ActiveConnPerNIC:  active,
+		QPsPerNIC:         topo.QueuesPerNIC(cfg.qpsPerNIC(c.env.Ranks)),
+		ActiveConnPerNIC:  topo.QueuesPerNIC(active),
 		ConnKnee:          c.m.fab.P.ConnEntries,
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,

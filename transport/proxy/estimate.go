@@ -26,7 +26,14 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		return transport.Estimate{}, fmt.Errorf("mini-proxy: need at least one rank (got %d)", d.Ranks)
 	}
 	np := nicParams(p)
+	if err := np.Topo.Validate(); err != nil {
+		return transport.Estimate{}, fmt.Errorf("mini-proxy: %w", err)
+	}
 	c := newCosts(p, cfg.State)
+	// A queue's contexts are cached by the NIC it is striped to, at both
+	// ends (keys per rank and NIC).
+	nics := np.Topo.NICs()
+	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
 	// The ring an operation goes through, as Conn.ring picks it.
 	ringOf := func(ch int32, atomic bool) int { return cfg.ring(int(ch), atomic) }
 	// Flows come sorted by source and destination: a ring's chains are
@@ -46,7 +53,7 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		lastDst[i] = -1
 	}
 	loads := make([]hw.NICLoad, d.Ranks)
-	keys := make([][]int32, d.Ranks)
+	keys := make([][]int32, d.Ranks*nics)
 	flush := func(l *rload) { l.posts += (l.run + int64(cfg.Batch) - 1) / int64(cfg.Batch) }
 	add := func(f *transport.Flow, atomic bool, n int64) {
 		if n == 0 {
@@ -63,8 +70,8 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 			flush(l)
 			l.dst, l.run = f.Dst, 0
 			qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
-			keys[f.Src] = append(keys[f.Src], qp)
-			keys[f.Dst] = append(keys[f.Dst], f.Src<<12^qp)
+			keys[at(f.Src, qp)] = append(keys[at(f.Src, qp)], qp)
+			keys[at(f.Dst, qp)] = append(keys[at(f.Dst, qp)], f.Src<<12^qp)
 		}
 		l.run += n
 		l.ops += n
@@ -100,8 +107,8 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		active = max(active, p*cfg.Workers)
 	}
 	est := transport.Estimate{Resources: transport.Resources{
-		QPsPerNIC:         cfg.qpsPerNIC(d.Ranks),
-		ActiveConnPerNIC:  active,
+		QPsPerNIC:         np.Topo.QueuesPerNIC(cfg.qpsPerNIC(d.Ranks)),
+		ActiveConnPerNIC:  np.Topo.QueuesPerNIC(active),
 		ConnKnee:          np.ConnEntries,
 		ProxyRings:        cfg.Rings,
 		ProxyWorkers:      cfg.Workers,

@@ -1,0 +1,75 @@
+package sizing
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Queues are counted per NIC: a rank's striped over its NICs
+// (topo.nics_per_gpu), or the queues of every rank sharing one
+// (topo.gpus_per_nic). EP16 with mini-gda holds 16 QPs a rank per QP to
+// each peer, and DC its DCIs; the estimate agrees with the run, and the
+// QP limit applies to a NIC, so 4 NICs take a configuration one NIC
+// cannot.
+func TestResourcesArePerNIC(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
+	for _, tc := range []struct {
+		set       string
+		div, mult int
+	}{
+		{"topo.nics_per_gpu=1", 1, 1},
+		{"topo.nics_per_gpu=4", 4, 1},
+		{"topo.gpus_per_nic=2", 1, 2},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			t.Parallel()
+			d := deployment(t, 16, 256, 8, tc.set)
+			st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"),
+				Knobs: map[string][]int{"qps-per-peer": {1, 32}, "dcis": {16}}},
+				Limits: Limits{MaxQPsPerNIC: 300, ProxyCores: -1, Tolerance: 0.05}}
+			cands, err := Candidates(&st.Deployment, st.Space)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.estimate(cands); err != nil {
+				t.Fatal(err)
+			}
+			st.reject(cands)
+			want := map[string]int{"mini-gda qps=1": 16, "mini-gda qps=32": 512, "dc dcis=16": 16}
+			for i := range cands {
+				c := &cands[i]
+				w, ok := want[c.Name]
+				if !ok {
+					t.Fatalf("candidate %q not expected", c.Name)
+				}
+				perNIC := (w + tc.div - 1) / tc.div * tc.mult
+				got := c.Resources.QPsPerNIC
+				if strings.HasPrefix(c.Name, "dc") {
+					got = c.Resources.DCIsPerNIC
+				}
+				if got != perNIC {
+					t.Errorf("%s: %d queues per NIC, want %d (%d a rank / %d NICs × %d GPUs a NIC)", c.Name, got, perNIC, w, tc.div, tc.mult)
+				}
+				if over := c.Stage == StageRejected; over != (c.Resources.QPsPerNIC > 300) {
+					t.Errorf("%s: %d QPs per NIC against a limit of 300, rejected: %v (%s)", c.Name, c.Resources.QPsPerNIC, over, c.Reason)
+				}
+				if c.Stage != "" {
+					continue
+				}
+				est := c.Resources
+				if err := st.runOne(c); err != nil {
+					t.Fatal(err)
+				}
+				run := c.Resources
+				est.Estimated, est.ConnMissRate, run.ConnMissRate = false, 0, 0
+				if !reflect.DeepEqual(est, run) {
+					t.Errorf("%s: estimated %+v, ran %+v", c.Name, est, run)
+				}
+			}
+		})
+	}
+}
