@@ -146,6 +146,14 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 		if c.mode != moe.LL && c.mode != moe.Normal {
 			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.mode)
 		}
+		// Refused here, before the library loads: its kernels cast to FP8
+		// or copy BF16, and would run another message size than asked.
+		if d := c.shape.Dispatch; d != moe.FP8 && d != moe.BF16 {
+			return nil, fmt.Errorf("%w: --dispatch-dtype %s: the native engine's kernels dispatch fp8 or bf16 (the model runs %s with --engine model)", errUsage, d, d)
+		}
+		if d := c.shape.Combine; d != moe.BF16 {
+			return nil, fmt.Errorf("%w: --combine-dtype %s: the native engine's kernels combine in bf16", errUsage, d)
+		}
 		if fs.Changed("chunk") && c.mode != moe.Normal {
 			return nil, fmt.Errorf("%w: --chunk: the native engine chunks normal mode only (--mode normal)", errUsage)
 		}
@@ -522,7 +530,7 @@ func nativeJSON(h report.Header, items []nativeItem, nccl []ncclItem) any {
 				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
 				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
-				Correct: it.err == nil && r.Problems == 0, Events: 0},
+				Correct: it.err == nil && r.Problems == 0, Events: 0, DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String()},
 			Dispatch: nativePhaseJSON(&it.m.Dispatch), Combine: nativePhaseJSON(&it.m.Combine),
 			NIC: nicText(it.m), Placement: placement(it.m),
 			Measured: []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps", "ranks"},

@@ -58,6 +58,11 @@ type jsonResult struct {
 	Problems    []string          `json:"problems,omitempty"`
 	Events      uint64            `json:"events"`
 	Knobs       map[string]string `json:"swept,omitempty"`
+
+	// The element types of the two paths, as --dispatch-dtype and
+	// --combine-dtype name them.
+	DispatchDType string `json:"dispatch_dtype"`
+	CombineDType  string `json:"combine_dtype"`
 }
 
 func toJSONPhase(p *moe.Phase) jsonPhase {
@@ -84,6 +89,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,
 				RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, Events: r.Events,
+				DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String(),
 			}
 			if len(it.knobs) > 0 {
 				jr.Knobs = map[string]string{}

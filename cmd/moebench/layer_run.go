@@ -50,6 +50,7 @@ type layerFlags struct {
 	topk        int
 	hidden      int
 	dtype       string
+	combine     string
 	routing     string
 	groups      groupFlags
 	limitNote   string // the group limit in force, for the header
@@ -81,7 +82,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.experts, "experts", nil, "experts, placed evenly on the ranks (default the workload's)")
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
-	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 (DeepEP's default, 7,408 B messages at hidden 7,168) or bf16 (14,352 B)")
+	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
@@ -390,12 +391,8 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	if fs.Changed("hidden") {
 		s0.Hidden = f.hidden
 	}
-	if f.dtype != "" {
-		d, err := moe.ParseDType(f.dtype)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
-		}
-		s0.Dispatch = d
+	if err := applyDTypes(&s0, f.dtype, f.combine); err != nil {
+		return nil, err
 	}
 	var modes []moe.Mode
 	for _, m := range f.modes {
@@ -482,6 +479,7 @@ func shapeErr(err error) error {
 	for field, flag := range map[string]string{
 		"experts:": "--experts:", "physical experts:": "--experts:", "top-k:": "--topk:", "tokens:": "--tokens:",
 		"ranks:": "--ranks:", "gpus per node:": "--gpus-per-node:", "hidden:": "--hidden:", "chunk:": "--chunk:",
+		"dispatch dtype:": "--dispatch-dtype:", "combine dtype:": "--combine-dtype:",
 	} {
 		if strings.HasPrefix(msg, field) {
 			return errors.New(flag + strings.TrimPrefix(msg, field))
@@ -630,9 +628,13 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	if c.nvlink {
 		nv = "on"
 	}
+	dt := ""
+	if w, err := workloads.Get(f.workload); err == nil {
+		dt = dtypeNote(s, w.Shape)
+	}
 	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv, dt),
 		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
 	}
 	if c.mode == moe.Normal && s.Nodes() > 1 {

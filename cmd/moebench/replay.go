@@ -45,6 +45,7 @@ type replayFlags struct {
 	perNode    int
 	hidden     int
 	dtype      string
+	combine    string
 	transports []string
 	presets    []string
 	knobs      knobFlags
@@ -77,7 +78,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (default the trace's ep_size, else the workload's); records without a rank are split evenly over them")
 	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the trace's, else the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
-	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
+	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	f.knobs.register(fs, false)
@@ -331,10 +332,8 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 	if fs.Changed("hidden") {
 		s.Hidden = f.hidden
 	}
-	if f.dtype != "" {
-		if s.Dispatch, err = moe.ParseDType(f.dtype); err != nil {
-			return fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
-		}
+	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
+		return err
 	}
 	switch {
 	case f.ranks > 0:

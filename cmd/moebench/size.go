@@ -32,6 +32,7 @@ const sizeExamples = `  moebench size --workload deepseek-v3 --ranks 256 --gpus-
 // sizeFlags are the deployment, the space and the limits of a study.
 type sizeFlags struct {
 	workload, mode, dtype, routing, background string
+	combine                                    string
 	tokens, ranks, perNode, experts            int
 	topk, hidden, numSMs, chunk                int
 	nvlink                                     bool
@@ -72,7 +73,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.experts, "experts", 0, "experts, placed evenly on the ranks (default the workload's)")
 	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
-	fs.StringVar(&f.dtype, "dispatch-dtype", "", "dispatch element type: fp8 or bf16 (default the workload's)")
+	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
@@ -251,12 +252,8 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if f.changed("experts") && f.experts != s.Experts {
 		s.Experts, s.PhysicalExperts = f.experts, 0
 	}
-	if f.dtype != "" {
-		d, err := moe.ParseDType(f.dtype)
-		if err != nil {
-			return nil, h, fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
-		}
-		s.Dispatch = d
+	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
+		return nil, h, err
 	}
 	if err := s.Validate(); err != nil {
 		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
@@ -391,8 +388,8 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		names[i] = p.Name
 	}
 	h.Extra = []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, mode, nvs),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, mode, nvs, dtypeNote(s, w.Shape)),
 		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
 		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
 	}

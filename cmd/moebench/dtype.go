@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"moebench/moe"
+)
+
+const (
+	dispatchDTypeHelp = "dispatch element type: fp8 (DeepEP's default, 7,408 B LL messages at hidden 7,168), bf16 (14,352 B) " +
+		"or nvfp4 (4,048 B: 4-bit values and an e4m3 scale per 16 channels; hidden a multiple of 256) (default the workload's)"
+	combineDTypeHelp = "combine element type: bf16, fp16 or fp32 (default the workload's, bf16); fp8 and nvfp4 are dispatch types only"
+)
+
+// registerDTypes adds --dispatch-dtype and --combine-dtype, shared by run,
+// sweep, size and replay; an empty value means the workload's.
+func registerDTypes(fs *pflag.FlagSet, dispatch, combine *string) {
+	fs.StringVar(dispatch, "dispatch-dtype", "", dispatchDTypeHelp)
+	fs.StringVar(combine, "combine-dtype", "", combineDTypeHelp)
+}
+
+// applyDTypes sets the shape's dtypes from the flags given.
+func applyDTypes(s *moe.Shape, dispatch, combine string) error {
+	if dispatch != "" {
+		d, err := moe.ParseDType(dispatch)
+		if err != nil {
+			return fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
+		}
+		s.Dispatch = d
+	}
+	if combine != "" {
+		d, err := moe.ParseDType(combine)
+		if err != nil {
+			return fmt.Errorf("%w: --combine-dtype: %v", errUsage, err)
+		}
+		// The combine path carries no scales: a scaled type would be
+		// modelled at the size of its bare elements.
+		if d == moe.FP8 || d == moe.NVFP4 {
+			return fmt.Errorf("%w: --combine-dtype %s: a dispatch type only; combine sends bf16, fp16 or fp32", errUsage, d)
+		}
+		s.Combine = d
+	}
+	return nil
+}
+
+// dtypeNote names the dtypes in a header where they are not the
+// workload's own, which the workload's name already implies.
+func dtypeNote(s, workload moe.Shape) string {
+	if s.Dispatch == workload.Dispatch && s.Combine == workload.Combine {
+		return ""
+	}
+	return fmt.Sprintf(", %s dispatch, %s combine", s.Dispatch, s.Combine)
+}
