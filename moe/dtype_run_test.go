@@ -59,3 +59,20 @@ func TestNVFP4DispatchMovesItsBytes(t *testing.T) {
 		t.Errorf("nvfp4 dispatch %.2f µs against fp8 %.2f µs: want about the byte ratio %.3f of it (%.2f µs), a little above", t4, t8, ratio, ratio*t8)
 	}
 }
+
+// TestNVFP4FitsDeepEPsLLBuffer: DeepEP sizes its LL buffer for whichever
+// of BF16 and FP8 messages is larger, whatever the dispatch type, and an
+// NVFP4 message (16 + 3,584 + 448 = 4,048 B) fits those 14,352 B slots:
+// the buffer stays 2 × (send + recv + signal) at hidden 7,168, as for FP8.
+func TestNVFP4FitsDeepEPsLLBuffer(t *testing.T) {
+	t.Parallel()
+	s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 128, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.NVFP4, Combine: moe.BF16}
+	send := int64(256 * 128 * 14336)
+	recv := int64(256 * 128 * 14352)
+	if got, want := moe.LLBufferBytes(s), 2*(send+recv+256*4); got != want {
+		t.Errorf("LLBufferBytes = %d, want %d", got, want)
+	}
+	if m := s.LLDispatchBytes(); m != 4048 || m > 16+7168*2 {
+		t.Errorf("NVFP4 message %d B, want 4,048 within a 14,352 B slot", m)
+	}
+}
