@@ -3,7 +3,9 @@
 // store path, stores that drain one after another), the PCIe hops, the NIC
 // (per-QP doorbell handling and in-order WQE processing, WQE and payload DMA
 // reads, a NIC-wide message-rate ceiling, the link's line rate with per-packet
-// overhead), the fabric, the responder NIC and the CQE written back.
+// overhead; a GPU's several NICs, each with its own pipeline and context cache,
+// and a NIC's planes, each a link of its own, with a rank's queues striped over
+// them), the fabric, the responder NIC and the CQE written back.
 //
 // Models take every constant from a profile.Profile and run on a
 // sim.Engine. Transports drive them; the NIC reports deliveries and
