@@ -46,7 +46,8 @@ func NVLinkWireBytes(bytes int64) int64 {
 	return bytes + (bytes+nvlinkPayload-1)/nvlinkPayload*nvlinkPacketOverhead
 }
 
-// NewNVLink is the NVLink path of ranks ranks, perNode to a node, from
+// NewNVLink is the NVLink path of ranks ranks, perNode to an NVLink domain
+// (a node, or a rack that NVLink joins across hosts), from
 // p's nvlink.* and gpu.peer_* constants; off, no pair is Local. mem, when
 // set, carries the copies between ranks of one GPU.
 func NewNVLink(p *profile.Profile, on bool, perNode, ranks int, mem *Memory) *NVLink {

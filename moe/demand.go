@@ -58,7 +58,7 @@ func Demands(rt *Routing, mode Mode, nvlink bool, bg Background) (dispatch, comb
 		}
 	}
 	mk := func(m map[key]*transport.Flow) *transport.Demand {
-		d := &transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLink: nvlink, Channels: nl,
+		d := &transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(), NVLink: nvlink, Channels: nl,
 			Exact: bg.CTAs == 0, Flows: make([]transport.Flow, 0, len(m))}
 		for _, f := range m {
 			d.Flows = append(d.Flows, *f)

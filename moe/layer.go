@@ -122,7 +122,7 @@ func (c *LayerConfig) Validate() error {
 		return fmt.Errorf("chunk: %d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
-	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Nodes() > 1:
+	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Domains() > 1:
 		return errors.New("ranks per GPU: internode normal mode places one rank on each GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
@@ -171,7 +171,7 @@ func (s Shape) CheckWrites(mode Mode, chunk int) error {
 		return nil
 	}
 	chunk = defaultChunk
-	if s.Nodes() > 1 {
+	if s.Domains() > 1 {
 		d, cm := NodeConfigs(s.Ranks, 0)
 		chunk = max(d.RDMAChunk, cm.RDMAChunk)
 	}
@@ -192,7 +192,7 @@ func (s Shape) CheckWrites(mode Mode, chunk int) error {
 func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved int) {
 	if mode == Normal {
 		layer = max(1, normalSMsOr(numSMs)/2)
-		if s.Nodes() > 1 {
+		if s.Domains() > 1 {
 			layer *= 2
 		}
 	} else {
@@ -377,6 +377,9 @@ func (p *warpPool[S]) init(n int) {
 // RunLayer simulates dispatch and then combine, each from a common start
 // as DeepEP times its kernels, and checks the results.
 func RunLayer(cfg LayerConfig) (*Result, error) {
+	if err := cfg.onProfile(); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -475,7 +478,7 @@ func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Deliver
 	}
 	e := &sim.Engine{}
 	s := cfg.Routing.Shape
-	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode,
+	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(),
 		NVLink: cfg.NVLink, Delivered: delivered, PrefetchDelivery: prefetch, Log: cfg.Log}
 	if cfg.RanksPerGPU > 1 {
 		env.Mem = mem

@@ -123,9 +123,10 @@ const (
 	// combineForwarderWarps is kNumCombineForwarderWarps: split over the
 	// source nodes, at least one warp each.
 	combineForwarderWarps = 24
-	// maxNVLPeers bounds the GPUs per node the model tracks per token (a
-	// bit mask); DeepEP itself supports 8.
-	maxNVLPeers = 64
+	// maxNVLPeers bounds the GPUs per NVLink domain the model tracks per
+	// token (a peerMask); DeepEP's kernels support 8, an NVL72 rack has
+	// 72.
+	maxNVLPeers = 128
 )
 
 // Tags of the internode control messages (tagCount marks tails).
@@ -142,9 +143,9 @@ type nodePlan struct {
 	per        []int // per source rank: tokens per channel, ceil(T/C)
 	// Stream st = (src·C + ch)·N + node holds entries sOff[st]:sOff[st+1].
 	sOff  []int32
-	sTok  []int32  // the token
-	sMask []uint64 // local ranks of the node that receive it
-	sPair []int32  // NormalLayout.RankList index of its first rank on the node
+	sTok  []int32    // the token
+	sMask []peerMask // local ranks of the node that receive it
+	sPair []int32    // NormalLayout.RankList index of its first rank on the node
 	// Pairs counts (token, node) pairs including the source's own node,
 	// per source rank (DeepEP's num_rdma_token_sent).
 	pairs []int64
@@ -152,7 +153,7 @@ type nodePlan struct {
 
 func planNodes(r *Routing, n *NormalLayout, C int) *nodePlan {
 	s := r.Shape
-	R, N, G := s.Ranks, s.Nodes(), s.GPUsPerNode
+	R, N, G := s.Ranks, s.Domains(), s.DomainGPUs()
 	p := &nodePlan{R: R, N: N, G: G, C: C, per: make([]int, R), sOff: make([]int32, R*C*N+1), pairs: make([]int64, R)}
 	for src := range R {
 		p.per[src] = max(1, (r.Tokens[src]+C-1)/C)
@@ -172,7 +173,7 @@ func planNodes(r *Routing, n *NormalLayout, C int) *nodePlan {
 	}
 	total := p.sOff[len(p.sOff)-1]
 	p.sTok = make([]int32, total)
-	p.sMask = make([]uint64, total)
+	p.sMask = make([]peerMask, total)
 	p.sPair = make([]int32, total)
 	fill := slices.Clone(p.sOff[:len(p.sOff)-1])
 	for src := range R {
@@ -188,7 +189,7 @@ func planNodes(r *Routing, n *NormalLayout, C int) *nodePlan {
 				p.sTok[e] = int32(t)
 				p.sPair[e] = int32(n.RankStart[g] + j)
 				for ; j < len(ranks) && int(ranks[j])/G == dn; j++ {
-					p.sMask[e] |= 1 << (int(ranks[j]) % G)
+					p.sMask[e].set(int(ranks[j]) % G)
 				}
 			}
 		}
@@ -437,14 +438,42 @@ func (s Shape) NormalCombineTokenBytes() int {
 	return (n + normalAlignment - 1) / normalAlignment * normalAlignment
 }
 
-func popcount(m uint64) int { return bits.OnesCount64(m) }
+// peerMask is a set of a domain's local ranks (up to maxNVLPeers).
+type peerMask [maxNVLPeers / 64]uint64
+
+func (m *peerMask) set(j int)      { m[j>>6] |= 1 << (j & 63) }
+func (m *peerMask) has(j int) bool { return m[j>>6]&(1<<(j&63)) != 0 }
+func (m *peerMask) or(o *peerMask) {
+	for i := range m {
+		m[i] |= o[i]
+	}
+}
+func (m *peerMask) empty() bool { return *m == peerMask{} }
+
+// count is how many ranks m holds.
+func (m *peerMask) count() int {
+	n := 0
+	for _, w := range m {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// below is how many ranks m holds below j.
+func (m *peerMask) below(j int) int {
+	n := 0
+	for i := range j >> 6 {
+		n += bits.OnesCount64(m[i])
+	}
+	return n + bits.OnesCount64(m[j>>6]&(1<<(j&63)-1))
+}
 
 // runNotifyNodes is the internode notify step: one RDMA write per remote
 // node to the rank of the same local index, then an NVLink exchange inside
 // the node, then the host sees its counts and launches.
 func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resources, int64, error) {
 	s := cfg.Routing.Shape
-	R, N, G := s.Ranks, s.Nodes(), s.GPUsPerNode
+	R, N, G := s.Ranks, s.Domains(), s.DomainGPUs()
 	last := make([]sim.Time, R)
 	left := make([]int, R)
 	for r := range left {
@@ -472,7 +501,7 @@ func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resour
 		if next[r] >= N {
 			return
 		}
-		dn := (s.NodeOf(r) + next[r]) % N
+		dn := (s.DomainOf(r) + next[r]) % N
 		msgs++
 		conn.Post(e, w, transport.Op{Src: r, Dst: dn*G + r%G, Bytes: bytes, Flush: true})
 	}))
@@ -491,28 +520,28 @@ func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resour
 			return nil, transport.Resources{}, 0, fmt.Errorf("transport %s: notify step lost %d messages to rank %d", cfg.Transport.Name(), left[r], r)
 		}
 		_, vis := nvl.copy(r, g.pollDetect(last[r]), int64(bytes*N))
-		nodeSeen[s.NodeOf(r)] = max(nodeSeen[s.NodeOf(r)], vis)
+		nodeSeen[s.DomainOf(r)] = max(nodeSeen[s.DomainOf(r)], vis)
 	}
 	out := make([]sim.Time, R)
 	for r := range R {
-		out[r] = g.pollDetect(nodeSeen[s.NodeOf(r)]) + hostSee + hostLaunch
+		out[r] = g.pollDetect(nodeSeen[s.DomainOf(r)]) + hostSee + hostLaunch
 	}
 	return out, conn.Resources(), msgs, nil
 }
 
 // validateNodes reports what internode normal mode cannot run: DeepEP's
-// internode kernels forward inside a node over NVLink only, and assert
-// that an RDMA chunk fits twice in the receive buffer.
+// internode kernels forward inside an NVLink domain over NVLink only, and
+// assert that an RDMA chunk fits twice in the receive buffer.
 func (c *LayerConfig) validateNodes() error {
 	s := c.Routing.Shape
-	if c.Mode != Normal || s.Nodes() < 2 {
+	if c.Mode != Normal || s.Domains() < 2 {
 		return nil
 	}
 	switch {
 	case !c.NVLink:
 		return fmt.Errorf("nvlink: normal mode across nodes forwards inside each node over NVLink (DeepEP's internode kernels need it); it cannot run with NVLink off")
-	case s.GPUsPerNode > maxNVLPeers:
-		return fmt.Errorf("gpus per node: %d, internode normal mode models at most %d (DeepEP supports 8)", s.GPUsPerNode, maxNVLPeers)
+	case s.DomainGPUs() > maxNVLPeers:
+		return fmt.Errorf("nvlink domain: %d GPUs, internode normal mode models at most %d a domain (DeepEP's kernels support 8)", s.DomainGPUs(), maxNVLPeers)
 	}
 	for _, combine := range []bool{false, true} {
 		if nc := recommendedConfig(s.Ranks, combine); c.Chunk > nc.rdmaBuf/2 {

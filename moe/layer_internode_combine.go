@@ -96,8 +96,8 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 		c.fgGate[i] = c.root()
 	}
 	c.cPath = make([]critPath, nch)
-	for i, m := range plan.sMask {
-		c.cnt[i] = int32(popcount(m))
+	for i := range plan.sMask {
+		c.cnt[i] = int32(plan.sMask[i].count())
 	}
 	c.fgPos = make([]int32, nst)
 	c.fgFree = make([]sim.Time, nst*c.wf)
@@ -233,7 +233,6 @@ func (c *nodeCombine) nvlStep(e *sim.Engine, sw int) {
 	j, ch := jc/p.C, jc%p.C
 	node := j / p.G
 	lj := j % p.G
-	bit := uint64(1) << lj
 	for range p.N {
 		sn := int(c.nsNext[sw])
 		c.nsNext[sw] = int32((sn + 1) % p.N)
@@ -244,12 +243,12 @@ func (c *nodeCombine) nvlStep(e *sim.Engine, sw int) {
 		lo := pos
 		n := 0
 		for ; pos < L && n < c.cfgN.nvlChunk; pos++ {
-			if p.sMask[base+pos]&bit != 0 {
+			if p.sMask[base+pos].has(lj) {
 				n++
 			}
 		}
 		// Skip past entries not bound here so the next batch starts at one.
-		for pos < L && p.sMask[base+pos]&bit == 0 {
+		for pos < L && !p.sMask[base+pos].has(lj) {
 			pos++
 		}
 		c.nsPos[sw*p.N+sn] = int32(pos)
@@ -295,11 +294,11 @@ func (c *nodeCombine) contribution(e *sim.Engine, k int) {
 	st := int(sub.st)
 	src, _, dn := p.streamSrc(st)
 	base := int(p.sOff[st])
-	bit := uint64(1) << sub.j
-	rank := dn*p.G + int(sub.j)
+	j := int(sub.j)
+	rank := dn*p.G + j
 	for a := int(sub.lo); a < int(sub.hi); a++ {
 		x := base + a
-		if p.sMask[x]&bit == 0 {
+		if !p.sMask[x].has(j) {
 			continue
 		}
 		if c.reduced[x] {
@@ -333,7 +332,7 @@ func (c *nodeCombine) fgAdvance(e *sim.Engine, st int) {
 		}
 		w := st*c.wf + pos%c.wf
 		start := max(e.Now(), c.fgFree[w], c.start[f])
-		m := int64(popcount(p.sMask[base+pos]))
+		m := int64(p.sMask[base+pos].count())
 		end := c.warpCopy(f, start, m*c.tb, c.g.kern.reduceToken)
 		c.fgFree[w] = end
 		c.work(f, end)
@@ -513,7 +512,7 @@ func (c *nodeCombine) credit(e *sim.Engine, st int, path critPath) {
 	c.headSent[st] = int32(cons)
 	p := c.plan
 	src, ch, dn := p.streamSrc(st)
-	if dn == c.s.NodeOf(src) {
+	if dn == c.s.DomainOf(src) {
 		at, tag := c.headLocal(e, st, cons, path)
 		e.At(at, c.id, opHeadSeen, tag)
 		return

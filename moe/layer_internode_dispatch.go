@@ -280,7 +280,7 @@ func (d *nodeDispatch) nextMeta(e *sim.Engine, i int) {
 			break
 		}
 		ws.j++
-		if dn == d.s.NodeOf(src) {
+		if dn == d.s.DomainOf(src) {
 			continue
 		}
 		ws.role = roleCount
@@ -372,7 +372,7 @@ func (d *nodeDispatch) coordNext(e *sim.Engine, sc int) {
 	st, lo, hi := d.ck.bounds(d.plan, ci)
 	src, ch, dn := d.plan.streamSrc(st)
 	i := d.c0 + sc
-	if dn == d.s.NodeOf(src) {
+	if dn == d.s.DomainOf(src) {
 		w := &d.pool.a[i].w
 		w.T.T = max(w.T.T, e.Now())
 		t0 := w.T.T
@@ -470,16 +470,16 @@ func (d *nodeDispatch) tailSeenAt(e *sim.Engine, ci int) {
 	src, ch, dn := d.plan.streamSrc(st)
 	f := dn*d.plan.G + src%d.plan.G
 	fc := f*d.plan.C + ch
-	var mask uint64
+	var mask peerMask
 	for e := lo; e < hi; e++ {
-		mask |= d.plan.sMask[int(d.plan.sOff[st])+e]
+		mask.or(&d.plan.sMask[int(d.plan.sOff[st])+e])
 	}
-	if mask == 0 {
+	if mask.empty() {
 		d.chunkConsumed(e, ci, d.cPath[ci])
 		return
 	}
 	for j := range d.plan.G {
-		if mask&(1<<j) == 0 {
+		if !mask.has(j) {
 			continue
 		}
 		fw := fc*d.plan.G + j
@@ -511,7 +511,6 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 	// Reading each token's source meta to see whether it is bound here.
 	t += sim.Time(hi-lo) * d.g.costs.L2Load
 	local := j == f%p.G
-	bit := uint64(1) << j
 	// A warp still busy with earlier copies gates this chunk by them.
 	path := d.cPath[ci]
 	if d.fPath[fw].cur > path.cur {
@@ -526,7 +525,7 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 		n := 0
 		b := a
 		for ; b < hi && n < d.cfgN.nvlChunk; b++ {
-			if p.sMask[base+b]&bit != 0 {
+			if p.sMask[base+b].has(j) {
 				n++
 			}
 		}
@@ -599,7 +598,7 @@ func (d *nodeDispatch) chunkConsumed(e *sim.Engine, ci int, path critPath) {
 	}
 	d.headSent[st] = int32(cons)
 	src, ch, dn := p.streamSrc(st)
-	if dn == d.s.NodeOf(src) {
+	if dn == d.s.DomainOf(src) {
 		at, tag := d.headLocal(e, st, cons, path)
 		e.At(at, d.id, opHeadSeen, tag)
 		return
@@ -680,14 +679,13 @@ func (d *nodeDispatch) recvDone(e *sim.Engine, rw int) {
 	src, _, dn := p.streamSrc(st)
 	target := dn*p.G + int(sub.j)
 	base := int(p.sOff[st])
-	bit := uint64(1) << sub.j
-	below := bit - 1
+	j := int(sub.j)
 	for a := sub.lo; a < sub.hi; a++ {
-		m := p.sMask[base+int(a)]
-		if m&bit == 0 {
+		m := &p.sMask[base+int(a)]
+		if !m.has(j) {
 			continue
 		}
-		d.seenTok[int(p.sPair[base+int(a)])+popcount(m&below)]++
+		d.seenTok[int(p.sPair[base+int(a)])+m.below(j)]++
 		if !d.cfg.NoPayload {
 			d.sumGot[target] += Payload(src, int(p.sTok[base+int(a)]))
 		}

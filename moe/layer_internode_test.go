@@ -37,13 +37,17 @@ func (c *countingTransport) Open(env *transport.Env) (transport.Conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tallies = append(c.tallies, t)
-	return countingConn{conn, t, env.GPUsPerNode}, nil
+	g := env.GPUsPerNode
+	if env.NVLDomain > 0 {
+		g = env.NVLDomain
+	}
+	return countingConn{conn, t, g}, nil
 }
 
 type countingConn struct {
 	transport.Conn
 	t *opTally
-	g int
+	g int // GPUs of an NVLink domain
 }
 
 func (c countingConn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
@@ -57,6 +61,12 @@ func (c countingConn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	c.t.sameIndex = c.t.sameIndex && op.Src%c.g == op.Dst%c.g
 	c.t.crossNode = c.t.crossNode && op.Src/c.g != op.Dst/c.g
 	c.Conn.Post(e, w, op)
+}
+
+// domainShape is s with NVLink domains of d GPUs.
+func domainShape(s moe.Shape, d int) moe.Shape {
+	s.NVLDomain = d
+	return s
 }
 
 func nodeShape(ranks, perNode, tokens int) moe.Shape {
@@ -100,16 +110,20 @@ func runNodes(t *testing.T, s moe.Shape, lim moe.GroupLimit, presetName string, 
 }
 
 // forwardedPairs counts the (token, rank) pairs that cross NVLink: those
-// whose rank is not the forwarder (the rank of the source's local index on
-// the destination node).
+// whose rank is not the forwarder (the rank of the source's local index in
+// the destination NVLink domain).
 func forwardedPairs(r *moe.Routing) int64 {
 	s := r.Shape
 	n := r.Normal()
+	g := s.GPUsPerNode
+	if s.NVLDomain > 0 {
+		g = s.NVLDomain
+	}
 	var pairs int64
 	for src := range s.Ranks {
 		for t := range r.TokensOf(src) {
 			for _, dst := range n.RanksOf(src, t) {
-				if int(dst) != s.NodeOf(int(dst))*s.GPUsPerNode+src%s.GPUsPerNode {
+				if int(dst) != int(dst)/g*g+src%g {
 					pairs++
 				}
 			}
@@ -131,6 +145,9 @@ func TestInternodeMovesOneRDMACopyPerNode(t *testing.T) {
 		{"2x8 uniform", nodeShape(16, 8, 96), moe.GroupLimit{}},
 		{"8x4 group-limited", nodeShape(32, 4, 64), moe.GroupLimit{TopK: 3}},
 		{"4x2 uniform", nodeShape(8, 2, 48), moe.GroupLimit{}},
+		// Two NVLink domains of 8 GPUs on hosts of 4 (a rack-scale
+		// domain): only traffic between the domains crosses NICs.
+		{"2 domains of 2x4", domainShape(nodeShape(16, 4, 96), 8), moe.GroupLimit{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -141,7 +158,13 @@ func TestInternodeMovesOneRDMACopyPerNode(t *testing.T) {
 				t.Fatalf("%d phases opened a connection, want notify, dispatch, combine", len(ct.tallies))
 			}
 			C := 12 // 24 SMs by default
-			meta := int64(s.Ranks*C*(s.Nodes()-1)) * int64(4*(2*s.GPUsPerNode+2))
+			// Each rank's channels tell every other domain their counts:
+			// an int per domain rank twice, and two for the domain.
+			domains, perDomain := s.Nodes(), s.GPUsPerNode
+			if s.NVLDomain > 0 {
+				domains, perDomain = s.Ranks/s.NVLDomain, s.NVLDomain
+			}
+			meta := int64(s.Ranks*C*(domains-1)) * int64(4*(2*perDomain+2))
 			tb := int64(s.NormalTokenBytes())
 			cb := int64(s.NormalCombineTokenBytes())
 			for _, ph := range []struct {

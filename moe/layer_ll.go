@@ -259,9 +259,9 @@ func (b *llBase) countBytes(d transport.Delivery) {
 }
 
 // overNVLink reports whether rank src reaches dst over NVLink: the layer
-// allows it, the transport carries it and both sit in one node.
+// allows it, the transport carries it and both sit in one NVLink domain.
 func (b *llBase) overNVLink(src, dst int) bool {
-	g := b.s.GPUsPerNode
+	g := b.s.DomainGPUs()
 	return b.cfg.NVLink && carriesNVLink(b.cfg.Transport) && src/g == dst/g
 }
 

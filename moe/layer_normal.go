@@ -709,18 +709,19 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 
 // NormalBufferBytes approximates DeepEP's normal-mode buffers per rank:
 // the RDMA buffer (send and receive rings of num_max_rdma_chunked_recv
-// tokens per channel and node) and the NVLink buffer (num_max_nvl_chunked
-// recv tokens per channel and local peer), with its default 128/288.
+// tokens per channel and NVLink domain) and the NVLink buffer
+// (num_max_nvl_chunked recv tokens per channel and peer in the domain),
+// with its default 128/288.
 func NormalBufferBytes(s Shape, channels int) int64 {
 	tb := int64(s.NormalTokenBytes())
-	rdma := 2 * int64(channels) * int64(s.Nodes()) * 128 * tb
-	nvl := int64(channels) * int64(s.GPUsPerNode) * 288 * tb
+	rdma := 2 * int64(channels) * int64(s.Domains()) * 128 * tb
+	nvl := int64(channels) * int64(s.DomainGPUs()) * 288 * tb
 	return rdma + nvl
 }
 
 func runNormal(cfg *LayerConfig, res *Result) error {
 	s := cfg.Routing.Shape
-	if s.Nodes() > 1 {
+	if s.Domains() > 1 {
 		return runNodes(cfg, res)
 	}
 	chunk := cfg.Chunk

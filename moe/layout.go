@@ -13,7 +13,7 @@ type Locality uint8
 // Localities, in increasing distance.
 const (
 	SameRank Locality = iota
-	SameNode
+	SameNode          // the same NVLink domain: the node, or a rack NVLink spans
 	Remote
 	numLocalities
 )
@@ -36,7 +36,7 @@ func (s Shape) LocalityOf(src, dst int) Locality {
 	switch {
 	case src == dst:
 		return SameRank
-	case s.NodeOf(src) == s.NodeOf(dst):
+	case s.DomainOf(src) == s.DomainOf(dst):
 		return SameNode
 	}
 	return Remote
@@ -207,13 +207,14 @@ func (l *LLLayout) ExpertLoad() Load { return loadOf(l.RecvPerExpert) }
 // NormalLayout is the normal (high-throughput) mode traffic of a routing,
 // as DeepEP's get_dispatch_layout derives it: a token goes to each rank
 // that hosts any of its experts once, and crosses the network once per
-// destination node. Flat arrays are indexed [src][...] row-major.
+// destination node. A node here is an NVLink domain (Shape.Domains):
+// DeepEP's RDMA rank. Flat arrays are indexed [src][...] row-major.
 type NormalLayout struct {
 	Shape Shape
 	// TokensPerRank[src*Ranks+dst]: distinct tokens src sends to dst
 	// (num_tokens_per_rank).
 	TokensPerRank []int32
-	// TokensPerNode[src*Nodes()+node]: distinct tokens src sends to node
+	// TokensPerNode[src*Domains()+node]: distinct tokens src sends to node
 	// (num_tokens_per_rdma_rank).
 	TokensPerNode []int32
 	// TokensPerExpert[src*Physical()+p]: tokens src sends to expert p
@@ -241,7 +242,7 @@ type NormalLayout struct {
 // Normal computes the normal-mode layout in one pass over the routing.
 func (r *Routing) Normal() *NormalLayout {
 	s := r.Shape
-	k, phys, nl, nodes := s.TopK, s.Physical(), s.LocalExperts(), s.Nodes()
+	k, phys, nl, nodes := s.TopK, s.Physical(), s.LocalExperts(), s.Domains()
 	total, tokens := 0, 0
 	for rank, row := range r.Idx {
 		total += len(row)
@@ -265,7 +266,7 @@ func (r *Routing) Normal() *NormalLayout {
 	g := 0
 	for src, row := range r.Idx {
 		n.TokenStart[src] = g
-		srcNode := s.NodeOf(src)
+		srcNode := s.DomainOf(src)
 		perRank := n.TokensPerRank[src*s.Ranks : (src+1)*s.Ranks]
 		perNode := n.TokensPerNode[src*nodes : (src+1)*nodes]
 		perExpert := n.TokensPerExpert[src*phys : (src+1)*phys]
@@ -291,7 +292,7 @@ func (r *Routing) Normal() *NormalLayout {
 				n.RecvPerRank[dst]++
 				n.ByLocality[s.LocalityOf(src, int(dst))]++
 				// Ranks are ascending, so a node's ranks are adjacent.
-				if node := int32(s.NodeOf(int(dst))); node != lastNode {
+				if node := int32(s.DomainOf(int(dst))); node != lastNode {
 					lastNode = node
 					n.NodeList = append(n.NodeList, node)
 					perNode[node]++

@@ -88,6 +88,10 @@ func gbytes(b int64) string {
 // constants when built, whatever the layer's size.
 func Precheck(s Shape, cfg LayerConfig) error {
 	cfg.Routing = &Routing{Shape: s}
+	if err := cfg.onProfile(); err != nil {
+		return err
+	}
+	s = cfg.Routing.Shape
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -124,14 +128,14 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 	buffer, what := LLBufferBytes(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
 	if cfg.Mode == Normal {
 		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
-		buffer, what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d nodes × %d GPUs, hidden %d", normal, s.Nodes(), s.GPUsPerNode, s.Hidden)
+		buffer, what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
 	}
 	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: bound
 	// them in floating point first.
 	bound := 8 * float64(s.Physical()) * float64(s.Tokens) * float64(2*s.Hidden+LLHeaderBytes)
 	if cfg.Mode == Normal {
 		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
-		bound = float64(normal) * float64(256*s.Nodes()+288*s.GPUsPerNode) * float64(s.NormalTokenBytes())
+		bound = float64(normal) * float64(256*s.Domains()+288*s.DomainGPUs()) * float64(s.NormalTokenBytes())
 	}
 	atLeast := bound > math.MaxInt64/2
 	if atLeast {
@@ -139,7 +143,7 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 	}
 	var r transport.Resources
 	if est, ok := cfg.Transport.(transport.Estimator); ok {
-		e, err := est.Estimate(&transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLink: cfg.NVLink, Channels: layer}, cfg.Profile)
+		e, err := est.Estimate(&transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(), NVLink: cfg.NVLink, Channels: layer}, cfg.Profile)
 		if err != nil {
 			return fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
 		}

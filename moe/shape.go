@@ -134,15 +134,19 @@ const maxSelections = 1 << 30
 
 // Shape is the size of one MoE layer under expert parallelism.
 type Shape struct {
-	Experts         int   // logical (model) experts
-	PhysicalExperts int   // experts after redundant replicas; 0 means Experts
-	TopK            int   // experts selected per token
-	Hidden          int   // hidden size (channels per token)
-	Tokens          int   // tokens per rank (DeepEP's max tokens per rank)
-	Ranks           int   // expert-parallel ranks (GPUs)
-	GPUsPerNode     int   // ranks per node; same-node peers use NVLink
-	Dispatch        DType // element type on the dispatch path
-	Combine         DType // element type on the combine path
+	Experts         int // logical (model) experts
+	PhysicalExperts int // experts after redundant replicas; 0 means Experts
+	TopK            int // experts selected per token
+	Hidden          int // hidden size (channels per token)
+	Tokens          int // tokens per rank (DeepEP's max tokens per rank)
+	Ranks           int // expert-parallel ranks (GPUs)
+	GPUsPerNode     int // ranks per node (host)
+	// NVLDomain is the GPUs of one NVLink domain, a whole number of nodes
+	// (an NVL72 rack: 72 GPUs over 18 hosts); 0 means the node. Peers in
+	// one domain use NVLink, and DeepEP's RDMA ranks are domains.
+	NVLDomain int
+	Dispatch  DType // element type on the dispatch path
+	Combine   DType // element type on the combine path
 }
 
 // Validate reports the first field that makes the shape unusable. Every
@@ -169,6 +173,16 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("ranks: %s, fewer than one node of %d GPUs (give fewer GPUs per node)", report.Count(s.Ranks, "rank"), s.GPUsPerNode)
 	case s.Ranks%s.GPUsPerNode != 0:
 		return fmt.Errorf("ranks: %d ranks do not fill whole nodes of %d GPUs", s.Ranks, s.GPUsPerNode)
+	case s.NVLDomain < 0:
+		return fmt.Errorf("nvlink domain: %d GPUs is negative (0 means the node)", s.NVLDomain)
+	case s.NVLDomain%s.GPUsPerNode != 0:
+		return fmt.Errorf("nvlink domain: %d GPUs is not a whole number of nodes of %d GPUs", s.NVLDomain, s.GPUsPerNode)
+	case s.Ranks > s.NVLDomain && s.NVLDomain > 0 && s.Ranks%s.NVLDomain != 0:
+		hint := ""
+		if d := domainShare(s.Ranks, s.NVLDomain, s.GPUsPerNode); d > 0 {
+			hint = fmt.Sprintf(", or an NVLink domain of %d: %d domains of %d GPUs", d, s.Ranks/d, d)
+		}
+		return fmt.Errorf("ranks: %d ranks do not fill whole NVLink domains of %d GPUs (give a multiple of %d ranks%s)", s.Ranks, s.NVLDomain, s.NVLDomain, hint)
 	case s.Physical()%s.Ranks != 0:
 		return fmt.Errorf("physical experts: %d physical experts cannot be placed evenly on %d ranks", s.Physical(), s.Ranks)
 	case s.Physical()/s.Ranks > hw.MaxChannel+1:
@@ -244,11 +258,40 @@ func (s Shape) Physical() int {
 // LocalExperts is the number of physical experts each rank hosts.
 func (s Shape) LocalExperts() int { return s.Physical() / s.Ranks }
 
-// Nodes is the number of nodes (RDMA ranks in DeepEP's terms).
+// Nodes is the number of nodes (hosts).
 func (s Shape) Nodes() int { return s.Ranks / s.GPUsPerNode }
 
 // NodeOf is the node that hosts rank.
 func (s Shape) NodeOf(rank int) int { return rank / s.GPUsPerNode }
+
+// DomainGPUs is the ranks of one NVLink domain: NVLDomain, or a node's,
+// and no more than the ranks there are.
+func (s Shape) DomainGPUs() int {
+	d := s.GPUsPerNode
+	if s.NVLDomain > 0 {
+		d = s.NVLDomain
+	}
+	return max(1, min(d, s.Ranks))
+}
+
+// Domains is the number of NVLink domains: DeepEP's RDMA ranks, between
+// which traffic crosses NICs.
+func (s Shape) Domains() int { return s.Ranks / s.DomainGPUs() }
+
+// DomainOf is the NVLink domain of rank.
+func (s Shape) DomainOf(rank int) int { return rank / s.DomainGPUs() }
+
+// domainShare suggests an NVLink domain for ranks that do not fill whole
+// domains of d GPUs: the ranks split evenly over as many domains as they
+// need, rounded up to whole nodes of g, or 0 if no split divides them.
+func domainShare(ranks, d, g int) int {
+	for n := (ranks + d - 1) / d; n <= ranks/g; n++ {
+		if ranks%n == 0 && (ranks/n)%g == 0 && ranks/n <= d {
+			return ranks / n
+		}
+	}
+	return 0
+}
 
 // Scales is the number of scales per token on the dispatch path:
 // ceil(hidden/128) float32s for FP8, hidden/16 e4m3 bytes for NVFP4, 0

@@ -10,7 +10,9 @@ import (
 // each rank posts to each peer on each channel.
 type Demand struct {
 	Ranks, GPUsPerNode int
-	// NVLink lets same-node peers use NVLink, as Env.NVLink.
+	// NVLDomain is the GPUs of one NVLink domain, as Env.NVLDomain.
+	NVLDomain int
+	// NVLink lets peers of one NVLink domain use NVLink, as Env.NVLink.
 	NVLink bool
 	// Channels is how many channels (0..Channels-1) the workload posts on.
 	Channels int
@@ -34,9 +36,19 @@ type Flow struct {
 }
 
 // OverNVLink reports whether f's operations are NVLink copies (NVLinkPath):
-// NVLink is on and f stays within a node. They use no queue and no NIC.
+// NVLink is on and f stays within an NVLink domain. They use no queue and
+// no NIC.
 func (d *Demand) OverNVLink(f *Flow) bool {
-	return d.NVLink && d.GPUsPerNode > 0 && int(f.Src)/d.GPUsPerNode == int(f.Dst)/d.GPUsPerNode
+	g := domainGPUs(d.NVLDomain, d.GPUsPerNode)
+	return d.NVLink && g > 0 && int(f.Src)/g == int(f.Dst)/g
+}
+
+// domainGPUs is the GPUs of an NVLink domain: domain, or a node's when 0.
+func domainGPUs(domain, perNode int) int {
+	if domain > 0 {
+		return domain
+	}
+	return perNode
 }
 
 // Ops is the flow's posted operations.

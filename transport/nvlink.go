@@ -32,13 +32,13 @@ const (
 
 // NewNVLinkPath is env's NVLink path, on env's engine.
 func NewNVLinkPath(env *Env) *NVLinkPath {
-	p := &NVLinkPath{nv: hw.NewNVLink(env.Profile, env.NVLink, env.GPUsPerNode, env.Ranks, env.Mem), env: env}
+	p := &NVLinkPath{nv: hw.NewNVLink(env.Profile, env.NVLink, domainGPUs(env.NVLDomain, env.GPUsPerNode), env.Ranks, env.Mem), env: env}
 	p.id = env.E.Register(p)
 	return p
 }
 
-// Takes reports whether op goes over NVLink: NVLink is on, its peer is on
-// the same node, and it does not ask for the NIC.
+// Takes reports whether op goes over NVLink: NVLink is on, its peer is in
+// the same NVLink domain, and it does not ask for the NIC.
 func (p *NVLinkPath) Takes(op Op) bool { return !op.NIC && p.nv.Local(op.Src, op.Dst) }
 
 // Post has w copy op to its peer, from w's local time on.

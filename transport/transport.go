@@ -73,8 +73,12 @@ type Env struct {
 	E           *sim.Engine
 	Profile     *profile.Profile
 	Ranks       int
-	GPUsPerNode int
-	// NVLink lets same-node peers use NVLink copies instead of the NIC.
+	GPUsPerNode int // ranks per node (host): how NICs sit on rails
+	// NVLDomain is the GPUs of one NVLink domain, a whole number of nodes
+	// (an NVL72 rack spans 18 hosts); 0 means the node.
+	NVLDomain int
+	// NVLink lets peers of one NVLink domain use NVLink copies instead of
+	// the NIC.
 	NVLink bool
 	// Delivered receives every Op when its payload is visible.
 	Delivered func(e *sim.Engine, d Delivery)

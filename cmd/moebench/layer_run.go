@@ -195,6 +195,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := onProfiles(base, configs, fs.Changed("nvlink")); err != nil {
+		return err
+	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
@@ -633,11 +636,11 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 		dt = dtypeNote(s, w.Shape)
 	}
 	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, c.mode, nv, dt),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), c.mode, nv, dt),
 		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
 	}
-	if c.mode == moe.Normal && s.Nodes() > 1 {
+	if c.mode == moe.Normal && s.Domains() > 1 {
 		l = append(l, nodeNote(s, f.numSMs, f.chunk))
 	}
 	if len(f.prof.sets) > 0 {
@@ -696,6 +699,55 @@ func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingS
 
 // withSets is base with a configuration's --set values applied: base
 // itself when there are none, else a copy.
+// onProfiles gives each config's shape its profile's NVLink domain
+// (moe.Shape.OnProfile), so that estimates, prechecks and reports see the
+// domain the run will have; an LL config whose domain spans hosts uses
+// NVLink unless --nvlink says otherwise (nvlinkDefault).
+func onProfiles(base *profile.Profile, configs []config, nvlinkSet bool) error {
+	for i := range configs {
+		c := &configs[i]
+		prof, err := withSets(base, c.sets)
+		if err != nil {
+			return fmt.Errorf("%w: --set: %v", errUsage, err)
+		}
+		s, err := c.shape.OnProfile(prof)
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		}
+		c.shape = s
+		if !nvlinkSet {
+			c.nvlink = nvlinkDefault(s, c.mode)
+		}
+	}
+	return nil
+}
+
+// nvlinkDefault is whether a layer uses NVLink when --nvlink is not given:
+// normal mode always does (DeepEP's kernels need it); LL does where the
+// NVLink domain spans hosts, a rack-scale system whose GPUs reach each
+// other over NVLink by design (an NVL72), and not within a node, as
+// DeepEP's published LL runs are RDMA only.
+func nvlinkDefault(s moe.Shape, mode moe.Mode) bool {
+	return mode == moe.Normal || s.DomainGPUs() > s.GPUsPerNode
+}
+
+// nodesOf is a shape's hosts, and its NVLink domains where they span
+// hosts: "18 nodes × 4 GPUs, one NVLink domain".
+func nodesOf(s moe.Shape) string {
+	out := fmt.Sprintf("%d nodes × %d GPUs", s.Nodes(), s.GPUsPerNode)
+	switch d := s.DomainGPUs(); {
+	case d <= s.GPUsPerNode:
+	case s.Domains() == 1:
+		out += ", one NVLink domain"
+	default:
+		out += fmt.Sprintf(", %d NVLink domains of %d GPUs", s.Domains(), d)
+	}
+	return out
+}
+
 func withSets(base *profile.Profile, sets []string) (*profile.Profile, error) {
 	if len(sets) == 0 {
 		return base, nil

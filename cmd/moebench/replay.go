@@ -362,6 +362,16 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
 	}
+	s, err = s.OnProfile(rp.prof)
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: layer shape from %s, the flags and the profile: %v", errUsage, rp.name, shapeErr(err))
+	}
+	if !fs.Changed("nvlink") {
+		rp.nvlink = nvlinkDefault(s, rp.mode)
+	}
 	if err := s.CheckWrites(rp.mode, f.chunk); err != nil {
 		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
 	}
@@ -457,8 +467,8 @@ func (rp *replayer) notes() []string {
 		l = append(l, "SYNTHESIZED: the trace's tokens were made up to match per-expert counts; its loads are real, its co-selection of experts is not")
 	}
 	l = append(l,
-		fmt.Sprintf("layer: workload %s (hidden %d, %s dispatch, %s combine), EP%d = %d nodes × %d GPUs, %s mode, NVLink %s; tokens per rank: the busiest rank's in each (step, layer)",
-			rp.wl, s.Hidden, s.Dispatch, s.Combine, s.Ranks, s.Nodes(), s.GPUsPerNode, rp.mode, nv),
+		fmt.Sprintf("layer: workload %s (hidden %d, %s dispatch, %s combine), EP%d = %s, %s mode, NVLink %s; tokens per rank: the busiest rank's in each (step, layer)",
+			rp.wl, s.Hidden, s.Dispatch, s.Combine, s.Ranks, nodesOf(s), rp.mode, nv),
 		fmt.Sprintf("source ranks: as recorded; records without a rank are split evenly over the %d ranks", s.Ranks),
 		fmt.Sprintf("background %s", rp.bg),
 		"group limit: "+rp.limitBy,

@@ -15,6 +15,7 @@ import (
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/routing"
 	"moebench/sizing"
 	"moebench/transport"
@@ -136,7 +137,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f.changed, f.log = fs.Changed, log
-	study, h, err := f.study(fs.Changed("nvlink"), fs.Changed("preset"))
+	study, h, err := f.study(prof, fs.Changed("nvlink"), fs.Changed("preset"))
 	if err != nil {
 		return err
 	}
@@ -230,7 +231,7 @@ func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Prese
 }
 
 // study turns the flags into a sizing study and the report header.
-func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
+func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
 	var h report.Header
 	w, err := workloads.Get(f.workload)
 	if err != nil {
@@ -258,13 +259,19 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 	if err := s.Validate(); err != nil {
 		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
 	}
+	if s, err = s.OnProfile(prof); err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+	}
 	mode, err := moe.ParseMode(f.mode)
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --mode: %v", errUsage, err)
 	}
 	nv := f.nvlink
 	if !nvlinkSet {
-		nv = mode == moe.Normal
+		nv = nvlinkDefault(s, mode)
 	}
 	bg, err := workloads.ParseBackground(f.background)
 	if err != nil {
@@ -388,8 +395,8 @@ func (f *sizeFlags) study(nvlinkSet, byPreset bool) (*sizing.Study, report.Heade
 		names[i] = p.Name
 	}
 	h.Extra = []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %d nodes × %d GPUs, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Nodes(), s.GPUsPerNode, mode, nvs, dtypeNote(s, w.Shape)),
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), mode, nvs, dtypeNote(s, w.Shape)),
 		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
 		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
 	}
