@@ -88,7 +88,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
 	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 	f.knobs.register(fs, false)
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
+	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes); with --engine native, tokens per published tail (0 = 6, DeepEP's intranode config)")
 	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")

@@ -77,7 +77,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let same-node peers use NVLink (default off in ll mode, on in normal mode)")
+	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
 	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
 	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
 	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
