@@ -4,6 +4,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"moebench/moe"
+	"moebench/transport"
+	"moebench/transport/preset"
 )
 
 // Queues are counted per NIC: a rank's striped over its NICs
@@ -71,5 +75,49 @@ func TestResourcesArePerNIC(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A queue's link follows its number, idle queues included: with four NICs
+// and every operation on channel 0, QP j of peer d is queue d·P + j of P
+// per peer, on link d·P mod 4. Four and eight QPs a peer put every peer's
+// traffic on link 0 alike, one class and one time; one QP a peer spreads
+// the peers over the links, another class and another time.
+func TestClassesFollowTheLinks(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("runs candidates one at a time; the studies cover the parallel runs under the race detector")
+	}
+	d := deployment(t, 16, 16, 16, "topo.nics_per_gpu=4") // one local expert: channel 0
+	disp, comb, _ := moe.Demands(d.Routing, d.Mode, false, moe.Background{})
+	p := presets(t, "mini-gda")[0]
+	class := map[int]string{}
+	took := map[int]moe.Result{}
+	for _, q := range []int{1, 4, 8} {
+		tr, err := p.Transport(preset.Options{QPsPerPeer: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := tr.(transport.Estimator)
+		ed, _ := e.Estimate(disp, d.Profile)
+		ec, _ := e.Estimate(comb, d.Profile)
+		if ed.Class == "" || ec.Class == "" {
+			t.Fatalf("%d QPs a peer: no class", q)
+		}
+		class[q] = ed.Class + "|" + ec.Class
+		res, err := moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NoPayload: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took[q] = *res
+	}
+	if class[4] != class[8] || took[4].Dispatch.Time != took[8].Dispatch.Time || took[4].Combine.Time != took[8].Combine.Time {
+		t.Errorf("4 and 8 QPs a peer: classes %q and %q, dispatch %+v and %+v", class[4], class[8], took[4].Dispatch.Time, took[8].Dispatch.Time)
+	}
+	if class[1] == class[4] {
+		t.Errorf("1 and 4 QPs a peer share class %q", class[1])
+	}
+	if took[1].Dispatch.Time == took[4].Dispatch.Time {
+		t.Errorf("1 and 4 QPs a peer take the same dispatch %+v, though one spreads peers over four links and the other does not", took[1].Dispatch.Time)
 	}
 }

@@ -121,6 +121,11 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		k := c
 		k.Name, k.QPsPerPeer, k.DCIs = "", 0, 0
 		ctx := hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
+		if l := np.Topo.Links(); l > 1 {
+			// Queue q takes link q mod l: which link a busy queue takes
+			// follows the queues' numbering, past the busy ones too.
+			ctx += fmt.Sprintf(" links %d: %d", l, (c.DCIs+c.QPsPerPeer+c.Reserved)%l)
+		}
 		if dc {
 			est.Class = fmt.Sprintf("dc %d busy DCIs %+v%s", min(c.DCIs, max(1, d.Channels)), k, ctx)
 		} else {

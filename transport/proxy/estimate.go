@@ -130,7 +130,11 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 			est.Floor, est.FloorBy = t, "proxy_worker"
 		}
 	}
-	if d.Exact {
+	// Queue q takes link q mod Links, and a worker's queues start at its
+	// index × its queue count: unless that count is a multiple of the
+	// links, which worker carries a ring sets its links, which the class
+	// does not say.
+	if l := np.Topo.Links(); d.Exact && cfg.classes()*d.Ranks%l == 0 {
 		est.Class = t.class(chans) + hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
 	}
 	return est, nil
