@@ -185,6 +185,40 @@ func TestLinksTakeRailsOfTheirOwn(t *testing.T) {
 	}
 }
 
+// GPUs sharing a NIC of two planes share both planes' ports: two GPUs'
+// writes of 1 MiB on queues 1 (plane 1) take two wire times of a plane,
+// as one GPU's two writes would, and a write on plane 0 meanwhile one.
+func TestGPUsSharingANICSharePlanes(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	if err := p.ApplySets([]string{"topo.gpus_per_nic=2", "topo.planes_per_nic=2"}); err != nil {
+		t.Fatal(err)
+	}
+	e := &sim.Engine{}
+	s := &planeSink{at: map[int32]sim.Time{}}
+	f := NewFabric(e, NewNICParams(p), 4, 2, s)
+	f.Place(2) // ranks 0 and 1 share a NIC, ranks 2 and 3 another
+	for r := range 2 {
+		f.NICs[r].Post(1, Msg{Dst: int32(2 + r), Bytes: mib, BBs: 1, Pointer: true, Tag: int64(r)})
+		f.NICs[r].Doorbell(e, 0, 1)
+	}
+	f.NICs[0].Post(0, Msg{Dst: 3, Bytes: mib, BBs: 1, Pointer: true, Tag: 2})
+	f.NICs[0].Doorbell(e, 0, 0)
+	e.Run()
+	plane := 2 * mibWireNs // a plane runs at half the port's rate
+	if d := math.Abs((s.at[1] - s.at[0]).NsF()); !near(d, plane, 1e-3) {
+		t.Errorf("the two GPUs' writes on plane 1 land %.0f ns apart, want one plane's wire time, %.0f", d, plane)
+	}
+	if d := (max(s.at[0], s.at[1]) - s.at[2]).NsF(); !near(d, plane, 1e-3) {
+		t.Errorf("plane 0's write lands %.0f ns before plane 1's second, want %.0f", d, plane)
+	}
+}
+
+type planeSink struct{ at map[int32]sim.Time }
+
+func (s *planeSink) Delivered(e *sim.Engine, _ *NIC, _ int32, m *Msg) { s.at[int32(m.Tag)] = e.Now() }
+func (s *planeSink) Completed(*sim.Engine, *NIC, int32, *Msg)         {}
+
 // GPUs sharing a NIC and a GPU with several NICs are refused together,
 // naming both constants.
 func TestTopologyRefusesSharedAndSeveralNICs(t *testing.T) {

@@ -272,6 +272,7 @@ type NIC struct {
 	hostF sim.Time // and of host-memory ones
 	host  bool     // every queue is in host memory
 	ph    *port    // the physical NIC's pipeline, link and port (link 0's)
+	base  int32    // where its links' ports start in the fabric's
 	card           // NIC 0's context cache; the others' are the fabric's
 	// dci marks the NIC's DC initiators, by QP: a DCI serves one
 	// destination at a time, and re-targeting it waits out the previous
@@ -314,13 +315,13 @@ func (f *Fabric) link(qp int32) int {
 	return int(qp) % f.links
 }
 
-// linkPort is the port of n's link k: with several links a rank shares
-// no NIC (Topology.Validate), so they lie together in the fabric's ports.
+// linkPort is the port of n's link k; a NIC's links lie together in the
+// fabric's ports.
 func (n *NIC) linkPort(k int) *port {
 	if k == 0 {
 		return n.ph
 	}
-	return &n.fab.ports[n.Index*n.fab.links+k]
+	return &n.fab.ports[int(n.base)+k]
 }
 
 // pipePort is the port that holds the processing pipeline of link k's
@@ -533,7 +534,8 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 		}
 	}
 	for i := range n {
-		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i*f.links], card: card{ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}}
+		nic := &NIC{Index: i, P: &f.P, fab: f, qpIx: make([]int32, qps), fetch: p.DMARead, ph: &f.ports[i*f.links], base: int32(i * f.links),
+			card: card{ctx: NewCtxCache(p.ConnEntries, p.ConnWays)}}
 		nic.id = e.Register(nic)
 		f.NICs = append(f.NICs, nic)
 	}
@@ -550,11 +552,14 @@ func NewFabric(e *sim.Engine, p NICParams, n, qps int, sink Sink) *Fabric {
 func (f *Fabric) Place(gpusPerNode int) {
 	t := &f.P.Topo
 	g, gpn, l := max(1, t.GPUsPerNIC), max(1, gpusPerNode), f.links
+	if err := t.Validate(); err != nil {
+		// Transports validate the topology before they open a fabric.
+		panic("hw: " + err.Error())
+	}
 	if t.Tiers < 2 && g == 1 {
 		return
 	}
-	// Ports of one node, a rail each: with one GPU to a NIC, rank i's
-	// links are ports i·links on, as NewFabric laid them.
+	// Ports of one node, a rail each, a NIC's links together.
 	perNode := (gpn + g - 1) / g * l
 	nodes := (len(f.NICs) + gpn - 1) / gpn
 	f.ports = newPorts(nodes * perNode)
@@ -562,7 +567,8 @@ func (f *Fabric) Place(gpusPerNode int) {
 	perRail := (nodes + down - 1) / down
 	for i, n := range f.NICs {
 		node, rail := i/gpn, i%gpn/g*l
-		n.ph = &f.ports[node*perNode+rail]
+		n.base = int32(node*perNode + rail)
+		n.ph = &f.ports[n.base]
 		for k := range l {
 			f.ports[node*perNode+rail+k].leaf = int32((rail+k)*perRail + node/down)
 		}
