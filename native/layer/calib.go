@@ -521,7 +521,7 @@ func Fit(raw *Raw, base *profile.Profile, source string, progress func(string)) 
 		if f.At != "" {
 			src += fmt.Sprintf("; on its %s bound (%s)", f.At, f.Why)
 		}
-		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: f.Value, Unit: d.Unit, Source: src})
+		res.Constants = append(res.Constants, profile.Constant{Name: p.name, Value: f.Value, Unit: d.Unit, Kind: profile.KindMeasured, Source: src})
 	}
 	return res, nil
 }

@@ -168,7 +168,7 @@ func FitGPU(m Measured, base *profile.Profile) ([]profile.Constant, error) {
 		if !ok {
 			return fmt.Errorf("fit: constant %s is not in the profile schema (FitGPU and the schema disagree)", name)
 		}
-		out = append(out, profile.Constant{Name: name, Value: v, Unit: d.Unit, Source: src})
+		out = append(out, profile.Constant{Name: name, Value: v, Unit: d.Unit, Kind: profile.KindMeasured, Source: src})
 		return nil
 	}
 	if m.ClockMHz > 0 {

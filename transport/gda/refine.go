@@ -110,7 +110,7 @@ func Refine(m Measured, base *profile.Profile, consts []profile.Constant) ([]pro
 			suffix string
 			v      float64
 		}{{".cycles", ns * mhz / 1000}, {".ns", 0}} {
-			c := profile.Constant{Name: name + half.suffix, Value: half.v, Unit: map[string]string{".cycles": "cycles", ".ns": "ns"}[half.suffix], Source: where}
+			c := profile.Constant{Name: name + half.suffix, Value: half.v, Unit: map[string]string{".cycles": "cycles", ".ns": "ns"}[half.suffix], Kind: profile.KindMeasured, Source: where}
 			if i := slices.IndexFunc(out, func(o profile.Constant) bool { return o.Name == c.Name }); i >= 0 {
 				out[i] = c
 			} else {
