@@ -165,7 +165,16 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 	if limit := int64(p.Get("nic.max_qps")); queues > limit {
 		detail := fmt.Sprintf("%s on %d ranks", cfg.Transport.Name(), s.Ranks)
 		if !dc && s.Ranks > 0 {
-			detail = fmt.Sprintf("%d ranks × %d per peer", s.Ranks, queues/int64(s.Ranks))
+			// Queues are counted per NIC: a rank's over its NICs, or
+			// those of every GPU sharing one.
+			nics, share := max(1, int64(p.Get("topo.nics_per_gpu"))), max(1, int64(p.Get("topo.gpus_per_nic")))
+			detail = fmt.Sprintf("%d ranks × %d per peer", s.Ranks, queues*nics/share/int64(s.Ranks))
+			switch {
+			case nics > 1:
+				detail += fmt.Sprintf(" over %d NICs a GPU", nics)
+			case share > 1:
+				detail = fmt.Sprintf("%d GPUs a NIC × %s", share, detail)
+			}
 		}
 		return &CapacityError{Kind: CapacityQueues, Need: queues, Limit: limit, DC: dc, Constant: "nic.max_qps", Source: source(p, "nic.max_qps"), Detail: detail}
 	}
