@@ -190,9 +190,13 @@ func (l *Lib) IssueWith(c IssueConfig) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if err := c.checkFormat(); err != nil {
+		return Stats{}, err
+	}
 	cfg := C.mbn_issue_config{
 		mode: C.int32_t(m), target: C.int32_t(c.Target), inline_bytes: C.int32_t(c.InlineBytes),
 		iters: C.int32_t(c.Iters), warmup: C.int32_t(c.Warmup), gap_ns: C.int32_t(c.GapNs),
+		wqe_format: C.int32_t(c.Format),
 	}
 	var out C.mbn_stats
 	err = l.call("issue", func() C.int32_t { return C.call_issue(l.fn.issue, &cfg, &out) })
@@ -218,7 +222,7 @@ func (l *Lib) BuildWQEs(p WQEParams, count int, mode string, target DoorbellTarg
 		raddr: C.uint64_t(p.RemoteAddr), laddr: C.uint64_t(p.LocalAddr), qpn: C.uint32_t(p.QPN),
 		rkey: C.uint32_t(p.RKey), lkey: C.uint32_t(p.LKey), imm: C.uint32_t(p.Imm), length: C.uint32_t(p.Length),
 		sq_bbs: C.uint32_t(p.SQBBs), start_pi: C.uint32_t(p.StartPI), opmod: C.uint32_t(p.Opmod),
-		fm_ce_se: C.uint32_t(p.FmCeSe),
+		fm_ce_se: C.uint32_t(p.FmCeSe), wqe_format: C.uint32_t(p.Format), ah: C.uint32_t(p.AH),
 	}
 	if p.Inline {
 		cp.use_inline = 1

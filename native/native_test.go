@@ -92,6 +92,32 @@ func TestGPUWQELayout(t *testing.T) {
 	t.Logf("%d GPU-built WQEs decoded and matched field by field", n)
 }
 
+// The GPU builds EFA WQEs as DP Direct posts them, byte for byte as the
+// host encoder does, and issues them under every ordering EFA can take.
+func TestGPUEFAPosting(t *testing.T) {
+	l := openGPU(t)
+	n, err := l.VerifyEFAWQEs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d GPU-built EFA WQEs matched byte for byte", n)
+	for _, target := range []DoorbellTarget{HostMapped, DeviceMemory} {
+		for _, mode := range append(EFAOrderingModes, NoDoorbell) {
+			s, err := l.IssueWith(IssueConfig{Mode: mode, Target: target, Iters: 200, Warmup: 100, GapNs: 3000, Format: EFA})
+			if err != nil {
+				t.Fatalf("EFA %s %s: %v", mode, target, err)
+			}
+			if s.N != 200 || s.MedianNs <= 0 {
+				t.Fatalf("EFA %s %s: implausible %+v", mode, target, s)
+			}
+			t.Logf("EFA %-12s %-11s %7.1f ns (%4.0f cycles)", mode, target, s.MedianNs, s.MedianCycles)
+		}
+	}
+	if _, err := l.IssueWith(IssueConfig{Mode: "fenced-dbrec", Iters: 10, Format: EFA}); !errors.Is(err, ErrBadArgument) {
+		t.Fatalf("EFA fenced-dbrec: %v, want ErrBadArgument", err)
+	}
+}
+
 func TestGPUIssue(t *testing.T) {
 	l := openGPU(t)
 	for _, target := range []DoorbellTarget{HostMapped, DeviceMemory} {

@@ -159,14 +159,59 @@ type Stats struct {
 	MedianGTNs     float64 `json:"median_globaltimer_ns"`
 }
 
+// WQEFormat is the work-request layout the GPU posts.
+type WQEFormat int
+
+const (
+	// MLX5 is ConnectX's RC WQE: ctrl, remote-address and data segments,
+	// a doorbell record and an 8 B doorbell (mini-gda's).
+	MLX5 WQEFormat = iota
+	// EFA is EFA's SRD TX WQE as DP Direct posts it from the GPU: 64 B and
+	// a 32-bit producer-counter doorbell, no doorbell record, no inline
+	// RDMA-write payload.
+	EFA
+)
+
+func (f WQEFormat) String() string {
+	switch f {
+	case MLX5:
+		return "mlx5"
+	case EFA:
+		return "efa"
+	}
+	return fmt.Sprintf("WQEFormat(%d)", int(f))
+}
+
+// EFAOrderingModes are the orderings an EFA posting can take: all but
+// fenced-dbrec, which fences a doorbell record EFA does not have.
+var EFAOrderingModes = []string{"none", "gpu-fence", "release-gpu", "threadfence", "release-sys", "fence-sys"}
+
 // IssueConfig is one single-thread issue measurement.
 type IssueConfig struct {
-	Mode        string         // OrderingModes or NoDoorbell
+	Mode        string         // OrderingModes or NoDoorbell (EFA: EFAOrderingModes or NoDoorbell)
 	Target      DoorbellTarget //
-	InlineBytes int            // >0 inline payload (multiple of 4, <= 220); 0 pointer payload of 8 B
+	InlineBytes int            // >0 inline payload (multiple of 4, <= 220); 0 pointer payload of 8 B (EFA: 0 only)
 	Iters       int            // timed operations; warm-up + iters <= 4096
 	Warmup      int            // discarded first operations
 	GapNs       int            // idle time before each operation
+	Format      WQEFormat      // the WQE layout posted
+}
+
+// checkFormat refuses what the WQE format cannot post.
+func (c IssueConfig) checkFormat() error {
+	switch c.Format {
+	case MLX5:
+	case EFA:
+		if c.InlineBytes != 0 {
+			return fmt.Errorf("native issue: %w: EFA RDMA writes carry no inline data (%d B asked)", ErrBadArgument, c.InlineBytes)
+		}
+		if c.Mode == "fenced-dbrec" {
+			return fmt.Errorf("native issue: %w: EFA has no doorbell record for fenced-dbrec to fence", ErrBadArgument)
+		}
+	default:
+		return fmt.Errorf("native issue: %w: WQE format %v", ErrBadArgument, c.Format)
+	}
+	return nil
 }
 
 // WQEParams describes the WQEs BuildWQEs posts on the GPU.
@@ -183,6 +228,8 @@ type WQEParams struct {
 	StartPI    uint32
 	Opmod      uint8
 	FmCeSe     uint8
+	Format     WQEFormat // EFA: SQBBs counts 64 B WQEs, StartPI is the producer counter, QPN's low 16 bits the destination QP
+	AH         uint16    // EFA: the destination's address handle
 }
 
 // Posted is what the GPU left behind after BuildWQEs.

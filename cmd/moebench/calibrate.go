@@ -29,7 +29,9 @@ profile fragment of the measured constants.
 
 It builds real mlx5 RDMA-write WQEs on the GPU (and checks them field by
 field), times one thread's issue for every doorbell ordering with the
-doorbell on a host-mapped page and in device memory, sweeps the inline
+doorbell on a host-mapped page and in device memory, does the same for
+EFA's SRD WQEs posted as EFA DP Direct posts them (a 64 B WQE and a 32-bit
+producer-counter doorbell, checked byte for byte), sweeps the inline
 payload, measures posting rates, the CPU-proxy enqueue, handoff round trip
 and worker capacity, and what carrying the path costs a caller kernel. A
 full run takes well under a minute.
@@ -240,6 +242,7 @@ type gpuRunner interface {
 	Device() native.DeviceInfo
 	ClockMHz(time.Duration) (float64, error)
 	VerifyWQEs() (int, error)
+	VerifyEFAWQEs() (int, error)
 	IssueWith(native.IssueConfig) (native.Stats, error)
 	Micro(iters int) (native.Micro, error)
 	RateDetail(native.RateConfig) (native.RateResult, error)
@@ -326,6 +329,47 @@ func kernelRows(quick bool) []native.KernelConfig {
 	return rows
 }
 
+// measureEFAIssue checks the GPU's EFA WQEs against the host encoder, then
+// times one thread posting them as EFA DP Direct does, per ordering mode
+// and doorbell target, beside the mlx5 figures.
+func measureEFAIssue(r gpuRunner, o calibrateOptions, m *gda.Measured, progress func(string)) error {
+	n, err := r.VerifyEFAWQEs()
+	if err != nil {
+		return err
+	}
+	m.EFAWQEsVerified = n
+	progress(fmt.Sprintf("%d GPU-built WQEs match the EFA layout; EFA DP Direct issue per ordering mode", n))
+	m.EFAIssueNs, m.EFAIssueDeviceDoorbellNs, m.PointerIssueNs = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, mode := range native.EFAOrderingModes {
+		// mlx5 with the same pointer payload, host-mapped doorbell.
+		s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: native.HostMapped, Iters: o.iters, Warmup: 100, GapNs: 3000})
+		if err != nil {
+			return fmt.Errorf("issue %s (pointer payload): %w", mode, err)
+		}
+		m.PointerIssueNs[mode] = s.MedianNs
+	}
+	for _, mode := range append(append([]string(nil), native.EFAOrderingModes...), native.NoDoorbell) {
+		for _, t := range []native.DoorbellTarget{native.HostMapped, native.DeviceMemory} {
+			if mode == native.NoDoorbell && t == native.DeviceMemory {
+				continue
+			}
+			s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: t, Iters: o.iters, Warmup: 100, GapNs: 3000, Format: native.EFA})
+			if err != nil {
+				return fmt.Errorf("EFA issue %s (%s doorbell): %w", mode, t, err)
+			}
+			switch {
+			case mode == native.NoDoorbell:
+				m.EFAIssueNoDoorbellNs = s.MedianNs
+			case t == native.HostMapped:
+				m.EFAIssueNs[mode] = s.MedianNs
+			default:
+				m.EFAIssueDeviceDoorbellNs[mode] = s.MedianNs
+			}
+		}
+	}
+	return nil
+}
+
 // measureGPU runs the whole suite. Every figure is a median of many
 // operations or launches.
 func measureGPU(r gpuRunner, o calibrateOptions, progress func(string)) (gda.Measured, error) {
@@ -377,6 +421,9 @@ func measureGPU(r gpuRunner, o calibrateOptions, progress func(string)) (gda.Mea
 		return m, err
 	}
 	m.IssueNoDoorbellNs = s.MedianNs
+	if err := measureEFAIssue(r, o, &m, progress); err != nil {
+		return m, err
+	}
 	progress("inline payload sweep")
 	for _, b := range inlineSizes {
 		for _, mode := range []string{"gpu-fence", "none"} {
@@ -506,6 +553,15 @@ func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constan
 	}
 	p("%s\t%.0f\t\t\t\n", native.NoDoorbell, m.IssueNoDoorbellNs)
 	tw.Flush()
+	if len(m.EFAIssueNs) > 0 {
+		fmt.Fprintf(w, "\nIssue posting EFA's SRD WQEs as DP Direct does (64 B WQE, 32-bit producer-counter doorbell; %d checked byte for byte) beside mlx5's, one thread, 8 B RDMA write, median ns\n", m.EFAWQEsVerified)
+		p("mode\tEFA pointer, host-mapped\tEFA pointer, device\tmlx5 pointer, host-mapped\tmlx5 8 B inline, host-mapped\t\n")
+		for _, mode := range native.EFAOrderingModes {
+			p("%s\t%.0f\t%.0f\t%.0f\t%.0f\t\n", mode, m.EFAIssueNs[mode], m.EFAIssueDeviceDoorbellNs[mode], m.PointerIssueNs[mode], m.IssueNs[mode])
+		}
+		p("%s\t%.0f\t\t\t%.0f\t\n", native.NoDoorbell, m.EFAIssueNoDoorbellNs, m.IssueNoDoorbellNs)
+		tw.Flush()
+	}
 
 	fmt.Fprintln(w, "\nInline payload, host-mapped doorbell, median ns (paper Fig. 3: about 100 ns per 16 B)")
 	p("bytes\t16 B chunks\tgpu-fence\tnone\t\n")

@@ -24,11 +24,18 @@ func (f *fakeGPU) Device() native.DeviceInfo {
 }
 func (f *fakeGPU) ClockMHz(time.Duration) (float64, error) { return 1980, nil }
 func (f *fakeGPU) VerifyWQEs() (int, error)                { return 28, nil }
+func (f *fakeGPU) VerifyEFAWQEs() (int, error)             { return 33, nil }
 func (f *fakeGPU) IssueWith(c native.IssueConfig) (native.Stats, error) {
 	f.calls++
 	base := map[string]float64{"none": 115, "gpu-fence": 547, "fenced-dbrec": 788, "release-gpu": 409, "threadfence": 788, "release-sys": 624, "fence-sys": 767, native.NoDoorbell: 116}[c.Mode]
 	if c.InlineBytes > 8 {
 		base += float64(gda.InlineChunks(c.InlineBytes)-1) * 99
+	}
+	if c.Format == native.EFA {
+		if c.InlineBytes != 0 || c.Mode == "fenced-dbrec" {
+			return native.Stats{}, native.ErrBadArgument
+		}
+		base += 3 // a fourth 16 B store
 	}
 	return native.Stats{N: c.Iters, MedianNs: base, ClockMHz: 1980}, nil
 }
@@ -66,6 +73,12 @@ func TestCalibratePipeline(t *testing.T) {
 	if m.WQEsVerified != 28 || len(m.IssueNs) != len(native.OrderingModes) || len(m.InlineIssueNs) != len(inlineSizes) {
 		t.Fatalf("measured %+v", m)
 	}
+	// EFA DP Direct posting: every ordering but fenced-dbrec on both
+	// doorbell targets, and mlx5 with the same pointer payload beside it.
+	if m.EFAWQEsVerified != 33 || len(m.EFAIssueNs) != 6 || len(m.EFAIssueDeviceDoorbellNs) != 6 || len(m.PointerIssueNs) != 6 ||
+		m.EFAIssueNs["fence-sys"] != 770 || m.EFAIssueNoDoorbellNs != 119 || m.PointerIssueNs["fence-sys"] != 767 {
+		t.Fatalf("EFA measured %v / %v / %v, no doorbell %v", m.EFAIssueNs, m.EFAIssueDeviceDoorbellNs, m.PointerIssueNs, m.EFAIssueNoDoorbellNs)
+	}
 	var out bytes.Buffer
 	if err := finishCalibration(m, nil, o, &out); err != nil {
 		t.Fatal(err)
@@ -96,7 +109,8 @@ func TestCalibratePipeline(t *testing.T) {
 		t.Fatalf("raw measurements: %v %+v", err, back.GPU)
 	}
 	table := out.String()
-	for _, want := range []string{"Issue, one thread", "host-mapped doorbell", "slope: 99.0 ns per 16 B", "Posting rate", "Proxy handoff", "CPU worker capacity", "Enclosing kernel", "gpu.fence_gpu.cycles"} {
+	for _, want := range []string{"Issue, one thread", "host-mapped doorbell", "slope: 99.0 ns per 16 B", "Posting rate",
+		"as DP Direct does (64 B WQE, 32-bit producer-counter doorbell; 33 checked byte for byte)", "Proxy handoff", "CPU worker capacity", "Enclosing kernel", "gpu.fence_gpu.cycles"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

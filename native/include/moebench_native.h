@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 5
+#define MBN_ABI_VERSION 6
 
 /* Return codes. */
 #define MBN_OK 0
@@ -51,6 +51,10 @@ extern "C" {
 #define MBN_ORDER_COUNT 8
 
 /* Where the 8 B doorbell store goes. */
+/* WQE formats the issue and build entry points post. */
+#define MBN_WQE_MLX5 0 /* mlx5 RC: ctrl/raddr/data segments, doorbell record and 8 B doorbell */
+#define MBN_WQE_EFA 1  /* EFA SRD (DP Direct): 64 B TX WQE, 32-bit producer-counter doorbell */
+
 #define MBN_DB_HOST 0   /* pinned host page mapped into the GPU (cudaHostAllocMapped) */
 #define MBN_DB_DEVICE 1 /* device memory */
 
@@ -111,6 +115,7 @@ typedef struct {
   int32_t iters;        /* timed operations */
   int32_t warmup;       /* discarded operations first */
   int32_t gap_ns;       /* idle time before each operation (lets posted writes drain, as a real CQE wait does) */
+  int32_t wqe_format;   /* MBN_WQE_*; EFA: pointer payload only, no FENCED_DBREC (no doorbell record) */
 } mbn_issue_config;
 
 /* One WQE layout to build on the GPU, for checking against a host decoder. */
@@ -126,7 +131,10 @@ typedef struct {
   uint32_t sq_bbs;     /* send-queue size in 64 B basic blocks, power of two */
   uint32_t start_pi;   /* producer index (in basic blocks) of the first WQE */
   uint32_t opmod;      /* 8 bits */
-  uint32_t fm_ce_se;   /* 8 bits */
+  uint32_t fm_ce_se;   /* 8 bits; EFA: nonzero asks for a completion */
+  uint32_t wqe_format; /* MBN_WQE_*; EFA: sq_bbs counts 64 B WQEs, start_pi is the producer counter,
+                          qpn's low 16 bits the destination QP, length at most 65535, no inline */
+  uint32_t ah;         /* EFA: address handle, 16 bits */
 } mbn_wqe_params;
 
 typedef struct {

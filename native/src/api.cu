@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common.cuh"
+#include "efa.cuh"
 #include "wqe.cuh"
 
 namespace mbn {
@@ -193,6 +194,83 @@ static void launch_build(const WqeKernelArgs &a) {
   MBN_LAUNCH(build_kernel<MODE>, 1, 1, a);
 }
 
+struct EfaBuildArgs {
+  EfaQP q;
+  uint32_t len;
+  uint32_t start_pc;
+  int32_t count;
+};
+
+template <int MODE>
+__global__ void efa_build_kernel(EfaBuildArgs a) {
+  uint32_t pc = a.start_pc;
+  for (int k = 0; k < a.count; ++k) {
+    efa_build_write(a.q, pc, a.q.raddr + (uint64_t)k * a.len, a.len);
+    ++pc;
+    efa_ring<MODE>(a.q, pc);
+  }
+}
+
+template <int MODE>
+static void launch_efa_build(const EfaBuildArgs &a) {
+  MBN_LAUNCH(efa_build_kernel<MODE>, 1, 1, a);
+}
+
+// build_efa is mbn_build_wqes for EFA WQEs (arguments checked by it).
+static int32_t build_efa(const mbn_wqe_params *p, int32_t count, int32_t mode, int32_t target, uint8_t *sq_out,
+                         size_t sq_len, uint8_t dbrec_out[4], uint8_t db_out[8]) {
+  MBN_ARG(!p->use_inline, "EFA RDMA writes carry no inline data");
+  MBN_ARG(p->length <= 0xffff, "EFA length %u exceeds the 16-bit descriptor field", p->length);
+  MBN_ARG(mode != MBN_ORDER_FENCED_DBREC, "EFA has no doorbell record to fence");
+  DevBuf sq, dbdev;
+  HostMapped dbhost;
+  MBN_CUDA(sq.alloc(sq_len));
+  EfaBuildArgs a;
+  memset(&a, 0, sizeof a);
+  if (target == MBN_DB_HOST) {
+    MBN_CUDA(dbhost.alloc(4096));
+    a.q.db = dbhost.dp<uint32_t>();
+  } else {
+    MBN_CUDA(dbdev.alloc(64));
+    a.q.db = dbdev.as<uint32_t>();
+  }
+  a.q.sq = sq.as<uint8_t>();
+  a.q.mask = p->sq_bbs - 1;
+  a.q.dest_qp = p->qpn & 0xffffu;
+  a.q.ah = p->ah & 0xffffu;
+  a.q.rkey = p->rkey;
+  a.q.lkey = p->lkey;
+  a.q.imm = p->imm;
+  a.q.comp_req = p->fm_ce_se != 0 ? 1u : 0u;
+  a.q.raddr = p->raddr;
+  a.q.laddr = p->laddr;
+  a.len = p->length;
+  a.start_pc = p->start_pi;
+  a.count = count;
+  switch (mode) {
+    case MBN_ORDER_NONE: launch_efa_build<MBN_ORDER_NONE>(a); break;
+    case MBN_ORDER_GPU_FENCE: launch_efa_build<MBN_ORDER_GPU_FENCE>(a); break;
+    case MBN_ORDER_RELEASE_GPU: launch_efa_build<MBN_ORDER_RELEASE_GPU>(a); break;
+    case MBN_ORDER_THREADFENCE: launch_efa_build<MBN_ORDER_THREADFENCE>(a); break;
+    case MBN_ORDER_RELEASE_SYS: launch_efa_build<MBN_ORDER_RELEASE_SYS>(a); break;
+    case MBN_ORDER_FENCE_SYS: launch_efa_build<MBN_ORDER_FENCE_SYS>(a); break;
+    default: launch_efa_build<MBN_ORDER_NO_DOORBELL>(a); break;
+  }
+  int32_t rc = sync_and_check(nullptr, "build_wqes");
+  if (rc) return rc;
+  MBN_CUDA(cudaMemcpy(sq_out, sq.p, sq_len, cudaMemcpyDeviceToHost));
+  if (dbrec_out) memset(dbrec_out, 0, 4);
+  if (db_out) {
+    memset(db_out, 0, 8);
+    if (target == MBN_DB_HOST) {
+      memcpy(db_out, dbhost.h, 4);
+    } else {
+      MBN_CUDA(cudaMemcpy(db_out, dbdev.p, 4, cudaMemcpyDeviceToHost));
+    }
+  }
+  return MBN_OK;
+}
+
 }  // namespace mbn
 
 using namespace mbn;
@@ -268,6 +346,8 @@ extern "C" int32_t mbn_build_wqes(const mbn_wqe_params *p, int32_t count, int32_
   MBN_ARG(count >= 1 && count <= 65536, "count %d out of range (1..65536)", count);
   MBN_ARG(mode >= 0 && mode < MBN_ORDER_COUNT, "mode %d out of range", mode);
   MBN_ARG(target == MBN_DB_HOST || target == MBN_DB_DEVICE, "target %d out of range", target);
+  MBN_ARG(p->wqe_format == MBN_WQE_MLX5 || p->wqe_format == MBN_WQE_EFA, "wqe_format %u out of range", p->wqe_format);
+  if (p->wqe_format == MBN_WQE_EFA) return build_efa(p, count, mode, target, sq_out, sq_len, dbrec_out, db_out);
   MBN_ARG(!p->use_inline || (p->length <= 220 && p->length % 4 == 0 && p->length > 0),
           "inline length %u must be a positive multiple of 4, at most 220", p->length);
   MBN_ARG(!p->use_inline || payload != nullptr, "inline payload is NULL");

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common.cuh"
+#include "efa.cuh"
 #include "wqe.cuh"
 
 namespace mbn {
@@ -72,6 +73,65 @@ __global__ void issue_kernel(IssueArgs a) {
 template <int MODE>
 static void launch_issue(const IssueArgs &a) {
   MBN_LAUNCH(issue_kernel<MODE>, 1, 1, a);
+}
+
+// The same experiment posting EFA WQEs as DP Direct does: the whole 64 B
+// WQE copied into the ring, the producer counter advanced, the ordering of
+// MODE, the 32-bit doorbell. Untimed after each, the completion side an
+// EFA poller does: read the 16 B CQE's common part and count it consumed.
+struct EfaIssueArgs {
+  EfaQP q;
+  uint32_t len;
+  int32_t total;
+  int32_t warm;
+  uint32_t gap_ns;
+  const uint8_t *cq;  // 32 B CQEs, zero
+  uint32_t *consumed;
+  uint64_t *cyc;
+  uint64_t *gt;
+  uint64_t *meta;
+  int *flag;
+};
+
+template <int MODE>
+__global__ void efa_issue_kernel(EfaIssueArgs a) {
+  uint64_t ov = ~0ull;
+  for (int i = 0; i < 64; ++i) {
+    uint64_t x = clk();
+    uint64_t y = clk();
+    if (y - x < ov) ov = y - x;
+  }
+  uint32_t pc = 0, cc = 0;
+  uint64_t gs = gtime();
+  uint64_t cs = clk();
+  for (int it = 0; it < a.total; ++it) {
+    spin_ns(a.gap_ns);
+    uint64_t g0 = gtime();
+    uint64_t c0 = clk();
+    efa_build_write(a.q, pc, a.q.raddr, a.len);
+    ++pc;
+    efa_ring<MODE>(a.q, pc);
+    uint64_t c1 = clk();
+    uint64_t g1 = gtime();
+    uint4 cqe = ld_cg_v4(a.cq + (size_t)cc * 32);
+    if ((cqe.x >> 24 & 1u) != 0u) atomicExch(a.flag, kErrCheck);  // phase of an unwritten CQE
+    ++cc;
+    st_b32(a.consumed, cc);
+    if (it >= a.warm) {
+      a.cyc[it - a.warm] = c1 - c0;
+      a.gt[it - a.warm] = g1 - g0;
+    }
+  }
+  uint64_t ce = clk();
+  uint64_t ge = gtime();
+  a.meta[0] = ov;
+  a.meta[1] = ce - cs;
+  a.meta[2] = ge - gs;
+}
+
+template <int MODE>
+static void launch_efa_issue(const EfaIssueArgs &a) {
+  MBN_LAUNCH(efa_issue_kernel<MODE>, 1, 1, a);
 }
 
 // ------------------------------------------------------------ micro-ops
@@ -188,6 +248,62 @@ __global__ void micro_kernel(MicroArgs a) {
 
 using namespace mbn;
 
+// issue_efa is mbn_issue for EFA WQEs (common arguments checked by it).
+static int32_t issue_efa(const mbn_issue_config *cfg, mbn_stats *out) {
+  MBN_ARG(cfg->inline_bytes == 0, "EFA RDMA writes carry no inline data (inline_bytes %d)", cfg->inline_bytes);
+  MBN_ARG(cfg->mode != MBN_ORDER_FENCED_DBREC, "EFA has no doorbell record to fence");
+  int total = cfg->iters + cfg->warmup;
+  DevBuf sq, cq, consumed, cyc, gt, meta, flag, dbdev;
+  HostMapped dbhost;
+  MBN_CUDA(sq.alloc(kIssueSqBBs * 64));
+  MBN_CUDA(cq.alloc((size_t)kIssueMaxOps * 32));
+  MBN_CUDA(consumed.alloc(64));
+  MBN_CUDA(cyc.alloc(sizeof(uint64_t) * cfg->iters));
+  MBN_CUDA(gt.alloc(sizeof(uint64_t) * cfg->iters));
+  MBN_CUDA(meta.alloc(sizeof(uint64_t) * 4));
+  MBN_CUDA(flag.alloc(sizeof(int)));
+  EfaIssueArgs a;
+  memset(&a, 0, sizeof a);
+  if (cfg->target == MBN_DB_HOST) {
+    MBN_CUDA(dbhost.alloc(4096));
+    a.q.db = dbhost.dp<uint32_t>();
+  } else {
+    MBN_CUDA(dbdev.alloc(64));
+    a.q.db = dbdev.as<uint32_t>();
+  }
+  a.q.sq = sq.as<uint8_t>();
+  a.q.mask = kIssueSqBBs - 1;
+  a.q.dest_qp = 0x1234;
+  a.q.ah = 0x42;
+  a.q.rkey = 0x5678;
+  a.q.lkey = 0x9abc;
+  a.q.comp_req = 1;  // a single put waits for its completion
+  a.q.raddr = 0x7f0000001000ull;
+  a.q.laddr = 0x7f0000002000ull;
+  a.len = 8;
+  a.total = total;
+  a.warm = cfg->warmup;
+  a.gap_ns = (uint32_t)cfg->gap_ns;
+  a.cq = cq.as<uint8_t>();
+  a.consumed = consumed.as<uint32_t>();
+  a.cyc = cyc.as<uint64_t>();
+  a.gt = gt.as<uint64_t>();
+  a.meta = meta.as<uint64_t>();
+  a.flag = flag.as<int>();
+  switch (cfg->mode) {
+    case MBN_ORDER_NONE: launch_efa_issue<MBN_ORDER_NONE>(a); break;
+    case MBN_ORDER_GPU_FENCE: launch_efa_issue<MBN_ORDER_GPU_FENCE>(a); break;
+    case MBN_ORDER_RELEASE_GPU: launch_efa_issue<MBN_ORDER_RELEASE_GPU>(a); break;
+    case MBN_ORDER_THREADFENCE: launch_efa_issue<MBN_ORDER_THREADFENCE>(a); break;
+    case MBN_ORDER_RELEASE_SYS: launch_efa_issue<MBN_ORDER_RELEASE_SYS>(a); break;
+    case MBN_ORDER_FENCE_SYS: launch_efa_issue<MBN_ORDER_FENCE_SYS>(a); break;
+    default: launch_efa_issue<MBN_ORDER_NO_DOORBELL>(a); break;
+  }
+  int32_t rc = sync_and_check(flag.as<int>(), "issue");
+  if (rc) return rc;
+  return read_samples(cyc, gt, meta, cfg->iters, out);
+}
+
 extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   MBN_REQUIRE_INIT();
   MBN_ARG(cfg && out, "cfg and out must be set");
@@ -198,6 +314,8 @@ extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   MBN_ARG(cfg->iters > 0 && cfg->warmup >= 0 && cfg->iters + cfg->warmup <= kIssueMaxOps,
           "iters + warmup must be 1..%d", kIssueMaxOps);
   MBN_ARG(cfg->gap_ns >= 0 && cfg->gap_ns <= 1000000, "gap_ns %d out of range", cfg->gap_ns);
+  MBN_ARG(cfg->wqe_format == MBN_WQE_MLX5 || cfg->wqe_format == MBN_WQE_EFA, "wqe_format %d out of range", cfg->wqe_format);
+  if (cfg->wqe_format == MBN_WQE_EFA) return issue_efa(cfg, out);
   int total = cfg->iters + cfg->warmup;
 
   DevBuf sq, dbrec, src, cq, cqdb, cyc, gt, meta, flag, dbdev;

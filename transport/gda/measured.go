@@ -42,8 +42,21 @@ type Measured struct {
 	// InlineIssueNoneNs is InlineIssueNs without ordering (issue cost of
 	// the payload alone, no drain).
 	InlineIssueNoneNs map[int]float64 `json:"inline_issue_none_ns,omitempty"`
-	HostLoadNs        float64         `json:"host_load_ns,omitempty"`  // dependent load of mapped host memory (PCIe read)
-	HostStoreNs       float64         `json:"host_store_ns,omitempty"` // 8 B store to mapped host memory, issue only
+	// EFAIssueNs is one thread's issue time posting EFA's SRD WQEs as
+	// DP Direct does (a 64 B WQE, a 32-bit producer-counter doorbell, no
+	// doorbell record) per ordering mode that EFA can take, host-mapped
+	// doorbell; EFAIssueDeviceDoorbellNs with the doorbell in device
+	// memory, EFAIssueNoDoorbellNs without it. EFAWQEsVerified WQEs were
+	// checked byte for byte against the host encoder.
+	EFAIssueNs               map[string]float64 `json:"efa_issue_ns,omitempty"`
+	EFAIssueDeviceDoorbellNs map[string]float64 `json:"efa_issue_device_doorbell_ns,omitempty"`
+	EFAIssueNoDoorbellNs     float64            `json:"efa_issue_no_doorbell_ns,omitempty"`
+	EFAWQEsVerified          int                `json:"efa_wqes_verified,omitempty"`
+	// PointerIssueNs is IssueNs with an 8 B pointer payload (a data
+	// segment) instead of inline: the mlx5 figure EFA's compare with.
+	PointerIssueNs map[string]float64 `json:"pointer_issue_ns,omitempty"`
+	HostLoadNs     float64            `json:"host_load_ns,omitempty"`  // dependent load of mapped host memory (PCIe read)
+	HostStoreNs    float64            `json:"host_store_ns,omitempty"` // 8 B store to mapped host memory, issue only
 	// EnqueueNs and HandoffRTTNs are the proxy path by variant (baseline,
 	// tuned): GPU-side enqueue, and enqueue until the GPU observes the CPU
 	// worker's completion counter in mapped host memory.
