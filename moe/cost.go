@@ -1,6 +1,10 @@
 package moe
 
-import "math"
+import (
+	"math"
+
+	"moebench/transport"
+)
 
 // Cost is what simulating one layer takes, estimated from its shape before
 // anything is allocated, so that a command can refuse what a machine
@@ -18,12 +22,6 @@ type Cost struct {
 	Messages int64
 }
 
-// Queues are the transport's queues over all ranks, for EstimateCost.
-type Queues struct {
-	QPs, Rings, DCIs int64
-	Proxy            bool // a CPU proxy: descriptors per message besides the WQEs
-}
-
 // Per-item memory of the model in normal mode, fit to the peak RSS of
 // moebench run --transport mini-gda on linux/amd64 and kept above the
 // peaks of normal layers side by side (128 and 256 ranks x 4,096 tokens
@@ -36,8 +34,6 @@ const (
 	costPerPair = 460       // a (rank, expert) pair
 	costPerSel  = 210       // a selection's routing, layout and messages
 	costPerQP   = 20        // a send queue's GPU and NIC counters
-	costPerRing = 1 << 10
-	costPerDCI  = 400
 	// costSMs is the GPU the launch shape assumes (an H100 or H200).
 	costSMs = 132
 )
@@ -72,22 +68,15 @@ var (
 	llInTurn = llCosts{fixed: 144 << 20, perPair: 251, perPeer: 25, perSel: 214}
 )
 
-// Through a CPU proxy an LL op also has a record, a producer while it
-// waits for ring space and a share of a worker's send queues: bytes a
-// selection and a pair beyond mini-gda's, fit the same way (256 to 2,048
-// ranks).
-var (
-	llProxySide   = llCosts{perPair: 263, perSel: 220}
-	llProxyInTurn = llCosts{perPair: 158}
-)
-
 func (c llCosts) bytes(r, warps, pairs, sel float64) float64 {
 	return c.fixed + c.perWarp*warps + c.perPair*pairs + c.perPeer*r*r + c.perSel*sel
 }
 
-// EstimateCost is the memory and messages of one layer of s in mode on
-// queues q.
-func EstimateCost(s Shape, mode Mode, q Queues) Cost {
+// EstimateCost is the memory and messages of one layer of s in mode on a
+// mechanism whose state costs q (transport.CostOf): its queues, its
+// other state, and what it keeps per LL operation (a CPU proxy's
+// records, fit the same way).
+func EstimateCost(s Shape, mode Mode, q transport.SimCost) Cost {
 	r := float64(s.Ranks)
 	sel := r * float64(s.Tokens) * float64(s.TopK)
 	pairs := r * float64(s.Physical())
@@ -97,22 +86,24 @@ func EstimateCost(s Shape, mode Mode, q Queues) Cost {
 		warps = r * float64(l.S*max(s.TopK, l.G))
 	}
 	msgs := clampInt64(2 * (sel + pairs))
-	queues := costPerRing*float64(q.Rings) + costPerDCI*float64(q.DCIs)
+	queues := q.Bytes
 	if mode == Normal {
 		// A proxy's records are per op, and normal mode's ops are chunks:
 		// 128 ranks x 4,096 tokens peaked 9 MiB above mini-gda's.
-		b := clampInt64(costBase + costPerRank*r + costPerWarp*warps + costPerPair*pairs + costPerSel*sel + costPerQP*float64(q.QPs) + queues)
+		b := clampInt64(costBase + costPerRank*r + costPerWarp*warps + costPerPair*pairs + costPerSel*sel + costPerQP*float64(q.Queues) + queues)
 		return Cost{Bytes: b, InTurn: b, Messages: msgs}
 	}
 	// The fit's layers ran on their presets' queues, counted by the
 	// callers as the larger of the local experts and four a peer; queues
 	// a knob adds beyond those cost their counters each.
-	queues += costPerQP * max(0, float64(q.QPs)-r*max(float64(s.Physical()), 4*r))
+	queues += costPerQP * max(0, float64(q.Queues)-r*max(float64(s.Physical()), 4*r))
 	side := llSide.bytes(r, warps, pairs, sel) + queues
 	turn := llInTurn.bytes(r, warps, pairs, sel) + queues
-	if q.Proxy {
-		side += llProxySide.bytes(r, warps, pairs, sel)
-		turn += llProxyInTurn.bytes(r, warps, pairs, sel)
+	if q.Side != (transport.OpBytes{}) {
+		side += q.Side.PerPair*pairs + q.Side.PerSel*sel
+	}
+	if q.InTurn != (transport.OpBytes{}) {
+		turn += q.InTurn.PerPair*pairs + q.InTurn.PerSel*sel
 	}
 	// Below a few hundred ranks in turn saves nothing: its fixed share is
 	// larger, and a 64-rank layer peaked at 69-100 MiB in turn against

@@ -7,6 +7,7 @@ import (
 
 	"moebench/moe"
 	"moebench/profile"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/workloads"
 )
@@ -16,7 +17,7 @@ import (
 func TestEstimateCost(t *testing.T) {
 	t.Parallel()
 	s := moe.Shape{Experts: 256, TopK: 8, Tokens: 128, Ranks: 16, GPUsPerNode: 8, Hidden: 7168, Dispatch: moe.FP8, Combine: moe.BF16}
-	base := moe.EstimateCost(s, moe.LL, moe.Queues{QPs: 1024})
+	base := moe.EstimateCost(s, moe.LL, transport.SimCost{Queues: 1024})
 	// moebench run --transport mini-gda at these defaults peaks near 39 MiB.
 	if base.Bytes < 39<<20 || base.Bytes > 60<<20 {
 		t.Errorf("default layer: %d MiB", base.Bytes>>20)
@@ -30,16 +31,16 @@ func TestEstimateCost(t *testing.T) {
 	more := s
 	more.Tokens *= 8
 	for _, mode := range []moe.Mode{moe.LL, moe.Normal} {
-		b := moe.EstimateCost(s, mode, moe.Queues{QPs: 1024})
-		if c := moe.EstimateCost(more, mode, moe.Queues{QPs: 1024}); c.Bytes <= b.Bytes {
+		b := moe.EstimateCost(s, mode, transport.SimCost{Queues: 1024})
+		if c := moe.EstimateCost(more, mode, transport.SimCost{Queues: 1024}); c.Bytes <= b.Bytes {
 			t.Errorf("%v, 8× tokens: %d B, not above %d B", mode, c.Bytes, b.Bytes)
 		}
-		if c := moe.EstimateCost(s, mode, moe.Queues{QPs: 1024, Rings: 1 << 20}); c.Bytes < b.Bytes+1<<30 {
-			t.Errorf("%v, a million rings: %d B", mode, c.Bytes)
+		if c := moe.EstimateCost(s, mode, transport.SimCost{Queues: 1024, Bytes: 1 << 30}); c.Bytes < b.Bytes+1<<30 {
+			t.Errorf("%v, a mechanism's GiB of state: %d B", mode, c.Bytes)
 		}
 	}
 	// Queues past the presets' own (a knob's) cost their counters.
-	if c := moe.EstimateCost(s, moe.LL, moe.Queues{QPs: 1 << 26}); c.Bytes < base.Bytes+(1<<26-4*16*256)*20 {
+	if c := moe.EstimateCost(s, moe.LL, transport.SimCost{Queues: 1 << 26}); c.Bytes < base.Bytes+(1<<26-4*16*256)*20 {
 		t.Errorf("64 Mi queues: %d B", c.Bytes)
 	}
 	// Peaks the estimate was fit to (moebench run --transport T --ranks R
@@ -54,16 +55,18 @@ func TestEstimateCost(t *testing.T) {
 		ranks, ex, tok int
 		side, turn     float64 // MiB; 0 not measured
 	}
-	gda := func(p peak) moe.Queues { return moe.Queues{QPs: int64(p.ranks) * int64(max(p.ex, 4*p.ranks))} }
-	proxy := func(p peak) moe.Queues {
-		return moe.Queues{QPs: 4 * int64(p.ranks*p.ranks), Rings: 64 * int64(p.ranks), Proxy: true}
+	// Each mechanism's state as it declares it (transport.Footprint),
+	// with the channels of its runs: LL's local experts, normal mode's 24.
+	declared := func(mech string, ch func(peak) int) func(peak) transport.SimCost {
+		return func(p peak) transport.SimCost { return transport.CostOf(mech, p.ranks, ch(p), nil) }
 	}
-	dc := func(p peak) moe.Queues { return moe.Queues{DCIs: 64 * int64(p.ranks)} }
-	normal := func(p peak) moe.Queues { return moe.Queues{QPs: 24 * int64(p.ranks*p.ranks)} }
+	local := func(p peak) int { return p.ex / p.ranks }
+	gda, proxy, dc := declared("mini-gda", local), declared("mini-proxy", local), declared("dc", local)
+	normal := declared("mini-gda", func(peak) int { return 24 })
 	for _, m := range []struct {
 		name string
 		mode moe.Mode
-		q    func(peak) moe.Queues
+		q    func(peak) transport.SimCost
 		pts  []peak
 	}{
 		{"mini-gda", moe.LL, gda, []peak{{16, 256, 128, 39, 0}, {256, 256, 511, 457, 356}, {256, 2048, 128, 400, 281},
@@ -97,7 +100,7 @@ func TestEstimateCost(t *testing.T) {
 	// with many experts and tokens each, side by side (peaks of three runs).
 	for _, m := range []struct {
 		peak
-		q      func(peak) moe.Queues
+		q      func(peak) transport.SimCost
 		lo, hi float64
 	}{
 		{peak{16, 256, 511, 81, 0}, gda, 0.84, 0.86},
@@ -111,7 +114,7 @@ func TestEstimateCost(t *testing.T) {
 	}
 	huge := moe.Shape{Experts: 1 << 20, TopK: 8, Tokens: 1 << 20, Ranks: 1 << 20}
 	for _, mode := range []moe.Mode{moe.LL, moe.Normal} {
-		if c := moe.EstimateCost(huge, mode, moe.Queues{QPs: 1 << 62, Rings: 1 << 62}); c.Bytes <= 0 || c.InTurn <= 0 || c.Messages <= 0 {
+		if c := moe.EstimateCost(huge, mode, transport.SimCost{Queues: 1 << 62, Bytes: 1 << 62}); c.Bytes <= 0 || c.InTurn <= 0 || c.Messages <= 0 {
 			t.Errorf("%v overflowed: %+v", mode, c)
 		}
 	}
@@ -146,7 +149,7 @@ func TestLayerProgress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		est := moe.EstimateCost(s, mode, moe.Queues{}).Messages
+		est := moe.EstimateCost(s, mode, transport.SimCost{}).Messages
 		// Normal mode sends few, large messages: it may report none here.
 		if (mode == moe.LL && calls.Load() < 2) || got.Load() > est {
 			t.Errorf("%v: %d reports of %d messages, estimate %d", mode, calls.Load(), got.Load(), est)

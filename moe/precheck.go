@@ -30,11 +30,12 @@ const (
 type CapacityError struct {
 	Kind        string
 	Need, Limit int64
-	// DC is set when the queues are DC initiators rather than RC QPs.
-	DC       bool
-	Constant string
-	Source   string // the constant, its value, its profile and its source
-	Detail   string // what makes up Need
+	// Queues names the queues when they are a mechanism's own rather
+	// than RC QPs (DC's "DCIs"), and Knob the knob that sets them.
+	Queues, Knob string
+	Constant     string
+	Source       string // the constant, its value, its profile and its source
+	Detail       string // what makes up Need
 	// AtLeast: Need is a bound, the true figure past what 64 bits count.
 	AtLeast bool
 }
@@ -50,8 +51,8 @@ func (e *CapacityError) Error() string {
 			need, e.Detail, gbytes(e.Limit), e.Source)
 	}
 	what := "QPs"
-	if e.DC {
-		what = "DCIs"
+	if e.Queues != "" {
+		what = e.Queues
 	}
 	return fmt.Sprintf("%d %s per NIC (%s), more than the NIC's %d (%s)", e.Need, what, e.Detail, e.Limit, e.Source)
 }
@@ -158,13 +159,17 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 	if limit := int64(p.Get("gpu.memory_gb") * 1e9); need > limit {
 		return &CapacityError{Kind: CapacityMemory, Need: need, Limit: limit, Constant: "gpu.memory_gb", Source: source(p, "gpu.memory_gb"), Detail: what, AtLeast: atLeast}
 	}
-	queues, dc := int64(r.QPsPerNIC), r.DCIsPerNIC > 0
-	if dc {
-		queues = int64(max(r.QPsPerNIC, r.DCIsPerNIC))
+	// A mechanism's own send queues in place of QPs (DC's initiators)
+	// count against the same limit, and not per peer.
+	queues, kind := int64(r.QPsPerNIC), transport.Resource{}
+	for _, d := range transport.Held() {
+		if v := r.Own[d.Name]; d.Queues != "" && v > 0 {
+			queues, kind = max(queues, int64(v)), d
+		}
 	}
 	if limit := int64(p.Get("nic.max_qps")); queues > limit {
 		detail := fmt.Sprintf("%s on %d ranks", cfg.Transport.Name(), s.Ranks)
-		if !dc && s.Ranks > 0 {
+		if kind.Queues == "" && s.Ranks > 0 {
 			// Queues are counted per NIC: a rank's over its NICs, or
 			// those of every GPU sharing one.
 			nics, share := max(1, int64(p.Get("topo.nics_per_gpu"))), max(1, int64(p.Get("topo.gpus_per_nic")))
@@ -176,7 +181,7 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 				detail = fmt.Sprintf("%d GPUs a NIC × %s", share, detail)
 			}
 		}
-		return &CapacityError{Kind: CapacityQueues, Need: queues, Limit: limit, DC: dc, Constant: "nic.max_qps", Source: source(p, "nic.max_qps"), Detail: detail}
+		return &CapacityError{Kind: CapacityQueues, Need: queues, Limit: limit, Queues: kind.Queues, Knob: kind.Knob, Constant: "nic.max_qps", Source: source(p, "nic.max_qps"), Detail: detail}
 	}
 	if s.Ranks > hw.MaxNICs || queues >= hw.MaxQPs {
 		// The transports refuse these when opened (a NIC given more

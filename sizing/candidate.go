@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"fmt"
+	"strings"
 
 	"moebench/moe"
 	"moebench/profile"
@@ -46,13 +47,9 @@ type Space struct {
 
 // Resources are what a candidate holds, per NIC, per GPU and per host.
 type Resources struct {
-	QPsPerNIC         int `json:"qps_per_nic"`
-	ActiveConnPerNIC  int `json:"active_connections_per_nic"`
-	ConnKnee          int `json:"connection_knee"`
-	DCIsPerNIC        int `json:"dcis_per_nic"`
-	ProxyRings        int `json:"proxy_rings_per_gpu"`
-	ProxyWorkers      int `json:"proxy_workers_per_gpu"`
-	ProxyCoresPerHost int `json:"proxy_cores_per_host"`
+	QPsPerNIC        int `json:"qps_per_nic"`
+	ActiveConnPerNIC int `json:"active_connections_per_nic"`
+	ConnKnee         int `json:"connection_knee"`
 	// Memory per GPU: send queues the GPU writes (in GPU memory), the
 	// layer's RDMA buffer by the library's sizing rule (DeepEP's size
 	// hint for the mode), and the proxy's rings and send queues (host
@@ -61,8 +58,13 @@ type Resources struct {
 	BufferBytes    int64   `json:"rdma_buffer_bytes"`
 	HostQueueBytes int64   `json:"host_queue_bytes"`
 	ConnMissRate   float64 `json:"conn_miss_rate"`
-	// Own is what the mechanism holds beyond these (transport.Resources.Own).
+	// Own is what the mechanism holds beyond these, by name
+	// (transport.Resources.Own): the kinds it declares
+	// (transport.Resource) and any others.
 	Own map[string]int `json:"own,omitempty"`
+	// Host is, for each declared kind counted per GPU that has a figure
+	// per host (transport.Resource.Host), that figure, by its name.
+	Host map[string]int `json:"own_per_host,omitempty"`
 	// Estimated: the figures come from the transport's estimate, not from
 	// a run (they agree where the estimate is exact).
 	Estimated bool `json:"estimated"`
@@ -71,11 +73,49 @@ type Resources struct {
 // GPUBytes is the memory a candidate takes on each GPU.
 func (r Resources) GPUBytes() int64 { return r.GPUQueueBytes + r.BufferBytes }
 
-// cost orders resources from the dearest: proxy cores, then active
-// connections (the NIC's context cache), then queues per NIC, then GPU and
-// host memory.
-func (r Resources) cost() [5]int64 {
-	return [5]int64{int64(r.ProxyCoresPerHost), int64(r.ActiveConnPerNIC), int64(r.QPsPerNIC), r.GPUBytes(), r.HostQueueBytes}
+// Figure is what r holds of the declared kind d: its host figure where
+// it has one.
+func (r Resources) Figure(d transport.Resource) int {
+	if d.Host != "" {
+		return r.Host[d.Host]
+	}
+	return r.Own[d.Name]
+}
+
+// weight is one entry of a study's order of resources.
+type weight struct {
+	name  string // for reasons, e.g. "proxy cores per host"
+	bytes bool
+}
+
+// weights orders resources from the dearest: the kinds the mechanisms
+// declare dear (a proxy's cores), then active connections (the NIC's
+// context cache), then queues per NIC, then GPU and host memory.
+func weights() ([]weight, []transport.Resource) {
+	var w []weight
+	var dear []transport.Resource
+	for _, d := range transport.Held() {
+		if d.Dear {
+			name := d.Name
+			if d.Host != "" {
+				name = d.Host
+			}
+			dear = append(dear, d)
+			w = append(w, weight{name: strings.ReplaceAll(name, "/", " per ")})
+		}
+	}
+	return append(w, weight{name: "active connections per NIC"}, weight{name: "QPs per NIC"},
+		weight{name: "GPU memory", bytes: true}, weight{name: "host memory", bytes: true}), dear
+}
+
+// cost is r in the order of weights.
+func (r Resources) cost() []int64 {
+	_, dear := weights()
+	c := make([]int64, 0, len(dear)+4)
+	for _, d := range dear {
+		c = append(c, int64(r.Figure(d)))
+	}
+	return append(c, int64(r.ActiveConnPerNIC), int64(r.QPsPerNIC), r.GPUBytes(), r.HostQueueBytes)
 }
 
 // noMore reports whether r uses at most what o does, in every resource.

@@ -41,7 +41,7 @@ func TestHardwareLimitsFailCandidates(t *testing.T) {
 			if tc.noneRun {
 				tc.space.Presets = presets(t, "dc")
 			}
-			res := study(t, &Study{Deployment: d, Space: tc.space, Limits: Limits{ProxyCores: -1, Tolerance: 0.05}})
+			res := study(t, &Study{Deployment: d, Space: tc.space, Limits: Limits{Tolerance: 0.05}})
 			for name, why := range tc.failed {
 				c := find(t, res, name)
 				if c.Verdict != Rejected || c.Stage != StageFailed || !strings.Contains(c.Reason, why) {

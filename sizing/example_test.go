@@ -12,14 +12,14 @@ import (
 func ExampleFinish() {
 	c := func(i int, name string, us float64, qps, cores int) sizing.Candidate {
 		return sizing.Candidate{Index: i, Name: name, Stage: sizing.StageRun, RunBy: i, By: -1,
-			Resources: sizing.Resources{QPsPerNIC: qps, ActiveConnPerNIC: qps, ProxyCoresPerHost: cores, ConnKnee: 1350},
+			Resources: sizing.Resources{QPsPerNIC: qps, ActiveConnPerNIC: qps, Host: map[string]int{"proxy cores/host": cores}, ConnKnee: 1350},
 			Figures:   &sizing.Figures{LayerUs: us, Correct: true}}
 	}
 	res, err := sizing.Finish([]sizing.Candidate{
 		c(0, "rc qps=8", 500, 256, 0),
 		c(1, "rc qps=1", 510, 32, 0),
 		c(2, "proxy T4", 600, 128, 32),
-	}, sizing.Limits{ProxyCores: -1, Tolerance: 0.05})
+	}, sizing.Limits{Tolerance: 0.05})
 	if err != nil {
 		fmt.Println(err)
 		return

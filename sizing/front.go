@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"moebench/transport"
 )
 
 // Result is a finished study.
@@ -103,7 +105,7 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		if a.Figures.LayerUs > b.Figures.LayerUs || !a.Resources.noMore(b.Resources) {
 			return false
 		}
-		return a.Figures.LayerUs < b.Figures.LayerUs || a.Resources.cost() != b.Resources.cost()
+		return a.Figures.LayerUs < b.Figures.LayerUs || !slices.Equal(a.Resources.cost(), b.Resources.cost())
 	}
 	for _, i := range ok {
 		c := &cs[i]
@@ -191,7 +193,7 @@ func better2(a, b *Candidate) bool {
 // leaner orders by resources, dearest first, then time, then index.
 func leaner(a, b *Candidate) bool {
 	ca, cb := a.Resources.cost(), b.Resources.cost()
-	if c := slices.Compare(ca[:], cb[:]); c != 0 {
+	if c := slices.Compare(ca, cb); c != 0 {
 		return c < 0
 	}
 	if a.Figures.LayerUs != b.Figures.LayerUs {
@@ -200,12 +202,9 @@ func leaner(a, b *Candidate) bool {
 	return a.Index < b.Index
 }
 
-// resourceNames name cost()'s entries for reasons.
-var resourceNames = [5]string{"proxy cores per host", "active connections per NIC", "QPs per NIC", "GPU memory", "host memory"}
-
-// resourcePair prints two amounts of resource i so that they differ.
-func resourcePair(i int, a, b int64) (string, string) {
-	if i < 3 {
+// resourcePair prints two amounts of resource w so that they differ.
+func resourcePair(w weight, a, b int64) (string, string) {
+	if !w.bytes {
 		return count(int(a)), count(int(b))
 	}
 	x, y := pair(float64(a)/(1<<20), float64(b)/(1<<20))
@@ -221,11 +220,12 @@ func lossReason(c, w *Candidate) string {
 		parts = append(parts, fmt.Sprintf("%s is as fast (%s µs)", w.Name, tw))
 	}
 	cw, cc := w.Resources.cost(), c.Resources.cost()
+	ws, _ := weights()
 	var less []string
 	for i := range cw {
 		if cw[i] < cc[i] {
-			a, b := resourcePair(i, cw[i], cc[i])
-			less = append(less, fmt.Sprintf("%s %s vs %s", resourceNames[i], a, b))
+			a, b := resourcePair(ws[i], cw[i], cc[i])
+			less = append(less, fmt.Sprintf("%s %s vs %s", ws[i].name, a, b))
 		}
 	}
 	if len(less) > 0 {
@@ -290,8 +290,11 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 	res := r.Resources
 	conn := fmt.Sprintf("%s QPs per NIC, %s active connections against the context cache's knee of %s", count(res.QPsPerNIC),
 		count(res.ActiveConnPerNIC), count(res.ConnKnee))
-	if res.DCIsPerNIC > 0 {
-		conn += fmt.Sprintf(" (%d DCIs)", res.DCIsPerNIC)
+	held := transport.Held()
+	for _, d := range held {
+		if v := res.Own[d.Name]; d.Queues != "" && v > 0 {
+			conn += fmt.Sprintf(" (%d %s)", v, d.Queues)
+		}
 	}
 	out = append(out, conn)
 	mem := fmt.Sprintf("%s GiB per GPU: %s GiB RDMA buffer (DeepEP's size hint) + %s MiB of send queues", gib(res.GPUBytes()), gib(res.BufferBytes), mib(res.GPUQueueBytes))
@@ -299,23 +302,33 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 		mem += fmt.Sprintf(", within --max-buffer-gib %s", gib(l.MaxGPUBytes))
 	}
 	out = append(out, mem)
-	if res.ProxyWorkers > 0 {
-		out = append(out, fmt.Sprintf("%d proxy cores per GPU, %d per host, and %s MiB of host rings and queues per GPU",
-			res.ProxyWorkers, res.ProxyCoresPerHost, mib(res.HostQueueBytes)))
-	} else {
-		out = append(out, "no proxy cores: the GPU posts its own work requests")
+	// The dear kinds a candidate holds, else what those it holds none of
+	// say it does instead.
+	var have, none []string
+	for _, d := range held {
+		switch v := res.Own[d.Name]; {
+		case !d.Dear:
+		case v > 0 && d.Held != "":
+			have = append(have, fmt.Sprintf(d.Held, v, res.Figure(d)))
+		case v == 0 && d.None != "":
+			none = append(none, d.None)
+		}
 	}
-	return out
+	if len(have) > 0 {
+		return append(out, fmt.Sprintf("%s, and %s MiB of host rings and queues per GPU", strings.Join(have, "; "), mib(res.HostQueueBytes)))
+	}
+	return append(out, none...)
 }
 
 // lessThan lists what r saves against f.
 func lessThan(r, f *Candidate) string {
 	cr, cf := r.Resources.cost(), f.Resources.cost()
+	ws, _ := weights()
 	var s []string
 	for i := range cr {
 		if cr[i] < cf[i] {
-			a, b := resourcePair(i, cr[i], cf[i])
-			s = append(s, fmt.Sprintf("%s %s instead of %s", resourceNames[i], a, b))
+			a, b := resourcePair(ws[i], cr[i], cf[i])
+			s = append(s, fmt.Sprintf("%s %s instead of %s", ws[i].name, a, b))
 		}
 	}
 	if len(s) == 0 {

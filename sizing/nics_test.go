@@ -34,7 +34,7 @@ func TestResourcesArePerNIC(t *testing.T) {
 			d := deployment(t, 16, 256, 8, tc.set)
 			st := &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"),
 				Knobs: map[string][]int{"qps-per-peer": {1, 32}, "dcis": {16}}},
-				Limits: Limits{MaxQPsPerNIC: 300, ProxyCores: -1, Tolerance: 0.05}}
+				Limits: Limits{MaxQPsPerNIC: 300, Tolerance: 0.05}}
 			cands, err := Candidates(&st.Deployment, st.Space)
 			if err != nil {
 				t.Fatal(err)
@@ -53,7 +53,7 @@ func TestResourcesArePerNIC(t *testing.T) {
 				perNIC := (w + tc.div - 1) / tc.div * tc.mult
 				got := c.Resources.QPsPerNIC
 				if strings.HasPrefix(c.Name, "dc") {
-					got = c.Resources.DCIsPerNIC
+					got = c.Resources.Own["DCIs/NIC"]
 				}
 				if got != perNIC {
 					t.Errorf("%s: %d queues per NIC, want %d (%d a rank / %d NICs × %d GPUs a NIC)", c.Name, got, perNIC, w, tc.div, tc.mult)

@@ -186,7 +186,7 @@ func TestOneQPPerLocalExpertOverTheKnee(t *testing.T) {
 	t.Parallel()
 	d := deployment(t, 16, 128, 8, "conn.entries=100")
 	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc"), Knobs: map[string][]int{"qps-per-peer": {1, 2, 4, 8}, "dcis": {1, 8}}},
-		Limits: Limits{ProxyCores: -1, Tolerance: 0.05}})
+		Limits: Limits{Tolerance: 0.05}})
 	perExpert := find(t, res, "mini-gda qps=8")
 	if perExpert.Verdict != Rejected || !strings.Contains(perExpert.Reason, "over the knee: 120 active connections per NIC > the context cache's 100") {
 		t.Fatalf("one QP per local expert: %s: %s", perExpert.Verdict, perExpert.Reason)
@@ -224,7 +224,7 @@ func TestBufferLimitRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := cands[0].Resources.GPUBytes() + 1<<20
-	st.Limits = Limits{MaxGPUBytes: limit, ProxyCores: -1, Tolerance: 0.05}
+	st.Limits = Limits{MaxGPUBytes: limit, Tolerance: 0.05}
 	res := study(t, st)
 	big := find(t, res, "mini-gda qps=32")
 	if big.Verdict != Rejected || big.Stage != StageRejected || !strings.HasPrefix(big.Reason, "over --max-buffer-gib") {
@@ -240,7 +240,7 @@ func TestTargetBelowTheFloorRunsNothing(t *testing.T) {
 	t.Parallel()
 	d := deployment(t, 16, 128, 8)
 	res := study(t, &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy")},
-		Limits: Limits{TargetUs: 1, ProxyCores: -1}})
+		Limits: Limits{TargetUs: 1}})
 	if res.Runs != 0 || res.Recommended != -1 || len(res.Front) != 0 {
 		t.Fatalf("runs %d, recommended %d, front %v", res.Runs, res.Recommended, res.Front)
 	}
@@ -257,7 +257,7 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 	d := deployment(t, 16, 16, 8)
 	mk := func() *Study {
 		return &Study{Deployment: d, Space: Space{Presets: presets(t, "mini-gda", "dc", "mini-proxy"), Knobs: map[string][]int{"workers": {1, 2}}},
-			Limits: Limits{ProxyCores: -1, Tolerance: 0.05}, Jobs: 2}
+			Limits: Limits{Tolerance: 0.05}, Jobs: 2}
 	}
 	enc := func(r *Result) []byte {
 		var b bytes.Buffer
@@ -293,7 +293,7 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 func TestPrune(t *testing.T) {
 	t.Parallel()
 	res := func(cores, qps int) Resources {
-		return Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ConnKnee: 1000}
+		return Resources{Host: map[string]int{"proxy cores/host": cores}, QPsPerNIC: qps, ConnKnee: 1000}
 	}
 	cands := []Candidate{
 		{Index: 0, Name: "anchor", Stage: StageRun, Resources: res(0, 16), Figures: &Figures{LayerUs: 100, Correct: true}},
@@ -301,7 +301,7 @@ func TestPrune(t *testing.T) {
 		{Index: 2, Name: "slow floor, fewer QPs", Resources: res(0, 8), FloorUs: 150},
 		{Index: 3, Name: "fast floor", Resources: res(8, 32), FloorUs: 90},
 	}
-	run := prune(cands, []int{0}, []int{1, 2, 3}, Limits{ProxyCores: -1})
+	run := prune(cands, []int{0}, []int{1, 2, 3}, Limits{})
 	if len(run) != 2 || run[0] != 2 || run[1] != 3 {
 		t.Fatalf("run %v, want [2 3]", run)
 	}
@@ -314,7 +314,7 @@ func TestFinishFrontAndTolerance(t *testing.T) {
 	t.Parallel()
 	mk := func(i int, name string, us float64, cores, qps int) Candidate {
 		return Candidate{Index: i, Name: name, Stage: StageRun, RunBy: i, By: -1,
-			Resources: Resources{ProxyCoresPerHost: cores, QPsPerNIC: qps, ActiveConnPerNIC: qps, ConnKnee: 1000},
+			Resources: Resources{Host: map[string]int{"proxy cores/host": cores}, QPsPerNIC: qps, ActiveConnPerNIC: qps, ConnKnee: 1000},
 			Figures:   &Figures{LayerUs: us, Correct: true}}
 	}
 	cands := []Candidate{
@@ -328,7 +328,7 @@ func TestFinishFrontAndTolerance(t *testing.T) {
 		tol  float64
 		want string
 	}{{0.05, "lean"}, {0.01, "fast"}, {1, "leanest but slow"}} {
-		res, err := Finish(cands, Limits{ProxyCores: -1, Tolerance: tc.tol})
+		res, err := Finish(cands, Limits{Tolerance: tc.tol})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +393,7 @@ func TestReservedCandidatesCountTheirQueues(t *testing.T) {
 	}
 	var got []row
 	for _, c := range cands {
-		got = append(got, row{c.Name, c.Resources.QPsPerNIC, c.Resources.DCIsPerNIC, c.Resources.Own["reserved queues/NIC"]})
+		got = append(got, row{c.Name, c.Resources.QPsPerNIC, c.Resources.Own["DCIs/NIC"], c.Resources.Own["reserved queues/NIC"]})
 	}
 	want := []row{
 		{"mini-gda qps=1 shared", 16, 0, 0},

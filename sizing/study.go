@@ -3,6 +3,7 @@ package sizing
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -37,12 +38,21 @@ type Study struct {
 type Limits struct {
 	MaxQPsPerNIC int   `json:"max_qps_per_nic,omitempty"` // 0: none
 	MaxGPUBytes  int64 `json:"max_gpu_bytes,omitempty"`   // 0: none
-	// ProxyCores is the most CPU cores a proxy may take per GPU; -1: none.
-	ProxyCores int     `json:"max_proxy_cores_per_gpu"`
-	TargetUs   float64 `json:"target_us,omitempty"` // 0: none
+	// Own bounds the kinds of resource the mechanisms declare with a
+	// limit (transport.Resource.Limit), by name, per their words: the
+	// most of it a candidate may hold (a proxy's workers per GPU); a kind
+	// not listed has none.
+	Own      map[string]int `json:"max_own,omitempty"`
+	TargetUs float64        `json:"target_us,omitempty"` // 0: none
 	// Tolerance is how much slower than the fastest the recommendation
 	// may be to save resources, as a fraction.
 	Tolerance float64 `json:"tolerance"`
+}
+
+// Equal reports whether l and o are the same limits.
+func (l Limits) Equal(o Limits) bool {
+	return l.MaxQPsPerNIC == o.MaxQPsPerNIC && l.MaxGPUBytes == o.MaxGPUBytes && l.TargetUs == o.TargetUs &&
+		l.Tolerance == o.Tolerance && maps.Equal(l.Own, o.Own)
 }
 
 // Validate names the first impossible limit.
@@ -52,12 +62,15 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("max QPs per NIC: %d is negative (0: no limit)", l.MaxQPsPerNIC)
 	case l.MaxGPUBytes < 0:
 		return fmt.Errorf("max GPU memory: %d B is negative (0: no limit)", l.MaxGPUBytes)
-	case l.ProxyCores < -1:
-		return fmt.Errorf("proxy cores: %d, want -1 (no limit) or more", l.ProxyCores)
 	case !(l.TargetUs >= 0) || math.IsInf(l.TargetUs, 0):
 		return fmt.Errorf("target: %g µs, want finite and not negative (0: none)", l.TargetUs)
 	case !(l.Tolerance >= 0 && l.Tolerance <= 1):
 		return fmt.Errorf("tolerance: %g, want a fraction in [0, 1]", l.Tolerance)
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.Own)) {
+		if v := l.Own[name]; v < 0 {
+			return fmt.Errorf("%s: %d is negative (leave it out for no limit)", name, v)
+		}
 	}
 	return nil
 }
@@ -170,8 +183,8 @@ func better(a, b *Candidate) bool {
 	if a.FloorUs != b.FloorUs {
 		return a.FloorUs < b.FloorUs
 	}
-	if ca, cb := a.Resources.cost(), b.Resources.cost(); ca != cb {
-		return slices.Compare(ca[:], cb[:]) < 0
+	if c := slices.Compare(a.Resources.cost(), b.Resources.cost()); c != 0 {
+		return c < 0
 	}
 	return a.Index < b.Index
 }
@@ -257,11 +270,20 @@ func (s *Study) estimate(cands []Candidate) error {
 	return nil
 }
 
-// resources turns a transport's per-NIC report into the candidate's.
+// resources turns a transport's per-NIC report into the candidate's:
+// what it holds of a declared kind counted per GPU also per host.
 func resources(r transport.Resources, buffer int64, perNode int) Resources {
-	out := Resources{QPsPerNIC: r.QPsPerNIC, ActiveConnPerNIC: r.ActiveConnPerNIC, ConnKnee: r.ConnKnee, DCIsPerNIC: r.DCIsPerNIC,
-		ProxyRings: r.ProxyRings, ProxyWorkers: r.ProxyWorkers, ProxyCoresPerHost: r.ProxyWorkers * perNode,
+	out := Resources{QPsPerNIC: r.QPsPerNIC, ActiveConnPerNIC: r.ActiveConnPerNIC, ConnKnee: r.ConnKnee,
 		BufferBytes: buffer, ConnMissRate: r.ConnMissRate, Own: r.Own}
+	for _, d := range transport.Held() {
+		if d.Host == "" {
+			continue
+		}
+		if out.Host == nil {
+			out.Host = map[string]int{}
+		}
+		out.Host[d.Host] = d.PerHost(r.Own[d.Name], perNode)
+	}
 	// A proxy's rings and send queues live in host memory; GPU-initiated
 	// transports keep their send queues in GPU memory.
 	if r.HostQueues {
@@ -295,14 +317,21 @@ func (s *Study) reject(cands []Candidate) {
 // checked only where the connection figures are known.
 func overLimit(c *Candidate, l Limits, connKnown bool) string {
 	r := &c.Resources
+	var own string
+	for _, d := range transport.Held() {
+		if m, ok := l.Own[d.Name]; ok && d.Limit != nil && r.Own[d.Name] > m {
+			own = fmt.Sprintf("over --%s: %d %s > %d", d.Limit.Flag, r.Own[d.Name], d.Words, m)
+			break
+		}
+	}
 	switch {
 	case l.MaxQPsPerNIC > 0 && r.QPsPerNIC > l.MaxQPsPerNIC:
 		return fmt.Sprintf("over --max-qps-per-nic: %s QPs per NIC > %s", count(r.QPsPerNIC), count(l.MaxQPsPerNIC))
 	case l.MaxGPUBytes > 0 && r.GPUBytes() > l.MaxGPUBytes:
 		return fmt.Sprintf("over --max-buffer-gib: %s GiB per GPU (%s RDMA buffer + %s send queues) > %s",
 			gib(r.GPUBytes()), gib(r.BufferBytes), gib(r.GPUQueueBytes), gib(l.MaxGPUBytes))
-	case l.ProxyCores >= 0 && r.ProxyWorkers > l.ProxyCores:
-		return fmt.Sprintf("over --proxy-cores: %d proxy workers per GPU > %d", r.ProxyWorkers, l.ProxyCores)
+	case own != "":
+		return own
 	case connKnown && r.ConnKnee > 0 && r.ActiveConnPerNIC > r.ConnKnee:
 		return fmt.Sprintf("over the knee: %s active connections per NIC > the context cache's %s", count(r.ActiveConnPerNIC), count(r.ConnKnee))
 	}
@@ -324,8 +353,7 @@ func classes(cands []Candidate) {
 			rep[k] = i
 			continue
 		}
-		ci, cj := c.Resources.cost(), cands[j].Resources.cost()
-		if slices.Compare(ci[:], cj[:]) < 0 {
+		if slices.Compare(c.Resources.cost(), cands[j].Resources.cost()) < 0 {
 			rep[k] = i
 		}
 	}

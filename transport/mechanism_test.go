@@ -141,9 +141,9 @@ func TestSizeSpace(t *testing.T) {
 func TestResourcesMax(t *testing.T) {
 	t.Parallel()
 	a := transport.Resources{QPsPerNIC: 4, ConnMissRate: 0.5, Own: map[string]int{"lanes": 2, "contexts": 8}}
-	b := transport.Resources{QPsPerNIC: 16, ProxyWorkers: 2, HostQueues: true, Own: map[string]int{"lanes": 4}}
+	b := transport.Resources{QPsPerNIC: 16, ActiveConnPerNIC: 2, HostQueues: true, Own: map[string]int{"lanes": 4}}
 	got := a.Max(b)
-	if got.QPsPerNIC != 16 || got.ProxyWorkers != 2 || got.ConnMissRate != 0.5 || !got.HostQueues ||
+	if got.QPsPerNIC != 16 || got.ActiveConnPerNIC != 2 || got.ConnMissRate != 0.5 || !got.HostQueues ||
 		got.Own["lanes"] != 4 || got.Own["contexts"] != 8 || a.Own["lanes"] != 2 {
 		t.Errorf("max %+v (a's own now %v)", got, a.Own)
 	}

@@ -123,23 +123,21 @@ type Conn interface {
 }
 
 // Resources are the queues and state a transport holds, per NIC unless
-// said otherwise: the kinds the reports and sizing limits know (QPs,
-// connections, DCIs, proxy rings and workers, queue memory), and Own for
-// a mechanism's other kinds.
+// said otherwise: the kinds every transport has (QPs, connections, queue
+// memory), and Own for a mechanism's own kinds, which it declares to the
+// seam (Holder) for the reports and sizing.
 type Resources struct {
 	QPsPerNIC         int     `json:"qps_per_nic"`
 	ActiveConnPerNIC  int     `json:"active_connections_per_nic"`
 	ConnKnee          int     `json:"connection_knee"` // the profile's onset of context-cache pressure
-	DCIsPerNIC        int     `json:"dcis_per_nic,omitempty"`
-	ProxyRings        int     `json:"proxy_rings,omitempty"`
-	ProxyWorkers      int     `json:"proxy_workers,omitempty"`
 	QueueBytesPerRank int64   `json:"queue_bytes_per_rank"`
 	ConnMissRate      float64 `json:"conn_miss_rate"`
 	// HostQueues is true when the queues counted in QueueBytesPerRank live
 	// in host memory (a CPU proxy's rings and send queues), not the GPU's.
 	HostQueues bool `json:"-"`
 	// Own counts what a mechanism holds beyond the fields above, by a name
-	// that says what and per what (the reports show it as a column).
+	// that says what and per what: its declared Resource's Name (the
+	// reports show each as a column).
 	Own map[string]int `json:"own,omitempty"`
 }
 
@@ -149,9 +147,6 @@ func (r Resources) Max(o Resources) Resources {
 	r.QPsPerNIC = max(r.QPsPerNIC, o.QPsPerNIC)
 	r.ActiveConnPerNIC = max(r.ActiveConnPerNIC, o.ActiveConnPerNIC)
 	r.ConnKnee = max(r.ConnKnee, o.ConnKnee)
-	r.DCIsPerNIC = max(r.DCIsPerNIC, o.DCIsPerNIC)
-	r.ProxyRings = max(r.ProxyRings, o.ProxyRings)
-	r.ProxyWorkers = max(r.ProxyWorkers, o.ProxyWorkers)
 	r.QueueBytesPerRank = max(r.QueueBytesPerRank, o.QueueBytesPerRank)
 	r.ConnMissRate = max(r.ConnMissRate, o.ConnMissRate)
 	r.HostQueues = r.HostQueues || o.HostQueues

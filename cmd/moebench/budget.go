@@ -11,6 +11,7 @@ import (
 
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/transport"
 )
 
 // budgetFlags bound what a command may take, checked from the estimate
@@ -144,27 +145,11 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 }
 
 // layerCost is the estimated cost of one layer of configuration c on a
-// mechanism, its queues following the layer's channels.
+// mechanism, its state as the mechanism declares it for the layer's
+// channels and the knobs in force (transport.CostOf).
 func layerCost(c config, mechanism string, numSMs int) moe.Cost {
 	layer, _ := moe.Channels(c.shape, c.mode, numSMs, c.bg)
-	return moe.EstimateCost(c.shape, c.mode, layerQueues(c, mechanism, layer))
-}
-
-// layerQueues estimates a configuration's queues on a mechanism from the
-// knobs in force: the preset's own values are small, a knob can be large.
-func layerQueues(c config, mechanism string, channels int) moe.Queues {
-	r := int64(c.shape.Ranks)
-	var q moe.Queues
-	switch mechanism {
-	case "dc":
-		q.DCIs = r * int64(max(c.knobs.Int("dcis"), 64))
-	case "mini-proxy":
-		q.Rings, q.Proxy = r*int64(max(c.knobs.Int("rings"), 64)), true
-		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), 4))
-	default:
-		q.QPs = r * r * int64(max(c.knobs.Int("qps-per-peer"), channels, 4))
-	}
-	return q
+	return moe.EstimateCost(c.shape, c.mode, transport.CostOf(mechanism, c.shape.Ranks, layer, c.knobs))
 }
 
 // parseBytes reads a size: a number with an optional unit, B, KB, MB, GB,

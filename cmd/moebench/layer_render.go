@@ -213,19 +213,27 @@ func breakdownTable(items []item) *report.Table {
 }
 
 func resourceTable(items []item) *report.Table {
-	// The mechanisms' own resources, by name, after the common ones.
+	// The kinds the registered mechanisms declare, after the connection
+	// figures (0 where a transport holds none); any other a mechanism
+	// holds, by name, after the memory.
+	held := heldNames()
 	var own []string
 	for _, it := range items {
 		for k := range it.res.Resources.Own {
-			if !slices.Contains(own, k) {
+			if !slices.Contains(own, k) && !slices.Contains(held, k) {
 				own = append(own, k)
 			}
 		}
 	}
 	slices.Sort(own)
-	t := withKnobs(items, []string{"preset", "QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy rings", "proxy workers", "queue MiB/rank", "buffer MiB/rank", "route hash", "correct"},
-		[]bool{false, true, true, true, true, true, true, true, true, false, false})
-	at := len(t.Columns) - 2 // before the route hash
+	t := withKnobs(items, []string{"preset", "QPs/NIC", "active conns/NIC", "knee", "queue MiB/rank", "buffer MiB/rank", "route hash", "correct"},
+		[]bool{false, true, true, true, true, true, false, false})
+	at := len(t.Columns) - 4 // before the queue memory
+	t.Columns = slices.Insert(t.Columns, at, held...)
+	for range held {
+		t.Numeric = slices.Insert(t.Numeric, at, true)
+	}
+	at = len(t.Columns) - 2 // before the route hash
 	t.Columns = slices.Insert(t.Columns, at, own...)
 	for range own {
 		t.Numeric = slices.Insert(t.Numeric, at, true)
@@ -240,9 +248,11 @@ func resourceTable(items []item) *report.Table {
 		if !it.res.Correct {
 			ok = fmt.Sprintf("NO (%d problems)", it.res.ProblemCount)
 		}
-		row := append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee,
-			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers),
-			report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)))
+		row := append(knobVals(it), it.preset.Name, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee)
+		for _, k := range held {
+			row = append(row, strconv.Itoa(r.Own[k]))
+		}
+		row = append(row, report.Num(mib(r.QueueBytesPerRank)), report.Num(mib(r.BufferBytesPerRank)))
 		for _, k := range own {
 			v := "—"
 			if n, ok := r.Own[k]; ok {
@@ -256,6 +266,16 @@ func resourceTable(items []item) *report.Table {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// heldNames are the kinds of resource the registered mechanisms declare
+// (transport.Held), the reports' columns beyond the common ones.
+func heldNames() []string {
+	var n []string
+	for _, d := range transport.Held() {
+		n = append(n, d.Name)
+	}
+	return n
+}
 
 // csvTable has one record per (run, phase) with every figure at full
 // precision.

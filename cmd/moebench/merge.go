@@ -111,7 +111,7 @@ func mergeSize(shards []shard.File) (report.Header, *sizing.Result, error) {
 		}
 		if lim == nil {
 			lim = &doc.Limits
-		} else if *lim != doc.Limits {
+		} else if !lim.Equal(doc.Limits) {
 			return report.Header{}, nil, fmt.Errorf("%s: limits differ from %s's", f.Path, shards[0].Path)
 		}
 		for _, c := range doc.Candidates {

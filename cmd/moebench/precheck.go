@@ -96,11 +96,13 @@ func capacityFlags(c config, ce *moe.CapacityError) string {
 		return fmt.Sprintf("--experts %d, --tokens %d, --hidden %d", s.Physical(), s.Tokens, s.Hidden)
 	case ce.Kind == moe.CapacityMemory:
 		return fmt.Sprintf("--hidden %d, --ranks %d, --gpus-per-node %d", s.Hidden, s.Ranks, s.GPUsPerNode)
-	case ce.DC:
-		if v, ok := c.knobs["dcis"]; ok {
-			return "--dcis " + v
+	case ce.Queues != "" && ce.Knob != "":
+		if v, ok := c.knobs[ce.Knob]; ok {
+			return "--" + ce.Knob + " " + v
 		}
-		return "--dcis"
+		return "--" + ce.Knob
+	case ce.Queues != "":
+		return fmt.Sprintf("--ranks %d", s.Ranks)
 	}
 	if v, ok := c.knobs["qps-per-peer"]; ok {
 		return fmt.Sprintf("--ranks %d, --qps-per-peer %s", s.Ranks, v)

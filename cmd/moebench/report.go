@@ -186,13 +186,20 @@ func layerTimeTable(d *layerDoc) *report.Table {
 }
 
 func layerResourceTable(d *layerDoc) *report.Table {
-	t := &report.Table{Columns: []string{"preset", "QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy rings", "proxy workers", "queue MiB/rank", "buffer MiB/rank", "correct"},
-		Numeric: []bool{false, true, true, true, true, true, true, true, true, false}}
+	held := heldNames()
+	t := &report.Table{Columns: append(append([]string{"preset", "QPs/NIC", "active conns/NIC", "knee"}, held...), "queue MiB/rank", "buffer MiB/rank", "correct"),
+		Numeric: []bool{false, true, true, true}}
+	for range held {
+		t.Numeric = append(t.Numeric, true)
+	}
+	t.Numeric = append(t.Numeric, true, true, false)
 	for _, r := range d.Results {
 		x := r.Resources
-		t.Rows = append(t.Rows, []string{r.Preset, strconv.Itoa(x.QPsPerNIC), strconv.Itoa(x.ActiveConnPerNIC), strconv.Itoa(x.ConnKnee),
-			strconv.Itoa(x.DCIsPerNIC), strconv.Itoa(x.ProxyRings), strconv.Itoa(x.ProxyWorkers), report.Num(mib(x.QueueBytesPerRank)),
-			report.Num(mib(x.BufferBytesPerRank)), strconv.FormatBool(r.Correct)})
+		row := []string{r.Preset, strconv.Itoa(x.QPsPerNIC), strconv.Itoa(x.ActiveConnPerNIC), strconv.Itoa(x.ConnKnee)}
+		for _, k := range held {
+			row = append(row, strconv.Itoa(x.Own[k]))
+		}
+		t.Rows = append(t.Rows, append(row, report.Num(mib(x.QueueBytesPerRank)), report.Num(mib(x.BufferBytesPerRank)), strconv.FormatBool(r.Correct)))
 	}
 	return t
 }

@@ -42,7 +42,7 @@ type sizeFlags struct {
 	knobs                                      knobFlags
 	maxQPs                                     int
 	maxBufGiB                                  float64
-	proxyCores                                 int
+	ownMax                                     map[string]*int // declared limits by resource name
 	targetUs, tolerance                        float64
 	jobs                                       int
 	shard, plot                                string
@@ -86,7 +86,12 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	f.knobs.register(fs, true)
 	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
 	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
-	fs.IntVar(&f.proxyCores, "proxy-cores", -1, "reject proxies with more CPU workers per GPU (-1 = no limit)")
+	f.ownMax = map[string]*int{}
+	for _, d := range transport.Held() {
+		if d.Limit != nil {
+			f.ownMax[d.Name] = fs.Int(d.Limit.Flag, -1, d.Limit.Help)
+		}
+	}
 	fs.Float64Var(&f.targetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
 	fs.IntVar(&f.jobs, "jobs", 0, "candidates modelled at once (0 = one per core)")
@@ -213,8 +218,8 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 // mechanism its presets use: its knobs at their largest values.
 func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Preset) []moe.Cost {
 	big := config{shape: s, mode: mode, knobs: transport.Settings{}}
-	for _, n := range []string{"qps-per-peer", "dcis", "rings"} {
-		if v := f.knobs.ints[n]; v != nil && len(*v) > 0 {
+	for n, v := range f.knobs.ints {
+		if v != nil && len(*v) > 0 {
 			big.knobs[n] = strconv.Itoa(slices.Max(*v))
 		}
 	}
@@ -225,7 +230,7 @@ func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Prese
 			continue
 		}
 		seen = append(seen, p.Mechanism)
-		costs = append(costs, moe.EstimateCost(s, mode, layerQueues(big, p.Mechanism, s.LocalExperts())))
+		costs = append(costs, moe.EstimateCost(s, mode, transport.CostOf(p.Mechanism, s.Ranks, s.LocalExperts(), big.knobs)))
 	}
 	return costs
 }
@@ -363,15 +368,29 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 			return nil, h, err
 		}
 	}
-	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)), ProxyCores: f.proxyCores,
+	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)),
 		TargetUs: f.targetUs, Tolerance: f.tolerance}
 	for _, c := range []struct {
 		flag string
 		bad  bool
-	}{{"max-qps-per-nic", f.maxQPs < 0}, {"max-buffer-gib", f.maxBufGiB < 0}, {"proxy-cores", f.proxyCores < -1},
+	}{{"max-qps-per-nic", f.maxQPs < 0}, {"max-buffer-gib", f.maxBufGiB < 0},
 		{"target-us", f.targetUs < 0}, {"tolerance", f.tolerance < 0 || f.tolerance > 1}} {
 		if c.bad {
 			return nil, h, fmt.Errorf("%w: --%s: %v", errUsage, c.flag, lim.Validate())
+		}
+	}
+	// The limits the mechanisms declare on their own resources.
+	for _, d := range transport.Held() {
+		v, ok := f.ownMax[d.Name]
+		switch {
+		case !ok || *v == -1:
+		case *v < -1:
+			return nil, h, fmt.Errorf("%w: --%s: %d, want -1 (no limit) or more", errUsage, d.Limit.Flag, *v)
+		default:
+			if lim.Own == nil {
+				lim.Own = map[string]int{}
+			}
+			lim.Own[d.Name] = *v
 		}
 	}
 	if f.jobs < 0 {
@@ -485,9 +504,25 @@ func sizeOrder(res *sizing.Result) []*sizing.Candidate {
 func sizeTable(res *sizing.Result) *report.Table {
 	t := &report.Table{
 		Columns: []string{"candidate", "verdict", "layer µs", "dispatch mean", "dispatch p99", "combine mean", "combine p99", "floor µs",
-			"QPs/NIC", "active conns/NIC", "knee", "DCIs/NIC", "proxy cores/host", "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by"},
-		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
+			"QPs/NIC", "active conns/NIC", "knee"},
+		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true},
 	}
+	// The kinds the mechanisms declare for the table, each as its host
+	// figure where it has one.
+	var own []transport.Resource
+	for _, d := range transport.Held() {
+		if d.Size {
+			own = append(own, d)
+			col := d.Name
+			if d.Host != "" {
+				col = d.Host
+			}
+			t.Columns = append(t.Columns, col)
+			t.Numeric = append(t.Numeric, true)
+		}
+	}
+	t.Columns = append(t.Columns, "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by")
+	t.Numeric = append(t.Numeric, true, true, true, false)
 	dash := "—"
 	for _, c := range sizeOrder(res) {
 		r := c.Resources
@@ -510,8 +545,11 @@ func sizeTable(res *sizing.Result) *report.Table {
 		if c.Figures != nil {
 			bound = c.Figures.BoundBy
 		}
-		row = append(row, floor, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee, strconv.Itoa(r.DCIsPerNIC),
-			strconv.Itoa(r.ProxyCoresPerHost), report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound)
+		row = append(row, floor, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), knee)
+		for _, d := range own {
+			row = append(row, strconv.Itoa(r.Figure(d)))
+		}
+		row = append(row, report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound)
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -529,8 +567,16 @@ func sizeCSV(res *sizing.Result) *report.Table {
 	}
 	t := &report.Table{Columns: append(cols, "queues",
 		"verdict", "stage", "by", "reason", "layer_us", "dispatch_mean_us", "dispatch_p99_us", "dispatch_max_us", "combine_mean_us", "combine_p99_us",
-		"combine_max_us", "bound_by", "correct", "floor_us", "floor_by", "qps_per_nic", "active_connections_per_nic", "connection_knee", "dcis_per_nic",
-		"proxy_rings", "proxy_workers", "proxy_cores_per_host", "gpu_queue_bytes", "rdma_buffer_bytes", "host_queue_bytes", "conn_miss_rate", "estimated")}
+		"combine_max_us", "bound_by", "correct", "floor_us", "floor_by", "qps_per_nic", "active_connections_per_nic", "connection_knee")}
+	// Every declared kind, and its host figure where it has one.
+	held := transport.Held()
+	for _, d := range held {
+		t.Columns = append(t.Columns, d.Field)
+		if d.Host != "" {
+			t.Columns = append(t.Columns, d.HostField)
+		}
+	}
+	t.Columns = append(t.Columns, "gpu_queue_bytes", "rdma_buffer_bytes", "host_queue_bytes", "conn_miss_rate", "estimated")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, c := range res.Candidates {
 		r := c.Resources
@@ -545,9 +591,14 @@ func sizeCSV(res *sizing.Result) *report.Table {
 		}
 		row = append(row, c.Queues, c.Verdict, c.Stage, strconv.Itoa(c.By), c.Reason)
 		row = append(row, figs...)
-		row = append(row, g(c.FloorUs), c.FloorBy, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), strconv.Itoa(r.ConnKnee),
-			strconv.Itoa(r.DCIsPerNIC), strconv.Itoa(r.ProxyRings), strconv.Itoa(r.ProxyWorkers), strconv.Itoa(r.ProxyCoresPerHost),
-			strconv.FormatInt(r.GPUQueueBytes, 10), strconv.FormatInt(r.BufferBytes, 10), strconv.FormatInt(r.HostQueueBytes, 10),
+		row = append(row, g(c.FloorUs), c.FloorBy, strconv.Itoa(r.QPsPerNIC), strconv.Itoa(r.ActiveConnPerNIC), strconv.Itoa(r.ConnKnee))
+		for _, d := range held {
+			row = append(row, strconv.Itoa(r.Own[d.Name]))
+			if d.Host != "" {
+				row = append(row, strconv.Itoa(r.Figure(d)))
+			}
+		}
+		row = append(row, strconv.FormatInt(r.GPUQueueBytes, 10), strconv.FormatInt(r.BufferBytes, 10), strconv.FormatInt(r.HostQueueBytes, 10),
 			g(r.ConnMissRate), strconv.FormatBool(r.Estimated))
 		t.Rows = append(t.Rows, row)
 	}

@@ -448,22 +448,31 @@ func (c *conn) Resources() transport.Resources {
 	if hits+misses > 0 {
 		r.ConnMissRate = float64(misses) / float64(hits+misses)
 	}
+	if n := c.cfg.reservedPerNIC(c.env.Ranks); n > 0 {
+		r.Own = map[string]int{ReservedResource: topo.QueuesPerNIC(n)}
+	}
 	if c.cfg.DCIs > 0 {
-		r.DCIsPerNIC = perNIC
+		r.Own = withOwn(r.Own, DCIsResource, perNIC)
 		// Active connections: DCIs and the DCTs others target here, once
 		// anything went through the NIC (not when NVLink carried all).
 		if used > 0 {
 			r.ActiveConnPerNIC = perNIC + c.dcts*max(1, topo.GPUsPerNIC)
 		}
 	}
-	if n := c.cfg.reservedPerNIC(c.env.Ranks); n > 0 {
-		r.Own = map[string]int{ReservedResource: topo.QueuesPerNIC(n)}
-	}
 	return r
 }
 
+// withOwn is own with name counted n, own made if nil.
+func withOwn(own map[string]int, name string, n int) map[string]int {
+	if own == nil {
+		own = map[string]int{}
+	}
+	own[name] = n
+	return own
+}
+
 // ReservedResource names, in Resources.Own, the queues per NIC (of
-// QPsPerNIC, and of DCIsPerNIC under DC) that reserved traffic has to
+// QPsPerNIC, and of the DCIs under DC) that reserved traffic has to
 // itself: the layer's own are the rest.
 const ReservedResource = "reserved queues/NIC"
 

@@ -91,12 +91,12 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 		ConnKnee:          int(p.Get("conn.entries")),
 		QueueBytesPerRank: int64(perRank) * int64(c.Depth) * 64,
 	}}
-	if dc {
-		est.Resources.DCIsPerNIC = perNIC
-		est.Resources.ActiveConnPerNIC = perNIC + dcts*max(1, np.Topo.GPUsPerNIC)
-	}
 	if n := c.reservedPerNIC(d.Ranks); n > 0 {
 		est.Resources.Own = map[string]int{ReservedResource: np.Topo.QueuesPerNIC(n)}
+	}
+	if dc {
+		est.Resources.Own = withOwn(est.Resources.Own, DCIsResource, perNIC)
+		est.Resources.ActiveConnPerNIC = perNIC + dcts*max(1, np.Topo.GPUsPerNIC)
 	}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A send queue serves one doorbell at a time: a doorbell's handling

@@ -19,8 +19,21 @@ func init() {
 	transport.Register(mechanism{name: "dc",
 		summary: "GPU submission over Dynamically Connected transport: a DCI pool, DCTs, an address vector per WQE",
 		knobs:   []transport.Knob{dcisKnob, orderingKnob()},
-		causes:  dcCauses})
+		causes:  dcCauses,
+		holds:   []transport.Resource{dcisResource}})
 }
+
+// DCIsResource names, in Resources.Own, the DC initiators per NIC (all
+// of QPsPerNIC under DC).
+const DCIsResource = "DCIs/NIC"
+
+var dcisResource = transport.Resource{Name: DCIsResource, Field: "dcis_per_nic", Words: "DCIs per NIC",
+	Queues: "DCIs", Knob: "dcis", Size: true}
+
+// Bytes of the simulation per DC initiator, fit with the workload's
+// memory (moe.EstimateCost) to the peak RSS of moebench run --transport
+// dc (1,024 ranks).
+const simBytesPerDCI = 400
 
 var (
 	connMiss  = transport.Cause{Name: "conn_miss", Help: "NIC time fetching connection context (RC QP or DCI state)"}
@@ -53,19 +66,34 @@ type mechanism struct {
 	name, summary string
 	knobs         []transport.Knob
 	causes        []transport.Cause
+	holds         []transport.Resource
 }
 
 var (
 	_ transport.Mechanism = mechanism{}
 	_ transport.Sizer     = mechanism{}
+	_ transport.Holder    = mechanism{}
+	_ transport.Footprint = mechanism{}
 	_ transport.Transport = gdaTransport{}
 	_ transport.Estimator = gdaTransport{}
 )
 
-func (m mechanism) Name() string              { return m.name }
-func (m mechanism) Summary() string           { return m.summary }
-func (m mechanism) Knobs() []transport.Knob   { return m.knobs }
-func (m mechanism) Causes() []transport.Cause { return m.causes }
+func (m mechanism) Name() string                { return m.name }
+func (m mechanism) Summary() string             { return m.summary }
+func (m mechanism) Knobs() []transport.Knob     { return m.knobs }
+func (m mechanism) Causes() []transport.Cause   { return m.causes }
+func (m mechanism) Holds() []transport.Resource { return m.holds }
+
+// SimCost is a layer's send queues: RC QPs per peer for each channel (or
+// as the knob sets them), at least four; under DC a pool of DCIs per
+// rank, at least 64, in place of them.
+func (m mechanism) SimCost(ranks, channels int, s transport.Settings) transport.SimCost {
+	r := int64(ranks)
+	if m.name == "dc" {
+		return transport.SimCost{Bytes: simBytesPerDCI * float64(r*int64(max(s.Int(dcisKnob.Name), 64)))}
+	}
+	return transport.SimCost{Queues: r * r * int64(max(s.Int(qpsKnob.Name), channels, 4))}
+}
 
 // Build applies s and n to cfg, a Config.
 func (m mechanism) Build(cfg any, name string, s transport.Settings, n transport.Needs) (transport.Transport, error) {

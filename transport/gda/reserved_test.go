@@ -81,12 +81,16 @@ func TestReservedQueuesComeOnTopOfTheLayers(t *testing.T) {
 			t.Parallel()
 			op := transport.Op{Src: 0, Dst: 1, Channel: 0, Bytes: 8, Tag: 1}
 			_, res, _ := openBuilt(t, c.mech, c.cfg, c.s, transport.Needs{Channels: channels, Reserved: c.reserved}, ranks, []transport.Op{op})
-			got := [2]int{res.QPsPerNIC, res.DCIsPerNIC}
+			got := [2]int{res.QPsPerNIC, res.Own[DCIsResource]}
 			if want := [2]int{c.qps, c.dcis}; got != want {
 				t.Errorf("QPs and DCIs per NIC %v, want %v", got, want)
 			}
-			if !maps.Equal(res.Own, c.own) {
-				t.Errorf("own resources %v, want %v", res.Own, c.own)
+			own := maps.Clone(c.own)
+			if c.dcis > 0 {
+				own = withOwn(own, DCIsResource, c.dcis)
+			}
+			if !maps.Equal(res.Own, own) {
+				t.Errorf("own resources %v, want %v", res.Own, own)
 			}
 		})
 	}
@@ -138,7 +142,7 @@ func TestDCReservedBackgroundHasADCIOfItsOwn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if est.Resources.QPsPerNIC != res.QPsPerNIC || est.Resources.DCIsPerNIC != res.DCIsPerNIC ||
+			if est.Resources.QPsPerNIC != res.QPsPerNIC ||
 				!maps.Equal(est.Resources.Own, res.Own) {
 				t.Errorf("estimate %+v, run %+v", est.Resources, res)
 			}

@@ -160,9 +160,8 @@ func (c *conn) Resources() transport.Resources {
 		QPsPerNIC:         topo.QueuesPerNIC(cfg.qpsPerNIC(c.env.Ranks)),
 		ActiveConnPerNIC:  topo.QueuesPerNIC(active),
 		ConnKnee:          c.m.fab.P.ConnEntries,
-		ProxyRings:        cfg.Rings,
-		ProxyWorkers:      cfg.Workers,
 		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*c.env.Ranks*cfg.SQDepth*64),
 		HostQueues:        true,
+		Own:               map[string]int{RingsResource: cfg.Rings, WorkersResource: cfg.Workers},
 	}
 }

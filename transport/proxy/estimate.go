@@ -110,10 +110,9 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		QPsPerNIC:         np.Topo.QueuesPerNIC(cfg.qpsPerNIC(d.Ranks)),
 		ActiveConnPerNIC:  np.Topo.QueuesPerNIC(active),
 		ConnKnee:          np.ConnEntries,
-		ProxyRings:        cfg.Rings,
-		ProxyWorkers:      cfg.Workers,
 		QueueBytesPerRank: int64(cfg.Rings*cfg.RingSlots*16 + cfg.Workers*cfg.classes()*d.Ranks*cfg.SQDepth*64),
 		HostQueues:        true,
+		Own:               map[string]int{RingsResource: cfg.Rings, WorkersResource: cfg.Workers},
 	}}
 	est.Floor, est.FloorBy = np.Floor(loads)
 	// A worker does its rings' operations one after another: per

@@ -23,11 +23,41 @@ var (
 	knobs = []transport.Knob{workersKnob, batchKnob, ringsKnob}
 )
 
+// The resources a proxy holds beyond QPs, by their Resources.Own names:
+// host rings and CPU workers per rank (GPU). Workers are cores, the
+// dearest thing a deployment gives a transport.
+const (
+	RingsResource   = "proxy rings"
+	WorkersResource = "proxy workers"
+)
+
+var holds = []transport.Resource{
+	{Name: RingsResource, Field: "proxy_rings", Words: "proxy rings per GPU"},
+	{Name: WorkersResource, Field: "proxy_workers", Words: "proxy workers per GPU", Size: true,
+		Host: "proxy cores/host", HostField: "proxy_cores_per_host", Dear: true,
+		Held: "%d proxy cores per GPU, %d per host", None: "no proxy cores: the GPU posts its own work requests",
+		Limit: &transport.Limit{Flag: "proxy-cores", Help: "reject proxies with more CPU workers per GPU (-1 = no limit)"}},
+}
+
+// Bytes of the simulation beyond mini-gda's, fit with the workload's
+// memory (moe.EstimateCost) to the peak RSS of moebench run --transport
+// mini-proxy on linux/amd64 (256 to 2,048 ranks): a host ring's state,
+// and per LL op a record, a producer while it waits for ring space and a
+// share of a worker's send queues, side by side and in turn.
+const simBytesPerRing = 1 << 10
+
+var (
+	simSide   = transport.OpBytes{PerPair: 263, PerSel: 220}
+	simInTurn = transport.OpBytes{PerPair: 158}
+)
+
 type mechanism struct{}
 
 var (
 	_ transport.Mechanism = mechanism{}
 	_ transport.Sizer     = mechanism{}
+	_ transport.Holder    = mechanism{}
+	_ transport.Footprint = mechanism{}
 	_ transport.Transport = Transport{}
 	_ transport.Estimator = Transport{}
 )
@@ -36,8 +66,17 @@ func (mechanism) Name() string { return "mini-proxy" }
 func (mechanism) Summary() string {
 	return "GPU threads enqueue 16 B descriptors into host rings; CPU workers chain and post the work requests"
 }
-func (mechanism) Knobs() []transport.Knob   { return knobs }
-func (mechanism) Causes() []transport.Cause { return []transport.Cause{connMiss} }
+func (mechanism) Knobs() []transport.Knob     { return knobs }
+func (mechanism) Causes() []transport.Cause   { return []transport.Cause{connMiss} }
+func (mechanism) Holds() []transport.Resource { return holds }
+
+// SimCost is a layer's rings (as the knob sets them, at least 64 a rank),
+// four worker QPs per peer, and the records a proxy keeps per LL op.
+func (mechanism) SimCost(ranks, _ int, s transport.Settings) transport.SimCost {
+	r := int64(ranks)
+	return transport.SimCost{Queues: r * r * 4, Bytes: simBytesPerRing * float64(r*int64(max(s.Int(ringsKnob.Name), 64))),
+		Side: simSide, InTurn: simInTurn}
+}
 
 // Build applies s and n to cfg, a Config.
 func (m mechanism) Build(cfg any, name string, s transport.Settings, n transport.Needs) (transport.Transport, error) {

@@ -198,7 +198,7 @@ func TestConnDeliversEveryOpOnce(t *testing.T) {
 			}
 			res := conn.Resources()
 			// Every rank wrote to its three peers.
-			if res.ProxyRings != cfg.Rings || res.ProxyWorkers != cfg.Workers || res.QPsPerNIC != cfg.Workers*cfg.classes()*ranks ||
+			if res.Own[RingsResource] != cfg.Rings || res.Own[WorkersResource] != cfg.Workers || res.QPsPerNIC != cfg.Workers*cfg.classes()*ranks ||
 				res.ActiveConnPerNIC != 3*cfg.Workers {
 				t.Errorf("resources %+v", res)
 			}
