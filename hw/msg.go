@@ -163,6 +163,9 @@ func (r *rec) txCtx() int32 {
 
 func (f *Fabric) rxCtx(r *rec) int32 {
 	switch {
+	case f.dgram:
+		// A datagram responder keeps state per peer, not per queue.
+		return r.src()
 	case r.has(fDC):
 		return 1<<23 | r.src()%f.dcts
 	case f.peerQPs > 0:

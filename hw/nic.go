@@ -473,6 +473,10 @@ type Fabric struct {
 	// is next free.
 	up, down       []sim.Time
 	spines, leaves int
+	// dgram makes every queue a reliable datagram one (Datagram): paths
+	// is how many spines a message's packets spray over.
+	dgram bool
+	paths int
 }
 
 // EmuBurst is how many WQEs an emulated NIC warp executes from one queue
@@ -828,7 +832,10 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 	// miss fetches it from host memory first (latency, not occupancy: the
 	// requester prefetches on the doorbell).
 	var miss sim.Time
-	if ctx := f.msgs.At(q.head).txCtx(); !n.cardOf(f.link(int32(qp))).ctx.Touch(ctx) {
+	if f.dgram {
+		// A datagram queue serves every peer: each WQE names its own
+		// address handle, looked up as the WQE runs (below).
+	} else if ctx := f.msgs.At(q.head).txCtx(); !n.cardOf(f.link(int32(qp))).ctx.Touch(ctx) {
 		miss = p.ConnMiss
 		n.TxMisses++
 	}
@@ -854,11 +861,24 @@ func (n *NIC) serve(e *sim.Engine, qp int) {
 			tgt[qp] = m.dst()
 		}
 		ready := max(t, fetched)
+		if f.dgram && !n.cardOf(f.link(int32(qp))).ctx.Touch(m.dst()) {
+			// The destination's address handle (and its peer state) was
+			// evicted: the WQE waits for it, later ones need not.
+			ready += p.ConnMiss
+			m.addConnMiss()
+			n.TxMisses++
+		}
 		if m.has(fPointer) {
 			ready += p.DMARead + p.PCIeTime(int(m.bytes))
 		}
-		ready = max(ready, q.lastReady)
-		q.lastReady = ready
+		if f.dgram {
+			// No in-order rule: a WQE whose payload is read sooner
+			// leaves before those ahead of it.
+			q.lastReady = max(ready, q.lastReady)
+		} else {
+			ready = max(ready, q.lastReady)
+			q.lastReady = ready
+		}
 		e.At(ready, n.id, opTxReady, int64(id))
 		id = m.next
 	}
@@ -1023,6 +1043,10 @@ func (n *NIC) transmit(e *sim.Engine, id int32, slot sim.Time) {
 	dst := f.NICs[m.dst()]
 	dp := dst.linkPort(k)
 	if f.up != nil && ph.leaf != dp.leaf {
+		if f.dgram && f.paths > 1 {
+			n.spray(e, id, m, dst, slot, ph, dp)
+			return
+		}
 		n.crossLeaf(e, id, m, dst, slot, wire, ph, dp)
 		return
 	}
