@@ -153,7 +153,10 @@ func nvshmemRate(p *profile.Profile) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := ps.GDA
+	c, ok := ps.Config.(gda.Config)
+	if !ok {
+		return nil, fmt.Errorf("preset %s: configures no GDA", ps.Name)
+	}
 	var rows []Row
 	for _, k := range Table5NVSHMEM() {
 		v, err := gda.Rate(p, gda.RateConfig{Threads: k.Threads, QPs: k.QPs, SMs: k.SMs, PerDoorbell: c.PerDoorbell, Style: k.Style,

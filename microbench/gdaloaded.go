@@ -182,10 +182,14 @@ func gdaLoaded(p *profile.Profile) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	lib, ok := ps.Config.(gda.Config)
+	if !ok {
+		return nil, fmt.Errorf("preset %s: configures no GDA", ps.Name)
+	}
 	var rows []Row
 	rtt := map[bool]float64{}
 	for _, shared := range []bool{true, false} {
-		r, err := GDALoaded(p, GDALoadedConfig{Lib: *ps.GDA, BackgroundCTAs: 64, ThreadsPerCTA: 8, Shared: shared, Probes: 5, Warmup: 100 * sim.Microsecond})
+		r, err := GDALoaded(p, GDALoadedConfig{Lib: lib, BackgroundCTAs: 64, ThreadsPerCTA: 8, Shared: shared, Probes: 5, Warmup: 100 * sim.Microsecond})
 		if err != nil {
 			return nil, err
 		}

@@ -31,9 +31,8 @@ func presets(p *profile.Profile) ([]Row, error) {
 		}
 		var issue, putc, rtt float64
 		src := "Table 3"
-		switch {
-		case ps.GDA != nil:
-			c := ps.GDA
+		switch c := ps.Config.(type) {
+		case gda.Config:
 			qps := max(1, c.QPsPerPeer)
 			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: c.Ordering, Payload: 8, Inline: true, Shared: true,
 				QPs: qps, Quiet: name != "gdaki", LibCycles: c.LibCycles, LibNs: c.LibNs})
@@ -42,8 +41,8 @@ func presets(p *profile.Profile) ([]Row, error) {
 			}
 			issue, putc, rtt = r.Issue.Us(), r.PutC.Us(), r.RTT.Us()
 			rows = append(rows, Row{"presets", name, "issue", "µs", paper[name].issue, issue, src + " (fitted: the library cost comes from this row)"})
-		case ps.Proxy != nil:
-			cfg := *ps.Proxy
+		case proxy.Config:
+			cfg := c
 			cfg.Workers, cfg.Rings, cfg.Batch = 1, 1, 1
 			r, err := proxy.SingleOp(p, cfg, 8)
 			if err != nil {

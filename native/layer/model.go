@@ -8,6 +8,7 @@ import (
 	"moebench/moe"
 	"moebench/native"
 	"moebench/profile"
+	"moebench/transport/gda"
 	"moebench/transport/preset"
 )
 
@@ -79,10 +80,9 @@ func predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 		}
 		o = preset.Options{}
 	}
-	if p.GDA != nil {
-		g := *p.GDA
+	if g, ok := p.Config.(gda.Config); ok {
 		g.LibCycles, g.LibNs = 0, 0
-		p.GDA = &g
+		p.Config = g
 	}
 	if cfg.Path == native.PathProxy && workers > 0 {
 		o.Workers = workers

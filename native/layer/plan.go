@@ -247,7 +247,7 @@ func planPath(c *native.LayerConfig, tr Transport, s moe.Shape) error {
 	if o.LocalExperts == 0 {
 		o.LocalExperts = s.LocalExperts()
 	}
-	if g, ok, err := tr.Preset.GDAConfig(o); ok {
+	if g, ok, err := gdaConfig(tr.Preset, o); ok {
 		if err != nil {
 			return planErr("%v", err)
 		}
@@ -270,7 +270,7 @@ func planPath(c *native.LayerConfig, tr Transport, s moe.Shape) error {
 		c.PerDoorbell = min(c.PerDoorbell, c.SQBBs/2)
 		return nil
 	}
-	if p, ok, err := tr.Preset.ProxyConfig(o); ok {
+	if p, ok, err := proxyConfig(tr.Preset, o); ok {
 		if err != nil {
 			return planErr("%v", err)
 		}

@@ -9,8 +9,6 @@ import (
 
 	"moebench/internal/report"
 	"moebench/transport"
-	"moebench/transport/gda"
-	"moebench/transport/proxy"
 )
 
 // Preset is a named transport configuration: data over one registered
@@ -24,33 +22,6 @@ type Preset struct {
 	// mini-gda and dc, proxy.Config for mini-proxy), which its Mechanism
 	// builds a transport from.
 	Config any
-	// GDA and Proxy are Config typed for the native engine, which drives
-	// these two mechanisms' GPU paths itself; Get and All fill them, and a
-	// change to one is what Transport builds. Nil for other mechanisms.
-	GDA   *gda.Config
-	Proxy *proxy.Config
-}
-
-// config is what the preset's mechanism builds from.
-func (p Preset) config() any {
-	switch {
-	case p.GDA != nil:
-		return *p.GDA
-	case p.Proxy != nil:
-		return *p.Proxy
-	}
-	return p.Config
-}
-
-// typed fills the native engine's typed views of the configuration.
-func typed(p Preset) Preset {
-	switch c := p.Config.(type) {
-	case gda.Config:
-		p.GDA = &c
-	case proxy.Config:
-		p.Proxy = &c
-	}
-	return p
 }
 
 // Build is the preset's transport for a workload of needs n, with the
@@ -60,7 +31,7 @@ func (p Preset) Build(s transport.Settings, n transport.Needs) (transport.Transp
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
-	t, err := m.Build(p.config(), p.Name, s, n)
+	t, err := m.Build(p.Config, p.Name, s, n)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
@@ -111,48 +82,16 @@ func (o Options) Settings(m string) transport.Settings {
 	return s
 }
 
-// needs are o's workload needs for the preset: a GDA caller has raised
-// QPsPerPeer for reserved queues already.
+// needs are o's workload needs for the preset. A mechanism whose queues
+// the QPsPerPeer and DCIs options set gets no reserved queues from them:
+// the caller has raised QPsPerPeer to cover them (RC), and DC's pool of
+// initiators serves them.
 func (o Options) needs(p Preset) transport.Needs {
 	n := transport.Needs{Channels: o.LocalExperts, Reserved: o.Reserved}
-	if p.GDA != nil {
+	if m, err := transport.Lookup(p.Mechanism); err == nil && (transport.Takes(m, "qps-per-peer") || transport.Takes(m, "dcis")) {
 		n.Reserved = 0
 	}
 	return n
-}
-
-// QPsPerPeer is the preset's own RC QPs per peer (0 for other mechanisms).
-func (p Preset) QPsPerPeer() int {
-	if p.GDA == nil || p.GDA.DCIs > 0 {
-		return 0
-	}
-	return p.GDA.QPsPerPeer
-}
-
-// GDAConfig is the preset's mini-gda (or DC) configuration for a
-// workload, its knobs applied; ok is false for other mechanisms.
-func (p Preset) GDAConfig(o Options) (c gda.Config, ok bool, err error) {
-	if p.GDA == nil {
-		return gda.Config{}, false, nil
-	}
-	c, err = p.GDA.With(p.Name, o.Settings(p.Mechanism), o.needs(p))
-	if err != nil {
-		return gda.Config{}, true, fmt.Errorf("preset %w", err)
-	}
-	return c, true, nil
-}
-
-// ProxyConfig is the preset's mini-proxy configuration for a workload,
-// its knobs applied; ok is false for other mechanisms.
-func (p Preset) ProxyConfig(o Options) (c proxy.Config, ok bool, err error) {
-	if p.Proxy == nil {
-		return proxy.Config{}, false, nil
-	}
-	c, err = p.Proxy.With(o.Settings(p.Mechanism), o.needs(p))
-	if err != nil {
-		return proxy.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
-	}
-	return c, true, nil
 }
 
 // Transport builds the preset's transport for a workload from Options.
@@ -184,15 +123,11 @@ func all() []Preset {
 	return append(ps, proxyPresets()...)
 }
 
-// list is every preset, built-in then registered, with typed views.
+// list is every preset, built-in then registered.
 func list() []Preset {
 	registered.Lock()
-	ps := append(all(), registered.list...)
-	registered.Unlock()
-	for i := range ps {
-		ps[i] = typed(ps[i])
-	}
-	return ps
+	defer registered.Unlock()
+	return append(all(), registered.list...)
 }
 
 // Names lists the presets.

@@ -37,31 +37,6 @@ func TestPresetsBuildAndCiteSources(t *testing.T) {
 	}
 }
 
-// Reserved background gets rings of its own; the layer keeps the preset's
-// and a GDA knob does not reach the proxy.
-func TestProxyConfigReserved(t *testing.T) {
-	t.Parallel()
-	p, err := Get("mini-proxy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _, err := p.ProxyConfig(Options{LocalExperts: 144})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, ok, err := p.ProxyConfig(Options{LocalExperts: 144, QPsPerPeer: 145, Reserved: 1})
-	if !ok || err != nil {
-		t.Fatalf("ok %v, %v", ok, err)
-	}
-	if c.Rings != base.Rings+1 || c.BackgroundRings != 1 || c.BackgroundChannel0 != 144 {
-		t.Fatalf("reserved: %+v (preset's rings %d)", c, base.Rings)
-	}
-	c, _, _ = p.ProxyConfig(Options{LocalExperts: 144, QPsPerPeer: 4})
-	if c.Rings != base.Rings || c.BackgroundRings != 0 {
-		t.Fatalf("QPs per peer reached the proxy: %+v", c)
-	}
-}
-
 // Each mechanism takes only the knobs it declares: QPs per peer do not
 // become proxy rings, and a reserved background gets its own queues the
 // mechanism's way.
@@ -91,17 +66,5 @@ func TestBuildTakesDeclaredKnobsOnly(t *testing.T) {
 		case err == nil && tr.Name() != tc.want:
 			t.Errorf("%s %v: built %s, want %q", tc.preset, tc.s, tr.Name(), tc.want)
 		}
-	}
-	// The typed views agree with what Build applies.
-	p, _ := Get("mini-gda")
-	c, _, err := p.GDAConfig(OptionsOf(transport.Settings{"qps-per-peer": "2"}))
-	if err != nil || c.QPsPerPeer != 2 {
-		t.Errorf("gda view: %d QPs per peer, %v", c.QPsPerPeer, err)
-	}
-	o := OptionsOf(transport.Settings{"workers": "2", "rings": "2"})
-	o.LocalExperts, o.Reserved = 8, 1
-	pr, _ := Get("mini-proxy")
-	if c, _, err := pr.ProxyConfig(o); err != nil || c.Rings != 3 || c.BackgroundRings != 1 || c.BackgroundChannel0 != 8 {
-		t.Errorf("proxy view: %+v, %v", c, err)
 	}
 }
