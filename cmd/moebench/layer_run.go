@@ -500,7 +500,11 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 		var out []preset.Preset
 		for _, n := range splitList(names) {
 			if n == "all" {
-				out = append(out, all...)
+				for _, p := range all {
+					if transport.InAll(p.Mechanism) {
+						out = append(out, p)
+					}
+				}
 				continue
 			}
 			p, err := preset.Get(n)
@@ -537,6 +541,9 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 	for _, t := range splitList(transports) {
 		if t == "all" {
 			for _, m := range mechs {
+				if !transport.InAll(m) {
+					continue
+				}
 				p, _ := rep(m)
 				out = append(out, p)
 			}

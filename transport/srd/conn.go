@@ -3,8 +3,6 @@ package srd
 import (
 	"fmt"
 
-	"go.uber.org/zap"
-
 	"moebench/hw"
 	"moebench/profile"
 	"moebench/sim"
@@ -53,10 +51,8 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	p := env.Profile
-	if p.Get("efa.generation") < 1 && env.Log != nil {
-		// A what-if, as --transport all runs every mechanism: the
-		// profile's own NIC constants with the datagram transport.
-		env.Log.Debug("srd on a profile without EFA: the profile's NIC constants over datagram queues", zap.String("profile", p.Name))
+	if g := p.Get("efa.generation"); g < 1 {
+		return nil, fmt.Errorf("%s: profile %s has no EFA (efa.generation %g): SRD runs on an EFA host (p-h100-efa, p-h200-efa, p-b200-efa)", t.name, p.Name, g)
 	}
 	if env.Ranks > hw.MaxNICs {
 		return nil, fmt.Errorf("%s: %d ranks, more than the model's %d NICs", t.name, env.Ranks, hw.MaxNICs)

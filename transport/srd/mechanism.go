@@ -38,13 +38,31 @@ const (
 	WorkersResource = "proxy workers"
 )
 
+var holds = []transport.Resource{
+	{Name: AHResource, Field: "address_handles_per_nic", Words: "address handles per EFA device", Size: true},
+	{Name: RingsResource, Field: "proxy_rings", Words: "proxy rings per GPU"},
+	{Name: WorkersResource, Field: "proxy_workers", Words: "proxy workers per GPU", Size: true,
+		Host: "proxy cores/host", HostField: "proxy_cores_per_host", Dear: true,
+		Held: "%d proxy cores per GPU, %d per host", None: "no proxy cores: the GPU posts its own work requests"},
+}
+
 type mechanism struct{}
 
 var (
 	_ transport.Mechanism = mechanism{}
 	_ transport.Sizer     = mechanism{}
+	_ transport.Holder    = mechanism{}
+	_ transport.Explicit  = mechanism{}
 	_ transport.Transport = Transport{}
 )
+
+// Holds declares the address handles and a proxy's rings and workers
+// (the latter as mini-proxy declares them: the first declaration of a
+// name is the one the seam keeps).
+func (mechanism) Holds() []transport.Resource { return holds }
+
+// Explicit: SRD runs only on EFA hosts, so "all" leaves it out.
+func (mechanism) Explicit() bool { return true }
 
 func (mechanism) Name() string { return Name }
 func (mechanism) Summary() string {
