@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -45,8 +47,11 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The toy's lanes are a declared resource: a column beside the
+	// other mechanisms' (0 where a transport holds none).
 	for _, want := range []string{`lane_setup`, `\ntoy +toy +dispatch`, `\ntoy +combine( +[0-9.]+){6} +0 +0 +0\.5 `,
-		`toy lanes/rank +route hash`, `\nmini-gda( +[0-9.]+){8} +— +[0-9a-f]{16} +yes`, `\ntoy( +[0-9.]+){8} +1 +[0-9a-f]{16} +yes`} {
+		`proxy workers +toy lanes/rank +queue MiB/rank`, `\nmini-gda( +[0-9.]+){6} +0( +[0-9.]+){2} +[0-9a-f]{16} +yes`,
+		`\ntoy +1( +[0-9.]+){5} +1( +[0-9.]+){2} +[0-9a-f]{16} +yes`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("run lacks %q:\n%s", want, out)
 		}
@@ -84,6 +89,46 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("size lacks %q:\n%s", want, out)
 		}
+	}
+
+	// The memory budget counts what the toy declares a lane costs: 8
+	// ranks × 4 lanes × 64 MiB is 2 GiB beyond the workload's own tens
+	// of MiB, over a 1 GiB budget; one lane a rank (512 MiB) is within it.
+	budget := []string{"--max-memory", "1GiB"}
+	_, _, err = runCLI(t, append(append([]string{"run", "--transport", "toy", "--lanes", "4"}, budget...), small...)...)
+	m := regexp.MustCompile(`would need about ([0-9.]+) GiB of memory`).FindStringSubmatch(fmt.Sprint(err))
+	if !errors.Is(err, errUsage) || m == nil {
+		t.Errorf("run --lanes 4 --max-memory 1GiB: %v", err)
+	} else if v, _ := strconv.ParseFloat(m[1], 64); v < float64(8*4*toymech.LaneBytes)/(1<<30) || v > 2.2 {
+		t.Errorf("run --lanes 4: about %s GiB, want the 2 GiB of lanes and a little more", m[1])
+	}
+	if _, _, err := runCLI(t, append(append([]string{"run", "--transport", "toy", "--lanes", "1"}, budget...), small...)...); err != nil {
+		t.Errorf("run --lanes 1 --max-memory 1GiB: %v", err)
+	}
+	// size refuses a study whose largest candidate (8 lanes: 4 GiB) does
+	// not fit, even one job at a time.
+	if _, _, err := runCLI(t, append(append([]string{"size", "--transport", "toy", "--lanes", "1,8"}, budget...), small...)...); !errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "about 4.0 GiB") {
+		t.Errorf("size --lanes 1,8 --max-memory 1GiB: %v", err)
+	}
+
+	// size shows the declared lanes, takes the limit the toy declares on
+	// them, and weighs them first: the leanest within the tolerance saves
+	// lanes before QPs.
+	out, _, err = runCLI(t, append([]string{"size", "--transport", "toy", "--lanes", "1,2,4", "--max-toy-lanes", "2", "--tolerance", "1"}, small...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`knee +DCIs/NIC +proxy cores/host +toy lanes/rank +SQ MiB/GPU`, `\ntoy lanes=2 +front( +\S+){11} +2 `,
+		`toy lanes=4: rejected: over --max-toy-lanes: 4 toy lanes per rank > 2`, `Recommended: toy lanes=1\n`,
+		`the leanest there: toy lanes per rank 1 instead of 2, QPs per NIC 1 instead of 2\n`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("size lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := runCLI(t, append([]string{"size", "--transport", "toy", "--max-toy-lanes", "-2"}, small...)...); !errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "--max-toy-lanes: -2") {
+		t.Errorf("--max-toy-lanes -2: %v", err)
 	}
 
 	if _, _, err := runCLI(t, append([]string{"run", "--transport", "mini-gda", "--lanes", "2"}, small...)...); err == nil ||

@@ -40,21 +40,43 @@ var (
 	lanesKnob = transport.Knob{Name: "lanes", Column: "lanes", Field: "", Label: "toy lanes per rank",
 		Help: "toy: FIFO lanes per rank, overriding the preset's", Sizes: "1,2,4", Min: 1, Max: 64}
 	setupCause = transport.Cause{Name: "lane_setup", Help: "the toy lane's per-operation setup"}
+	// A toy rank's lanes are a kind of resource of its own, which sizing
+	// weighs before QPs and may bound.
+	lanesResource = transport.Resource{Name: "toy lanes/rank", Field: "toy_lanes_per_rank", Words: "toy lanes per rank",
+		Size: true, Dear: true, Limit: &transport.Limit{Flag: "max-toy-lanes", Help: "reject toy candidates with more lanes per rank (-1 = no limit)"}}
 )
+
+// LaneBytes is the simulation memory a toy lane declares per rank
+// (transport.Footprint): illustrative, and large, so that a memory
+// budget refuses a layer of many lanes before it runs.
+const LaneBytes = 64 << 20
 
 type mechanism struct{}
 
 var (
 	_ transport.Mechanism = mechanism{}
 	_ transport.Sizer     = mechanism{}
+	_ transport.Holder    = mechanism{}
+	_ transport.Footprint = mechanism{}
 	_ transport.Transport = toy{}
 	_ transport.Conn      = (*conn)(nil)
 )
 
-func (mechanism) Name() string              { return "toy" }
-func (mechanism) Summary() string           { return "a test mechanism: FIFO lanes with a fixed setup and rate" }
-func (mechanism) Knobs() []transport.Knob   { return []transport.Knob{lanesKnob} }
-func (mechanism) Causes() []transport.Cause { return []transport.Cause{setupCause} }
+func (mechanism) Name() string                { return "toy" }
+func (mechanism) Summary() string             { return "a test mechanism: FIFO lanes with a fixed setup and rate" }
+func (mechanism) Knobs() []transport.Knob     { return []transport.Knob{lanesKnob} }
+func (mechanism) Causes() []transport.Cause   { return []transport.Cause{setupCause} }
+func (mechanism) Holds() []transport.Resource { return []transport.Resource{lanesResource} }
+
+// SimCost is LaneBytes a lane of each rank, and a queue per lane; lanes
+// not set take the largest of the default grid, 4.
+func (mechanism) SimCost(ranks, _ int, s transport.Settings) transport.SimCost {
+	lanes := int64(s.Int(lanesKnob.Name))
+	if lanes == 0 {
+		lanes = 4
+	}
+	return transport.SimCost{Queues: int64(ranks) * lanes, Bytes: LaneBytes * float64(int64(ranks)*lanes)}
+}
 
 func (m mechanism) Build(cfg any, name string, s transport.Settings, _ transport.Needs) (transport.Transport, error) {
 	c, ok := cfg.(Config)
@@ -141,5 +163,5 @@ func (c *conn) Handle(e *sim.Engine, _ int32, arg int64) { c.env.Delivered(e, c.
 
 func (c *conn) Resources() transport.Resources {
 	return transport.Resources{QPsPerNIC: c.lanes, ActiveConnPerNIC: (len(c.used) + c.env.Ranks - 1) / c.env.Ranks,
-		Own: map[string]int{"toy lanes/rank": c.lanes}}
+		Own: map[string]int{lanesResource.Name: c.lanes}}
 }
