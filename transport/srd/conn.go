@@ -64,6 +64,10 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	// The devices' context caches hold address handles and peer state.
 	np.ConnEntries = int(p.Get("efa.ah_entries"))
 	np.ConnMiss = sim.Ns(p.Get("efa.ah_miss_ns"))
+	if cfg.Style == Proxy {
+		// Doorbells a CPU rings are handled as mini-proxy's are.
+		np.Doorbell = sim.Ns(p.Get("proxy.nic_doorbell_ns"))
+	}
 	rtt := 2 * (np.Fabric + 2*np.Topo.Hop)
 	if rto := sim.Ns(p.Get("efa.rto_us") * 1000); rto <= rtt {
 		return nil, fmt.Errorf("%s: efa.rto_us %g is not above the fabric's round trip of %v: every packet would be retransmitted", t.name, p.Get("efa.rto_us"), rtt)
