@@ -3,91 +3,46 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
-	"moebench/internal/report"
+	readmetext "moebench/internal/readme"
+	"moebench/transport/gda"
 )
 
-// The EFA stacks the README compares on P-B200-EFA.
-var efaStacks = []string{"deepep-v2-efa", "uccl-ep-efa", "deepep-v1-efa"}
-
-// efaRow is the README's EFA table row of one stack at ranks with
-// dispatch type dtype: DeepSeek-V3's LL decode (128 tokens a rank) and
-// its normal-mode prefill (4,096), mean dispatch / combine µs and what
-// bound each.
-func efaRow(t *testing.T, stack string, ranks int, dtype string) string {
-	t.Helper()
-	cells := []string{"`" + stack + "`", fmt.Sprint(ranks), dtype}
-	base := []string{"run", "--profile", "p-b200-efa", "--preset", stack, "--ranks", fmt.Sprint(ranks), "--dispatch-dtype", dtype, "--format", "json"}
-	for _, extra := range [][]string{{"--tokens", "128"}, {"--mode", "normal", "--tokens", "4096"}} {
-		args := append(append([]string{}, base...), extra...)
-		out, stderr, err := runCLI(t, args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, stderr)
-		}
-		var doc struct {
-			Results []struct {
-				Dispatch, Combine struct {
-					Mean    float64 `json:"mean_us"`
-					BoundBy string  `json:"bound_by"`
-				}
-			} `json:"results"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
-		r := doc.Results[0]
-		cells = append(cells, fmt.Sprintf("%s / %s", report.Num(r.Dispatch.Mean), report.Num(r.Combine.Mean)),
-			fmt.Sprintf("%s / %s", r.Dispatch.BoundBy, r.Combine.BoundBy))
-	}
-	return "| " + strings.Join(cells, " | ") + " |"
-}
-
-// The README's EFA table is what moebench run predicts for each stack.
-func TestREADMEEFATable(t *testing.T) {
+// The README's EFA DP Direct posting figures are the committed H100
+// calibration's ratios to mlx5 with the same pointer payload.
+func TestREADMEEFAPostingRatios(t *testing.T) {
 	t.Parallel()
-	if raceOn {
-		t.Skip("re-runs 24 layers; the race detector adds nothing to what the plain run checks")
-	}
-	text := readme(t)
-	for _, stack := range efaStacks {
-		for _, ranks := range []int{16, 32} {
-			for _, dtype := range []string{"fp8", "bf16"} {
-				t.Run(fmt.Sprintf("%s/%d/%s", stack, ranks, dtype), func(t *testing.T) {
-					t.Parallel()
-					row := efaRow(t, stack, ranks, dtype)
-					if !strings.Contains(text, "\n"+row+"\n") {
-						t.Errorf("README's EFA table lacks the row\n%s", row)
-					}
-				})
-			}
-		}
-	}
-}
-
-// The README's EFA sizing example recommends what moebench size does.
-func TestREADMEEFASize(t *testing.T) {
-	t.Parallel()
-	if raceOn {
-		t.Skip("re-runs nine layers; the race detector adds nothing to what the plain run checks")
-	}
-	out, stderr, err := runCLI(t, "size", "--profile", "p-b200-efa", "--ranks", "32", "--preset", strings.Join(efaStacks, ","))
+	b, err := os.ReadFile("../../native/testdata/h100-efa-calibrate-raw.json")
 	if err != nil {
-		t.Fatalf("size: %v\n%s", err, stderr)
+		t.Fatal(err)
 	}
-	rec := regexp.MustCompile(`Recommended: (.+)\n  - layer (\S+) µs modelled`).FindStringSubmatch(out)
-	fast := regexp.MustCompile(`within 5% of the fastest, (.+) \((\S+) µs\)`).FindStringSubmatch(out)
-	if rec == nil || fast == nil {
-		t.Fatalf("size's recommendation not found in\n%s", out)
+	var m gda.Measured
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
 	}
-	text := strings.Join(strings.Fields(readme(t)), " ")
+	ratio := func(mode string) float64 {
+		e, x := m.EFAIssueNs[mode], m.PointerIssueNs[mode]
+		if e <= 0 || x <= 0 {
+			t.Fatalf("%s: EFA %v ns, mlx5 %v ns", mode, e, x)
+		}
+		return e / x
+	}
+	for _, mode := range []string{"release-sys", "fence-sys"} {
+		if r := ratio(mode); math.Abs(r-1) > 0.02 {
+			t.Errorf("%s: EFA/mlx5 %.3f, the README says within 2%%", mode, r)
+		}
+	}
+	text := readmetext.Flat(readme(t))
 	for _, want := range []string{
-		fmt.Sprintf("It recommends `%s` (%s µs a layer): within 5%% of the fastest, `%s` (%s µs)", rec[1], rec[2], fast[1], fast[2]),
+		fmt.Sprintf("at %.2f of it under threadfence", ratio("threadfence")),
+		fmt.Sprintf("makes it %.2f times mlx5's", ratio("none")),
 	} {
 		if !strings.Contains(text, want) {
-			t.Errorf("README's EFA sizing example lacks %q", want)
+			t.Errorf("README lacks %q", want)
 		}
 	}
 }
