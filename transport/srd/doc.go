@@ -32,4 +32,7 @@
 // its valid byte); the ring's CPU worker reads it, posts the work request
 // through the library, rings the device, and polls the completions of
 // what it posted.
+//
+// The mechanism is Explicit: it runs where a user names it or its
+// presets, on a profile with EFA (efa.generation above 0).
 package srd
