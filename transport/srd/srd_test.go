@@ -126,3 +126,56 @@ func TestOpenRefusesHostWithoutEFA(t *testing.T) {
 		t.Fatalf("Open on p-ib: %v, want a refusal naming efa.generation", err)
 	}
 }
+
+// The estimate's floor is never above a run of the same demand, and its
+// resources are what the run reports.
+func TestEstimateFloorsTheRun(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{
+		{Style: GPU, QPsPerNIC: 1},
+		{Style: GPU, QPsPerNIC: 4},
+		{Style: Proxy, QPsPerNIC: 1, Workers: 1, Rings: 1},
+		{Style: Proxy, QPsPerNIC: 2, Workers: 4, Rings: 8},
+	} {
+		const ranks = 8
+		var ops [][]transport.Op
+		var flows []transport.Flow
+		for src := range ranks {
+			for ch := range 4 {
+				var list []transport.Op
+				for d := 1; d < ranks; d++ {
+					dst := (src + d) % ranks
+					for range 4 {
+						list = append(list, transport.Op{Src: src, Dst: dst, Channel: ch, Bytes: 7 << 10})
+					}
+					list = append(list, transport.Op{Src: src, Dst: dst, Channel: ch, Bytes: 8, Atomic: true, Flush: true})
+					flows = append(flows, transport.Flow{Src: int32(src), Dst: int32(dst), Channel: int32(ch), Writes: 4, Atomics: 1, Bytes: 4 * 7 << 10})
+				}
+				ops = append(ops, list)
+			}
+		}
+		prof := twoTier(t)
+		got := runConn(t, cfg, prof, ranks, 1, ops)
+		var last sim.Time
+		for _, d := range got {
+			last = max(last, d.Times.Visible)
+		}
+		d := &transport.Demand{Ranks: ranks, GPUsPerNode: 1, Channels: 4, Flows: flows, Exact: true}
+		est, err := Transport{cfg: cfg, name: "test"}.Estimate(d, prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Floor <= 0 || est.Floor > last {
+			t.Errorf("%+v: floor %v (%s), want in (0, the run's %v]", cfg, est.Floor, est.FloorBy, last)
+		}
+		if cfg.Workers == 1 && est.FloorBy != "proxy worker" {
+			t.Errorf("%+v: floor set by %q, want the one proxy worker", cfg, est.FloorBy)
+		}
+		if n := est.Resources.Own[AHResource]; n != ranks-1 {
+			t.Errorf("%+v: %d address handles a device, want %d (every peer)", cfg, n, ranks-1)
+		}
+		if est.Resources.QPsPerNIC != cfg.QPsPerNIC {
+			t.Errorf("%+v: %d QPs a device, want %d", cfg, est.Resources.QPsPerNIC, cfg.QPsPerNIC)
+		}
+	}
+}
