@@ -67,11 +67,15 @@ type Holder interface {
 
 // Held is every resource a registered mechanism declares, once each by
 // name (the first declaration wins), in registration order.
-func Held() []Resource {
+func Held() []Resource { return HeldBy(nil) }
+
+// HeldBy is Held of the registered mechanisms named in names (all where
+// names is nil): what a report of their transports shows.
+func HeldBy(names []string) []Resource {
 	var out []Resource
 	for _, m := range Mechanisms() {
 		h, ok := m.(Holder)
-		if !ok {
+		if !ok || (names != nil && !slices.Contains(names, m.Name())) {
 			continue
 		}
 		for _, r := range h.Holds() {

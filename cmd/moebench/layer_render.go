@@ -213,10 +213,14 @@ func breakdownTable(items []item) *report.Table {
 }
 
 func resourceTable(items []item) *report.Table {
-	// The kinds the registered mechanisms declare, after the connection
+	// The kinds the items' mechanisms declare, after the connection
 	// figures (0 where a transport holds none); any other a mechanism
 	// holds, by name, after the memory.
-	held := heldNames()
+	var mechs []string
+	for _, it := range items {
+		mechs = append(mechs, it.preset.Mechanism)
+	}
+	held := heldNames(mechs)
 	var own []string
 	for _, it := range items {
 		for k := range it.res.Resources.Own {
@@ -267,11 +271,11 @@ func resourceTable(items []item) *report.Table {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// heldNames are the kinds of resource the registered mechanisms declare
-// (transport.Held), the reports' columns beyond the common ones.
-func heldNames() []string {
-	var n []string
-	for _, d := range transport.Held() {
+// heldNames are the kinds of resource the mechanisms named declare
+// (transport.HeldBy), a report's columns beyond the common ones.
+func heldNames(mechs []string) []string {
+	n := []string{}
+	for _, d := range transport.HeldBy(mechs) {
 		n = append(n, d.Name)
 	}
 	return n

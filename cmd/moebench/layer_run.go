@@ -134,8 +134,9 @@ type item struct {
 
 type knob struct{ name, value string }
 
-// sweepOnly are the knobs sweep takes as lists and run as one value.
-var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "qps-per-peer", "dcis", "workers", "batch", "rings", "ordering", "background", "gpus", "virtual-ranks"}
+// sweepOnly are the flags sweep takes as lists and run as one value,
+// besides the mechanisms' knobs.
+var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "background", "gpus", "virtual-ranks"}
 
 func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	sweep := name == "sweep"
@@ -149,7 +150,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	f.ext.register(fs, sweep)
 	if !sweep {
 		// The knobs are lists for sweep; run's help says it takes one.
-		for _, fl := range sweepOnly {
+		for _, fl := range append(slices.Clone(sweepOnly), f.knobs.names()...) {
 			if v := fs.Lookup(fl); v != nil {
 				v.Usage += " (one value; sweep takes a list)"
 			}

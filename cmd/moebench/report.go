@@ -186,7 +186,11 @@ func layerTimeTable(d *layerDoc) *report.Table {
 }
 
 func layerResourceTable(d *layerDoc) *report.Table {
-	held := heldNames()
+	mechs := []string{}
+	for _, r := range d.Results {
+		mechs = append(mechs, r.Transport)
+	}
+	held := heldNames(mechs)
 	t := &report.Table{Columns: append(append([]string{"preset", "QPs/NIC", "active conns/NIC", "knee"}, held...), "queue MiB/rank", "buffer MiB/rank", "correct"),
 		Numeric: []bool{false, true, true, true}}
 	for range held {

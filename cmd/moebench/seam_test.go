@@ -37,7 +37,7 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 
 	out, help, _ := runCLI(t, "run", "--help")
 	help += out
-	for _, want := range []string{"mini-proxy, toy, or all", "--lanes ints", "toy: FIFO lanes per rank"} {
+	for _, want := range []string{", toy, or all", "--lanes ints", "toy: FIFO lanes per rank, overriding the preset's (one value; sweep takes a list)"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("run --help lacks %q", want)
 		}
@@ -47,13 +47,24 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The toy's lanes are a declared resource: a column beside the
-	// other mechanisms' (0 where a transport holds none).
-	for _, want := range []string{`lane_setup`, `\ntoy +toy +dispatch`, `\ntoy +combine( +[0-9.]+){6} +0 +0 +0\.5 `,
-		`proxy workers +toy lanes/rank +queue MiB/rank`, `\nmini-gda( +[0-9.]+){6} +0( +[0-9.]+){2} +[0-9a-f]{16} +yes`,
-		`\ntoy +1( +[0-9.]+){5} +1( +[0-9.]+){2} +[0-9a-f]{16} +yes`} {
-		if !regexp.MustCompile(want).MatchString(out) {
-			t.Errorf("run lacks %q:\n%s", want, out)
+	if !regexp.MustCompile(`\ntoy +toy +dispatch`).MatchString(out) {
+		t.Errorf("run lacks the toy's dispatch:\n%s", out)
+	}
+	// The toy's setup is a breakdown cause, and its lanes a declared
+	// resource: columns beside the other mechanisms' (0 where a transport
+	// holds none), whatever else is registered.
+	for _, c := range []struct {
+		col  string
+		key  []string
+		want string
+	}{
+		{"lane_setup", []string{"toy", "combine"}, "0.5"}, {"lane_setup", []string{"mini-gda", "combine"}, "0"},
+		{"toy lanes/rank", []string{"toy"}, "1"}, {"toy lanes/rank", []string{"mini-gda"}, "0"},
+		{"QPs/NIC", []string{"toy"}, "1"}, {"correct", []string{"toy"}, "yes"}, {"correct", []string{"mini-gda"}, "yes"},
+		{"route hash", []string{"toy"}, cell(out, "route hash", "mini-gda")},
+	} {
+		if got := cell(out, c.col, c.key...); got != c.want || got == "" {
+			t.Errorf("run: %s of %v is %q, want %q:\n%s", c.col, c.key, got, c.want, out)
 		}
 	}
 	if strings.Contains(out, "NO (") {
@@ -119,8 +130,10 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`knee +DCIs/NIC +proxy cores/host +toy lanes/rank +SQ MiB/GPU`, `\ntoy lanes=2 +front( +\S+){11} +2 `,
-		`toy lanes=4: rejected: over --max-toy-lanes: 4 toy lanes per rank > 2`, `Recommended: toy lanes=1\n`,
+	if got := cell(out, "toy lanes/rank", "toy lanes=2"); got != "2" {
+		t.Errorf("size: toy lanes=2 holds %q lanes a rank, want 2:\n%s", got, out)
+	}
+	for _, want := range []string{`toy lanes=4: rejected: over --max-toy-lanes: 4 toy lanes per rank > 2`, `Recommended: toy lanes=1\n`,
 		`the leanest there: toy lanes per rank 1 instead of 2, QPs per NIC 1 instead of 2\n`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("size lacks %q:\n%s", want, out)
@@ -135,4 +148,29 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 		!strings.Contains(err.Error(), "--lanes applies to toy") {
 		t.Errorf("--lanes on mini-gda: %v", err)
 	}
+}
+
+// cell is the value under column col, in the row of out's table with
+// that column whose first fields are key; "" where there is none. Table
+// cells are apart by two spaces or more.
+func cell(out, col string, key ...string) string {
+	split := regexp.MustCompile(`\s{2,}`)
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		head := split.Split(strings.TrimSpace(l), -1)
+		c := slices.Index(head, col)
+		if c < 0 || i+2 > len(lines) {
+			continue
+		}
+		for _, row := range lines[i+2:] {
+			f := split.Split(strings.TrimSpace(row), -1)
+			if len(f) != len(head) {
+				break
+			}
+			if slices.Equal(f[:len(key)], key) {
+				return f[c]
+			}
+		}
+	}
+	return ""
 }

@@ -507,10 +507,14 @@ func sizeTable(res *sizing.Result) *report.Table {
 			"QPs/NIC", "active conns/NIC", "knee"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true, true, true},
 	}
-	// The kinds the mechanisms declare for the table, each as its host
-	// figure where it has one.
+	// The kinds the candidates' mechanisms declare for the table, each as
+	// its host figure where it has one.
+	mechs := []string{}
+	for _, c := range res.Candidates {
+		mechs = append(mechs, c.Transport)
+	}
 	var own []transport.Resource
-	for _, d := range transport.Held() {
+	for _, d := range transport.HeldBy(mechs) {
 		if d.Size {
 			own = append(own, d)
 			col := d.Name

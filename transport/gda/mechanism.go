@@ -15,7 +15,8 @@ func init() {
 	transport.Register(mechanism{name: "mini-gda",
 		summary: "GPU threads build mlx5 WQEs, ring the doorbell and poll CQs over RC QPs",
 		knobs:   []transport.Knob{qpsKnob, orderingKnob()},
-		causes:  rcCauses})
+		causes:  rcCauses,
+		holds:   []transport.Resource{dcisResource}})
 	transport.Register(mechanism{name: "dc",
 		summary: "GPU submission over Dynamically Connected transport: a DCI pool, DCTs, an address vector per WQE",
 		knobs:   []transport.Knob{dcisKnob, orderingKnob()},
@@ -24,7 +25,8 @@ func init() {
 }
 
 // DCIsResource names, in Resources.Own, the DC initiators per NIC (all
-// of QPsPerNIC under DC).
+// of QPsPerNIC under DC). Both mechanisms of the package declare it, so
+// that a report of RC QPs shows it (none) beside DC's.
 const DCIsResource = "DCIs/NIC"
 
 var dcisResource = transport.Resource{Name: DCIsResource, Field: "dcis_per_nic", Words: "DCIs per NIC",
