@@ -6,7 +6,10 @@
 // knob lists by name over the grids each mechanism's transport.Sizer
 // declares: RC QPs per peer, DC DCIs per NIC, proxy workers × rings ×
 // batch; shared or reserved queues) and Limits (QPs per NIC, GPU memory,
-// proxy cores, a target layer time).
+// a target layer time, and bounds on the kinds of resource mechanisms
+// declare with a limit, such as a proxy's cores). Resources are weighed
+// dearest first: the kinds mechanisms declare dear, then active
+// connections, QPs, GPU and host memory.
 //
 // Out: one Candidate per configuration with its resources per NIC, GPU and
 // host and, where it was run, its modelled dispatch and combine; the

@@ -405,3 +405,25 @@ func TestReservedCandidatesCountTheirQueues(t *testing.T) {
 		t.Errorf("candidates\n got %v\nwant %v", got, want)
 	}
 }
+
+// A limit a mechanism declares on a resource of its own rejects what
+// holds more (mini-proxy's workers per GPU, --proxy-cores), and a
+// negative one is refused.
+func TestDeclaredLimit(t *testing.T) {
+	t.Parallel()
+	c := &Candidate{Resources: Resources{Own: map[string]int{"proxy workers": 4, "proxy rings": 8}}}
+	if got, want := overLimit(c, Limits{Own: map[string]int{"proxy workers": 2}}, true), "over --proxy-cores: 4 proxy workers per GPU > 2"; got != want {
+		t.Errorf("over the limit: %q, want %q", got, want)
+	}
+	for _, l := range []Limits{{}, {Own: map[string]int{"proxy workers": 4}}, {Own: map[string]int{"proxy rings": 1}}} {
+		if got := overLimit(c, l, true); got != "" {
+			t.Errorf("%+v: %q, want none (at the limit, or a kind without a declared limit)", l, got)
+		}
+	}
+	if err := (Limits{Own: map[string]int{"proxy workers": -1}}).Validate(); err == nil || !strings.Contains(err.Error(), "proxy workers: -1") {
+		t.Errorf("negative limit: %v", err)
+	}
+	if a, b := (Limits{Own: map[string]int{"proxy workers": 2}}), (Limits{Own: map[string]int{"proxy workers": 3}}); a.Equal(b) || !a.Equal(a) {
+		t.Errorf("Equal: %+v and %+v", a, b)
+	}
+}

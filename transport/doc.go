@@ -9,10 +9,13 @@
 // the workload's Needs into a Transport. Optional interfaces are found by
 // type assertion: a Sizer lists the configurations a sizing study tries,
 // an Estimator sizes a Demand analytically (resources, a floor on the
-// phase time, a class of equivalent configurations). Packages gda (mini-gda
-// and dc) and proxy (mini-proxy) are the built-in mechanisms; the
-// workload, the sizing study and the CLI work only from these
-// declarations.
+// phase time, a class of equivalent configurations), a Holder declares
+// the kinds of Resource it holds beyond QPs and connections (the reports'
+// columns, how sizing weighs and limits them), and a Footprint what a
+// layer on it costs the simulation (CostOf, for memory budgets).
+// Packages gda (mini-gda and dc) and proxy (mini-proxy) are the built-in
+// mechanisms; the workload, the sizing study and the CLI work only from
+// these declarations.
 //
 // A Transport names itself, says its causes and its send-queue depth, and
 // opens a Conn over a simulated cluster (Env: the sim engine, the profile,
@@ -22,5 +25,6 @@
 // arrival through Env.Delivered with the Times it passed each stage (and
 // the NIC time of its own causes in Times.Own), so that the workload can
 // say which mechanism bound its time. After a run, Conn.Resources reports
-// the queues, connections and memory it held.
+// the queues, connections and memory it held, and its own kinds in
+// Resources.Own.
 package transport

@@ -170,3 +170,50 @@ func FuzzKnobCheck(f *testing.F) {
 		}
 	})
 }
+
+// The built-in mechanisms declare their own kinds of resource (DC's
+// initiators, a proxy's rings and workers) and what their layers cost the
+// simulation; HeldBy keeps a report to its own mechanisms'.
+func TestDeclaredResourcesAndCosts(t *testing.T) {
+	t.Parallel()
+	names := func(rs []transport.Resource) []string {
+		var n []string
+		for _, r := range rs {
+			n = append(n, r.Name)
+		}
+		return n
+	}
+	if got := names(transport.HeldBy([]string{"mini-proxy"})); !slices.Equal(got, []string{"proxy rings", "proxy workers"}) {
+		t.Errorf("mini-proxy holds %v", got)
+	}
+	if got := names(transport.HeldBy([]string{"mini-gda", "dc"})); !slices.Equal(got, []string{"DCIs/NIC"}) {
+		t.Errorf("mini-gda and dc hold %v", got)
+	}
+	if got := names(transport.Held()); !slices.Contains(got, "DCIs/NIC") || !slices.Contains(got, "proxy workers") {
+		t.Errorf("all hold %v", got)
+	}
+	for _, tc := range []struct {
+		mech     string
+		ranks    int
+		channels int
+		s        transport.Settings
+		want     transport.SimCost
+	}{
+		// RC: a QP per peer for each channel, at least four, or the knob's.
+		{"mini-gda", 16, 2, nil, transport.SimCost{Queues: 16 * 16 * 4}},
+		{"mini-gda", 16, 8, nil, transport.SimCost{Queues: 16 * 16 * 8}},
+		{"mini-gda", 16, 8, transport.Settings{"qps-per-peer": "32"}, transport.SimCost{Queues: 16 * 16 * 32}},
+		// DC: 400 B a DCI, at least 64 a rank.
+		{"dc", 16, 8, nil, transport.SimCost{Bytes: 400 * 16 * 64}},
+		{"dc", 16, 8, transport.Settings{"dcis": "128"}, transport.SimCost{Bytes: 400 * 16 * 128}},
+		// A proxy: 1 KiB a ring (at least 64 a rank), four QPs a peer, and its records per op.
+		{"mini-proxy", 16, 8, transport.Settings{"rings": "100"}, transport.SimCost{Queues: 16 * 16 * 4, Bytes: 1024 * 16 * 100,
+			Side: transport.OpBytes{PerPair: 263, PerSel: 220}, InTurn: transport.OpBytes{PerPair: 158}}},
+		// A mechanism that declares nothing (or is unknown): RC's default.
+		{"no-such", 16, 8, nil, transport.SimCost{Queues: 16 * 16 * 8}},
+	} {
+		if got := transport.CostOf(tc.mech, tc.ranks, tc.channels, tc.s); got != tc.want {
+			t.Errorf("%s, %d ranks, %d channels, %v: %+v, want %+v", tc.mech, tc.ranks, tc.channels, tc.s, got, tc.want)
+		}
+	}
+}
