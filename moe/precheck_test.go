@@ -43,7 +43,12 @@ func TestPrecheckReadsWhatTheRunReads(t *testing.T) {
 				t.Parallel()
 				s := layerShape(8, tc.perNode, 32, 8, 512)
 				cfg := layerConfig(t, s, tc.mode, name, preset.Options{}, tc.bg, tc.nvlink)
-				pre, ran := profile.MustLoad("p-ib"), profile.MustLoad("p-ib")
+				// EFA's mechanism runs only on an EFA host.
+				host := "p-ib"
+				if p, err := preset.Get(name); err == nil && p.Mechanism == "srd" {
+					host = "p-b200-efa"
+				}
+				pre, ran := profile.MustLoad(host), profile.MustLoad(host)
 				cfg.Profile = pre
 				if err := moe.Precheck(s, cfg); err != nil {
 					t.Fatalf("Precheck: %v", err)

@@ -73,7 +73,7 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("%s: efa.rto_us %g is not above the fabric's round trip of %v: every packet would be retransmitted", t.name, p.Get("efa.rto_us"), rtt)
 	}
 	c := &conn{cfg: cfg, env: env, gpu: hw.NewGPUCosts(p), nics: np.Topo.NICs(),
-		open: map[flow]int32{}, held: map[flow][]int32{}, peers: map[int64]bool{}}
+		flows: map[flow]*flowState{}, seq: map[int32]int64{}, peers: map[int64]bool{}}
 	c.perRank = cfg.QPsPerNIC * c.nics
 	c.cost = newCosts(cfg, p, &c.gpu)
 	c.nvl = transport.NewNVLinkPath(env)
@@ -95,6 +95,23 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 // one channel posted before it.
 type flow struct{ src, dst, ch int32 }
 
+// flowState follows a flow's writes in posting order: next have been
+// posted, the first low have all completed (SRD completes them in any
+// order: done marks those from low on), and held are its flags waiting
+// for the writes they cover, in the order posted. A flag covers the
+// writes posted before it, not those posted after (a background sharing
+// the channel keeps writes open all along).
+type flowState struct {
+	next, low int64
+	done      []bool
+	held      []heldFlag
+}
+
+type heldFlag struct {
+	fi    int32 // the flag's record
+	cover int64 // the writes it waits for: those numbered below
+}
+
 // flagRec is a count or flag on its way: its message, the warp that
 // posts it (GPU posting), and, if it waited for its data, when the hold
 // began, the timeline of the write whose completion released it, and
@@ -102,6 +119,7 @@ type flow struct{ src, dst, ch int32 }
 type flagRec struct {
 	w              *transport.Warp
 	msg            int32
+	cover          int64 // its flow's writes posted before it
 	holdAt, postAt sim.Time
 	gate           hw.MsgTimes
 	held           bool
@@ -117,10 +135,10 @@ type conn struct {
 	id      sim.HandlerID
 	nics    int // EFA devices per rank
 	perRank int // SRD QPs per rank, over its devices
-	// open counts each flow's writes posted and not yet completed; held
-	// its flags waiting for them (flagRec indices).
-	open  map[flow]int32
-	held  map[flow][]int32
+	// flows follow the writes and held flags of each flow with any open;
+	// seq numbers each open write within its flow.
+	flows map[flow]*flowState
+	seq   map[int32]int64
 	flags sim.Slab[flagRec]
 	// free is when each proxy worker (rank·Workers + worker) is next idle.
 	free []sim.Time
@@ -166,15 +184,22 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 	id := c.fab.NewMsg()
 	m := hw.Msg{Src: int32(op.Src), Dst: int32(op.Dst), Bytes: int32(op.Bytes), Flush: op.Flush, NIC: op.NIC, Tag: op.Tag,
 		Issue: w.T.T, Channel: int32(op.Channel), QP: int32(c.queue(op.Channel)), Pointer: op.Bytes > inlineMax && !op.Atomic}
+	fs := c.flows[k]
+	if fs == nil {
+		fs = &flowState{}
+		c.flows[k] = fs
+	}
 	fi := int32(-1)
 	if op.Atomic {
 		// No RDMA atomics: an 8 B write with immediate data, marked by
 		// its record's index in the message's WQE field.
 		fi = c.flags.Alloc()
-		*c.flags.At(fi) = flagRec{w: w, msg: id}
+		*c.flags.At(fi) = flagRec{w: w, msg: id, cover: fs.next}
 		m.WQE, m.Bytes = fi+1, 8
 	} else {
-		c.open[k]++
+		c.seq[id] = fs.next
+		fs.next++
+		fs.done = append(fs.done, false)
 	}
 	c.fab.SetMsg(id, m)
 	peer := int64(op.Src*c.nics+int(m.QP)%c.nics)<<32 | int64(op.Dst)
@@ -192,14 +217,19 @@ func (c *conn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 		w.Resume(e, w)
 		return
 	}
-	if fi >= 0 && c.open[k] > 0 {
+	if fi >= 0 && fs.low < fs.next {
 		// The warp waits for the writes it covers, polling the CQ.
-		r := c.flags.At(fi)
-		r.held, r.holdAt = true, w.T.T
-		c.held[k] = append(c.held[k], fi)
+		c.hold(fs, fi, w.T.T)
 		return
 	}
 	c.gpuPost(e, w, id, fi)
+}
+
+// hold keeps flag fi until the writes it covers completed, from at on.
+func (c *conn) hold(fs *flowState, fi int32, at sim.Time) {
+	r := c.flags.At(fi)
+	r.held, r.holdAt = true, at
+	fs.held = append(fs.held, heldFlag{fi, r.cover})
 }
 
 // gpuPost is EFA DP Direct's post from warp w of message id: reserve a
@@ -253,12 +283,11 @@ func (c *conn) Handle(e *sim.Engine, op int32, arg int64) {
 		n.Enqueue(int(m.QP), id)
 		n.Ring(e, e.Now(), int(m.QP), c.cost.hostMMIO)
 	case evDesc:
-		k := flow{m.Src, m.Dst, m.Channel}
-		if m.WQE > 0 && c.open[k] > 0 {
-			r := c.flags.At(m.WQE - 1)
-			r.held, r.holdAt = true, e.Now()
-			c.held[k] = append(c.held[k], m.WQE-1)
-			return
+		if m.WQE > 0 {
+			if fs := c.flows[flow{m.Src, m.Dst, m.Channel}]; fs != nil && fs.low < c.flags.At(m.WQE-1).cover {
+				c.hold(fs, m.WQE-1, e.Now())
+				return
+			}
 		}
 		c.workerPost(e, id, &m, e.Now())
 	}
@@ -276,18 +305,34 @@ func (c *conn) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 		return
 	}
 	k := flow{m.Src, m.Dst, m.Channel}
-	c.open[k]--
-	if c.open[k] > 0 {
-		return
+	fs := c.flows[k]
+	s := c.seq[id]
+	delete(c.seq, id)
+	fs.done[s-fs.low] = true
+	n := 0
+	for n < len(fs.done) && fs.done[n] {
+		n++
 	}
-	delete(c.open, k)
-	hs := c.held[k]
-	delete(c.held, k)
+	fs.done, fs.low = fs.done[n:], fs.low+int64(n)
+	// Release, in order, the flags whose writes have all completed.
+	var release []int32
+	keep := fs.held[:0]
+	for _, h := range fs.held {
+		if h.cover <= fs.low {
+			release = append(release, h.fi)
+		} else {
+			keep = append(keep, h)
+		}
+	}
+	fs.held = keep
+	if fs.low == fs.next && len(fs.held) == 0 {
+		delete(c.flows, k)
+	}
 	var gate hw.MsgTimes
-	if len(hs) > 0 {
+	if len(release) > 0 {
 		gate = nic.Times(id)
 	}
-	for _, fi := range hs {
+	for _, fi := range release {
 		r := c.flags.At(fi)
 		r.gate = gate
 		if c.cfg.Style == Proxy {
