@@ -55,7 +55,7 @@ var layers = [][]string{
 	{"profile"},
 	{"hw"},
 	{"transport"},
-	{"transport/gda", "transport/proxy"},
+	{"transport/gda", "transport/proxy", "transport/srd"},
 	{"transport/preset", "transport/toymech"},
 	{"routing"},
 	{"moe"},

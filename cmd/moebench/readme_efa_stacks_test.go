@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
 )
 
@@ -89,5 +90,33 @@ func TestREADMEEFASize(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("README's EFA sizing example lacks %q", want)
 		}
+	}
+}
+
+// The README's flag_wait figure for NVSHMEM's proxy in prefill is the
+// breakdown's.
+func TestREADMEEFAFlagWait(t *testing.T) {
+	t.Parallel()
+	if raceOn {
+		t.Skip("re-runs an EP32 prefill layer; the race detector adds nothing to what the plain run checks")
+	}
+	out, stderr, err := runCLI(t, "run", "--profile", "p-b200-efa", "--preset", "deepep-v1-efa", "--ranks", "32",
+		"--mode", "normal", "--tokens", "4096", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc struct {
+		Results []struct {
+			Dispatch struct {
+				Breakdown map[string]float64 `json:"breakdown"`
+			} `json:"dispatch"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("`flag_wait` in the breakdown, %.2f ms of the EP32 FP8 dispatch's critical path", doc.Results[0].Dispatch.Breakdown["flag_wait"]/1000)
+	if !strings.Contains(readmetext.Flat(readme(t)), want) {
+		t.Errorf("README lacks %q", want)
 	}
 }
