@@ -9,6 +9,10 @@ func badInputsEFA() []badInput {
 	}
 	return []badInput{
 		{name: "efa run on a host without EFA", args: append([]string{"run", "--preset", "deepep-v2-efa"}, small...), code: 2, msg: "efa.generation 0"},
+		{name: "efa run RC on an EFA host", args: []string{"run", "--profile", "p-b200-efa", "--ranks", "16", "--transport", "mini-gda"}, code: 2,
+			msg: "mini-gda: profile p-b200-efa is an EFA host (efa.generation 4): EFA has no RC queue pairs"},
+		{name: "efa size proxy on an EFA host", args: []string{"size", "--profile", "p-b200-efa", "--ranks", "16", "--preset", "uccl-ep"}, code: 2,
+			msg: "EFA has no RC queue pairs"},
 		{name: "efa run EFA switched off", args: efa("run", "--transport", "srd", "--set", "efa.generation=0"), code: 2, msg: "profile p-b200-efa has no EFA"},
 		{name: "efa run SRD QPs zero", args: efa("run", "--preset", "deepep-v2-efa", "--srd-qps", "0"), code: 2, msg: "--srd-qps 0"},
 		{name: "efa run SRD QPs past the bound", args: efa("run", "--preset", "deepep-v2-efa", "--srd-qps", "1000"), code: 2, msg: "--srd-qps 1000"},

@@ -69,11 +69,11 @@ type nativeItem struct {
 // nativeTransports splits --transport/--preset into presets and the
 // direct path (native only). With --preset alone, --transport's default
 // (all) adds nothing.
-func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, bool, error) {
+func nativeTransports(f *layerFlags, byName, transportGiven bool, prof *profile.Profile) ([]preset.Preset, bool, bool, error) {
 	var rest []string
 	direct, nccl := false, false
 	if byName && !transportGiven {
-		ps, err := resolvePresets(nil, f.presets, true)
+		ps, err := resolvePresets(nil, f.presets, true, prof)
 		return ps, false, false, err
 	}
 	for _, t := range splitList(f.transports) {
@@ -90,7 +90,7 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Pres
 		}
 	}
 	if byName || len(rest) > 0 {
-		ps, err := resolvePresets(rest, f.presets, byName)
+		ps, err := resolvePresets(rest, f.presets, byName, prof)
 		return ps, direct, nccl, err
 	}
 	return nil, direct, nccl, nil
@@ -183,7 +183,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if err != nil {
 		return err
 	}
-	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
+	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"), base)
 	if err != nil {
 		return err
 	}

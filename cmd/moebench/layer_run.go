@@ -229,7 +229,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(f.native.engine))
 	}
-	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"))
+	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"), base)
 	if err != nil {
 		return err
 	}
@@ -494,15 +494,16 @@ func shapeErr(err error) error {
 
 // resolvePresets turns --transport (mechanisms) or --preset (names) into
 // presets. A mechanism runs through the preset of its own name, else its
-// first preset, so that new presets appear without changes here.
-func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, error) {
+// first preset, so that new presets appear without changes here. "all"
+// takes what prof's platform can run (transport.InAll).
+func resolvePresets(transports, names []string, byName bool, prof *profile.Profile) ([]preset.Preset, error) {
 	all := preset.All()
 	if byName {
 		var out []preset.Preset
 		for _, n := range splitList(names) {
 			if n == "all" {
 				for _, p := range all {
-					if transport.InAll(p.Mechanism) {
+					if transport.InAll(p.Mechanism, prof) {
 						out = append(out, p)
 					}
 				}
@@ -542,7 +543,7 @@ func resolvePresets(transports, names []string, byName bool) ([]preset.Preset, e
 	for _, t := range splitList(transports) {
 		if t == "all" {
 			for _, m := range mechs {
-				if !transport.InAll(m) {
+				if !transport.InAll(m, prof) {
 					continue
 				}
 				p, _ := rep(m)

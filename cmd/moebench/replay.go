@@ -287,7 +287,10 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	}
 	rp.steps, rp.maxLayers, rp.maxOpen = f.steps, f.maxLayers, f.maxOpen
 	rp.lf = layerFlags{numSMs: f.numSMs, chunk: f.chunk, noPayload: f.noPayload}
-	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset")); err != nil {
+	if rp.prof, err = f.prof.load(); err != nil {
+		return nil, err
+	}
+	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset"), rp.prof); err != nil {
 		return nil, err
 	}
 	for _, n := range f.knobs.names() {
@@ -303,9 +306,6 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, err
 	}
 	rp.knobs = one[0].knobs
-	if rp.prof, err = f.prof.load(); err != nil {
-		return nil, err
-	}
 	return rp, nil
 }
 

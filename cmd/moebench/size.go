@@ -297,7 +297,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
 	}
-	presets, err := resolvePresets(f.transports, f.presets, byPreset)
+	presets, err := resolvePresets(f.transports, f.presets, byPreset, prof)
 	if err != nil {
 		return nil, h, err
 	}

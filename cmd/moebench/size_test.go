@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/profile"
 	"moebench/sizing"
 	"moebench/transport"
 )
@@ -271,7 +272,7 @@ func TestSizeJobsComeDownToFitMemory(t *testing.T) {
 	// The largest candidate fits side by side; two at once do not, even
 	// in turn.
 	var most, turn int64
-	all, err := resolvePresets([]string{"all"}, nil, false)
+	all, err := resolvePresets([]string{"all"}, nil, false, profile.MustLoad("p-ib"))
 	if err != nil {
 		t.Fatal(err)
 	}

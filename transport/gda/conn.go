@@ -129,6 +129,9 @@ func (t gdaTransport) CarriesNVLink() bool { return true }
 
 // Open builds one NIC per rank with QPsPerPeer RC QPs to every peer.
 func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
+	if err := transport.RCHost(env.Profile); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name(), err)
+	}
 	if err := t.cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"moebench/hw"
+	"moebench/profile"
 	"moebench/transport"
 )
 
@@ -73,6 +74,7 @@ type mechanism struct {
 
 var (
 	_ transport.Mechanism = mechanism{}
+	_ transport.HostBound = mechanism{}
 	_ transport.Sizer     = mechanism{}
 	_ transport.Holder    = mechanism{}
 	_ transport.Footprint = mechanism{}
@@ -80,11 +82,14 @@ var (
 	_ transport.Estimator = gdaTransport{}
 )
 
-func (m mechanism) Name() string                { return m.name }
-func (m mechanism) Summary() string             { return m.summary }
-func (m mechanism) Knobs() []transport.Knob     { return m.knobs }
-func (m mechanism) Causes() []transport.Cause   { return m.causes }
-func (m mechanism) Holds() []transport.Resource { return m.holds }
+func (m mechanism) Name() string { return m.name }
+
+// Host: mlx5 WQEs over RC (or DC) need a ConnectX, not an EFA host.
+func (m mechanism) Host(p *profile.Profile) error { return transport.RCHost(p) }
+func (m mechanism) Summary() string               { return m.summary }
+func (m mechanism) Knobs() []transport.Knob       { return m.knobs }
+func (m mechanism) Causes() []transport.Cause     { return m.causes }
+func (m mechanism) Holds() []transport.Resource   { return m.holds }
 
 // SimCost is a layer's send queues: RC QPs per peer for each channel (or
 // as the knob sets them), at least four; under DC a pool of DCIs per

@@ -34,6 +34,9 @@ func (t Transport) CarriesNVLink() bool { return true }
 // fabric NIC r. Every operation goes through the NIC, but for same-node
 // peers when env.NVLink is on: the warp copies those over NVLink itself.
 func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
+	if err := transport.RCHost(env.Profile); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name(), err)
+	}
 	if err := t.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mini-proxy: %w", err)
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 
+	"moebench/profile"
 	"moebench/transport"
 )
 
@@ -58,11 +59,15 @@ var (
 	_ transport.Sizer     = mechanism{}
 	_ transport.Holder    = mechanism{}
 	_ transport.Footprint = mechanism{}
+	_ transport.HostBound = mechanism{}
 	_ transport.Transport = Transport{}
 	_ transport.Estimator = Transport{}
 )
 
 func (mechanism) Name() string { return "mini-proxy" }
+
+// Host: the workers post RC work requests, which an EFA host lacks.
+func (mechanism) Host(p *profile.Profile) error { return transport.RCHost(p) }
 func (mechanism) Summary() string {
 	return "GPU threads enqueue 16 B descriptors into host rings; CPU workers chain and post the work requests"
 }

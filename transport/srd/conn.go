@@ -51,8 +51,8 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	p := env.Profile
-	if g := p.Get("efa.generation"); g < 1 {
-		return nil, fmt.Errorf("%s: profile %s has no EFA (efa.generation %g): SRD runs on an EFA host (p-h100-efa, p-h200-efa, p-b200-efa)", t.name, p.Name, g)
+	if err := efaHost(p); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	if env.Ranks > hw.MaxNICs {
 		return nil, fmt.Errorf("%s: %d ranks, more than the model's %d NICs", t.name, env.Ranks, hw.MaxNICs)
@@ -89,6 +89,14 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c.id = env.E.Register(c)
 	return c, nil
+}
+
+// efaHost refuses a profile without EFA.
+func efaHost(p *profile.Profile) error {
+	if g := p.Get("efa.generation"); g < 1 {
+		return fmt.Errorf("profile %s has no EFA (efa.generation %g): SRD runs on an EFA host (p-h100-efa, p-h200-efa, p-b200-efa)", p.Name, g)
+	}
+	return nil
 }
 
 // flow is what a flag covers: the writes from one rank to one peer on

@@ -33,6 +33,7 @@
 // through the library, rings the device, and polls the completions of
 // what it posted.
 //
-// The mechanism is Explicit: it runs where a user names it or its
-// presets, on a profile with EFA (efa.generation above 0).
+// The mechanism is HostBound: it runs on a profile with EFA
+// (efa.generation above 0), where "all" takes it and the RC mechanisms
+// refuse to run.
 package srd

@@ -3,6 +3,7 @@ package srd
 import (
 	"fmt"
 
+	"moebench/profile"
 	"moebench/transport"
 )
 
@@ -52,7 +53,7 @@ var (
 	_ transport.Mechanism = mechanism{}
 	_ transport.Sizer     = mechanism{}
 	_ transport.Holder    = mechanism{}
-	_ transport.Explicit  = mechanism{}
+	_ transport.HostBound = mechanism{}
 	_ transport.Transport = Transport{}
 )
 
@@ -61,8 +62,8 @@ var (
 // name is the one the seam keeps).
 func (mechanism) Holds() []transport.Resource { return holds }
 
-// Explicit: SRD runs only on EFA hosts, so "all" leaves it out.
-func (mechanism) Explicit() bool { return true }
+// Host: SRD runs only on EFA hosts (efa.generation above 0).
+func (mechanism) Host(p *profile.Profile) error { return efaHost(p) }
 
 func (mechanism) Name() string { return Name }
 func (mechanism) Summary() string {
