@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	readmetext "moebench/internal/readme"
-	"moebench/internal/report"
 )
 
 // The EFA stacks the README compares on P-B200-EFA.
@@ -23,25 +22,7 @@ func efaRow(t *testing.T, stack string, ranks int, dtype string) string {
 	cells := []string{"`" + stack + "`", fmt.Sprint(ranks), dtype}
 	base := []string{"run", "--profile", "p-b200-efa", "--preset", stack, "--ranks", fmt.Sprint(ranks), "--dispatch-dtype", dtype, "--format", "json"}
 	for _, extra := range [][]string{{"--tokens", "128"}, {"--mode", "normal", "--tokens", "4096"}} {
-		args := append(append([]string{}, base...), extra...)
-		out, stderr, err := runCLI(t, args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, stderr)
-		}
-		var doc struct {
-			Results []struct {
-				Dispatch, Combine struct {
-					Mean    float64 `json:"mean_us"`
-					BoundBy string  `json:"bound_by"`
-				}
-			} `json:"results"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
-		r := doc.Results[0]
-		cells = append(cells, fmt.Sprintf("%s / %s", report.Num(r.Dispatch.Mean), report.Num(r.Combine.Mean)),
-			fmt.Sprintf("%s / %s", r.Dispatch.BoundBy, r.Combine.BoundBy))
+		cells = append(cells, phaseCells(t, append(append([]string{}, base...), extra...)...)...)
 	}
 	return "| " + strings.Join(cells, " | ") + " |"
 }

@@ -31,26 +31,34 @@ func platformRow(t *testing.T, prof string) string {
 	t.Helper()
 	cells := []string{"`" + prof + "`"}
 	for _, args := range platformRuns(prof) {
-		out, stderr, err := runCLI(t, args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, stderr)
-		}
-		var doc struct {
-			Results []struct {
-				Dispatch, Combine struct {
-					Mean    float64 `json:"mean_us"`
-					BoundBy string  `json:"bound_by"`
-				}
-			} `json:"results"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
-		r := doc.Results[0]
-		cells = append(cells, fmt.Sprintf("%s / %s", report.Num(r.Dispatch.Mean), report.Num(r.Combine.Mean)),
-			fmt.Sprintf("%s / %s", r.Dispatch.BoundBy, r.Combine.BoundBy))
+		cells = append(cells, phaseCells(t, args...)...)
 	}
 	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+// phaseCells runs a one-result `run --format json` and gives the README
+// tables' two cells of it: "dispatch / combine" mean µs as the table
+// prints them, and what bound each.
+func phaseCells(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, stderr, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr)
+	}
+	var doc struct {
+		Results []struct {
+			Dispatch, Combine struct {
+				Mean    float64 `json:"mean_us"`
+				BoundBy string  `json:"bound_by"`
+			}
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Results[0]
+	return []string{fmt.Sprintf("%s / %s", report.Num(r.Dispatch.Mean), report.Num(r.Combine.Mean)),
+		fmt.Sprintf("%s / %s", r.Dispatch.BoundBy, r.Combine.BoundBy)}
 }
 
 // The README's platform table is what moebench run predicts on each
