@@ -222,18 +222,13 @@ static int32_t build_efa(const mbn_wqe_params *p, int32_t count, int32_t mode, i
   MBN_ARG(!p->use_inline, "EFA RDMA writes carry no inline data");
   MBN_ARG(p->length <= 0xffff, "EFA length %u exceeds the 16-bit descriptor field", p->length);
   MBN_ARG(mode != MBN_ORDER_FENCED_DBREC, "EFA has no doorbell record to fence");
-  DevBuf sq, dbdev;
-  HostMapped dbhost;
+  DevBuf sq;
+  DoorbellPage db;
+  MBN_CUDA(db.alloc(target));
   MBN_CUDA(sq.alloc(sq_len));
   EfaBuildArgs a;
   memset(&a, 0, sizeof a);
-  if (target == MBN_DB_HOST) {
-    MBN_CUDA(dbhost.alloc(4096));
-    a.q.db = dbhost.dp<uint32_t>();
-  } else {
-    MBN_CUDA(dbdev.alloc(64));
-    a.q.db = dbdev.as<uint32_t>();
-  }
+  a.q.db = db.ptr<uint32_t>();
   a.q.sq = sq.as<uint8_t>();
   a.q.mask = p->sq_bbs - 1;
   a.q.dest_qp = p->qpn & 0xffffu;
@@ -247,26 +242,14 @@ static int32_t build_efa(const mbn_wqe_params *p, int32_t count, int32_t mode, i
   a.len = p->length;
   a.start_pc = p->start_pi;
   a.count = count;
-  switch (mode) {
-    case MBN_ORDER_NONE: launch_efa_build<MBN_ORDER_NONE>(a); break;
-    case MBN_ORDER_GPU_FENCE: launch_efa_build<MBN_ORDER_GPU_FENCE>(a); break;
-    case MBN_ORDER_RELEASE_GPU: launch_efa_build<MBN_ORDER_RELEASE_GPU>(a); break;
-    case MBN_ORDER_THREADFENCE: launch_efa_build<MBN_ORDER_THREADFENCE>(a); break;
-    case MBN_ORDER_RELEASE_SYS: launch_efa_build<MBN_ORDER_RELEASE_SYS>(a); break;
-    case MBN_ORDER_FENCE_SYS: launch_efa_build<MBN_ORDER_FENCE_SYS>(a); break;
-    default: launch_efa_build<MBN_ORDER_NO_DOORBELL>(a); break;
-  }
+  with_ordering(mode, [&](auto m) { launch_efa_build<decltype(m)::value>(a); });
   int32_t rc = sync_and_check(nullptr, "build_wqes");
   if (rc) return rc;
   MBN_CUDA(cudaMemcpy(sq_out, sq.p, sq_len, cudaMemcpyDeviceToHost));
   if (dbrec_out) memset(dbrec_out, 0, 4);
   if (db_out) {
     memset(db_out, 0, 8);
-    if (target == MBN_DB_HOST) {
-      memcpy(db_out, dbhost.h, 4);
-    } else {
-      MBN_CUDA(cudaMemcpy(db_out, dbdev.p, 4, cudaMemcpyDeviceToHost));
-    }
+    MBN_CUDA(db.read(db_out, 4));
   }
   return MBN_OK;
 }
@@ -352,25 +335,18 @@ extern "C" int32_t mbn_build_wqes(const mbn_wqe_params *p, int32_t count, int32_
           "inline length %u must be a positive multiple of 4, at most 220", p->length);
   MBN_ARG(!p->use_inline || payload != nullptr, "inline payload is NULL");
 
-  DevBuf sq, dbrec, src, dbdev;
-  HostMapped dbhost;
+  DevBuf sq, dbrec, src;
+  DoorbellPage db;
+  MBN_CUDA(db.alloc(target));
   MBN_CUDA(sq.alloc(sq_len));
   MBN_CUDA(dbrec.alloc(64));
   MBN_CUDA(src.alloc(256));
   if (p->use_inline) MBN_CUDA(cudaMemcpy(src.p, payload, p->length, cudaMemcpyHostToDevice));
-  uint64_t *db;
-  if (target == MBN_DB_HOST) {
-    MBN_CUDA(dbhost.alloc(4096));
-    db = dbhost.dp<uint64_t>();
-  } else {
-    MBN_CUDA(dbdev.alloc(64));
-    db = dbdev.as<uint64_t>();
-  }
   WqeKernelArgs a;
   memset(&a, 0, sizeof a);
   a.q.sq = sq.as<uint8_t>();
   a.q.dbrec = dbrec.as<uint32_t>();
-  a.q.db = db;
+  a.q.db = db.ptr<uint64_t>();
   a.q.bb_mask = p->sq_bbs - 1;
   a.q.qpn = p->qpn & 0xffffffu;
   a.q.rkey = p->rkey;
@@ -385,28 +361,13 @@ extern "C" int32_t mbn_build_wqes(const mbn_wqe_params *p, int32_t count, int32_
   a.inl = p->use_inline ? 1 : 0;
   a.start_pi = p->start_pi;
   a.count = count;
-  switch (mode) {
-    case MBN_ORDER_NONE: launch_build<MBN_ORDER_NONE>(a); break;
-    case MBN_ORDER_GPU_FENCE: launch_build<MBN_ORDER_GPU_FENCE>(a); break;
-    case MBN_ORDER_FENCED_DBREC: launch_build<MBN_ORDER_FENCED_DBREC>(a); break;
-    case MBN_ORDER_RELEASE_GPU: launch_build<MBN_ORDER_RELEASE_GPU>(a); break;
-    case MBN_ORDER_THREADFENCE: launch_build<MBN_ORDER_THREADFENCE>(a); break;
-    case MBN_ORDER_RELEASE_SYS: launch_build<MBN_ORDER_RELEASE_SYS>(a); break;
-    case MBN_ORDER_FENCE_SYS: launch_build<MBN_ORDER_FENCE_SYS>(a); break;
-    default: launch_build<MBN_ORDER_NO_DOORBELL>(a); break;
-  }
+  with_ordering(mode, [&](auto m) { launch_build<decltype(m)::value>(a); });
   int32_t rc = sync_and_check(nullptr, "build_wqes");
   if (rc) return rc;
   MBN_CUDA(cudaMemcpy(sq_out, sq.p, sq_len, cudaMemcpyDeviceToHost));
   uint8_t rec[8];
   MBN_CUDA(cudaMemcpy(rec, dbrec.p, 8, cudaMemcpyDeviceToHost));
   if (dbrec_out) memcpy(dbrec_out, rec + 4 * MLX5_SND_DBR, 4);
-  if (db_out) {
-    if (target == MBN_DB_HOST) {
-      memcpy(db_out, dbhost.h, 8);
-    } else {
-      MBN_CUDA(cudaMemcpy(db_out, dbdev.p, 8, cudaMemcpyDeviceToHost));
-    }
-  }
+  if (db_out) MBN_CUDA(db.read(db_out, 8));
   return MBN_OK;
 }

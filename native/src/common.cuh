@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "moebench_native.h"
@@ -119,6 +120,47 @@ struct HostMapped {
     return static_cast<T *>(d);
   }
 };
+
+// A doorbell target (MBN_DB_*): a pinned host page mapped into the GPU, as
+// a NIC's doorbell page would be, or device memory.
+struct DoorbellPage {
+  DevBuf dev;
+  HostMapped host;
+  int target = MBN_DB_HOST;
+  cudaError_t alloc(int t) {
+    target = t;
+    return t == MBN_DB_HOST ? host.alloc(4096) : dev.alloc(64);
+  }
+  template <class T>
+  T *ptr() const {
+    return target == MBN_DB_HOST ? host.dp<T>() : dev.as<T>();
+  }
+  // read copies the first n bytes (at most 64) of what the GPU stored.
+  cudaError_t read(void *out, size_t n) const {
+    if (target == MBN_DB_HOST) {
+      memcpy(out, host.h, n);
+      return cudaSuccess;
+    }
+    return cudaMemcpy(out, dev.p, n, cudaMemcpyDeviceToHost);
+  }
+};
+
+// with_ordering calls f with mode (MBN_ORDER_*; anything else is
+// NO_DOORBELL) as a compile-time std::integral_constant, so that one
+// switch serves every kernel templated on the ordering.
+template <class F>
+void with_ordering(int mode, F &&f) {
+  switch (mode) {
+    case MBN_ORDER_NONE: f(std::integral_constant<int, MBN_ORDER_NONE>{}); break;
+    case MBN_ORDER_GPU_FENCE: f(std::integral_constant<int, MBN_ORDER_GPU_FENCE>{}); break;
+    case MBN_ORDER_FENCED_DBREC: f(std::integral_constant<int, MBN_ORDER_FENCED_DBREC>{}); break;
+    case MBN_ORDER_RELEASE_GPU: f(std::integral_constant<int, MBN_ORDER_RELEASE_GPU>{}); break;
+    case MBN_ORDER_THREADFENCE: f(std::integral_constant<int, MBN_ORDER_THREADFENCE>{}); break;
+    case MBN_ORDER_RELEASE_SYS: f(std::integral_constant<int, MBN_ORDER_RELEASE_SYS>{}); break;
+    case MBN_ORDER_FENCE_SYS: f(std::integral_constant<int, MBN_ORDER_FENCE_SYS>{}); break;
+    default: f(std::integral_constant<int, MBN_ORDER_NO_DOORBELL>{}); break;
+  }
+}
 
 // Summarize per-operation samples (cycles after overhead subtraction).
 void fill_stats(std::vector<double> cycles, std::vector<double> gt_ns, double mhz, double overhead,

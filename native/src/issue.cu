@@ -253,8 +253,9 @@ static int32_t issue_efa(const mbn_issue_config *cfg, mbn_stats *out) {
   MBN_ARG(cfg->inline_bytes == 0, "EFA RDMA writes carry no inline data (inline_bytes %d)", cfg->inline_bytes);
   MBN_ARG(cfg->mode != MBN_ORDER_FENCED_DBREC, "EFA has no doorbell record to fence");
   int total = cfg->iters + cfg->warmup;
-  DevBuf sq, cq, consumed, cyc, gt, meta, flag, dbdev;
-  HostMapped dbhost;
+  DevBuf sq, cq, consumed, cyc, gt, meta, flag;
+  DoorbellPage db;
+  MBN_CUDA(db.alloc(cfg->target));
   MBN_CUDA(sq.alloc(kIssueSqBBs * 64));
   MBN_CUDA(cq.alloc((size_t)kIssueMaxOps * 32));
   MBN_CUDA(consumed.alloc(64));
@@ -264,13 +265,7 @@ static int32_t issue_efa(const mbn_issue_config *cfg, mbn_stats *out) {
   MBN_CUDA(flag.alloc(sizeof(int)));
   EfaIssueArgs a;
   memset(&a, 0, sizeof a);
-  if (cfg->target == MBN_DB_HOST) {
-    MBN_CUDA(dbhost.alloc(4096));
-    a.q.db = dbhost.dp<uint32_t>();
-  } else {
-    MBN_CUDA(dbdev.alloc(64));
-    a.q.db = dbdev.as<uint32_t>();
-  }
+  a.q.db = db.ptr<uint32_t>();
   a.q.sq = sq.as<uint8_t>();
   a.q.mask = kIssueSqBBs - 1;
   a.q.dest_qp = 0x1234;
@@ -290,15 +285,7 @@ static int32_t issue_efa(const mbn_issue_config *cfg, mbn_stats *out) {
   a.gt = gt.as<uint64_t>();
   a.meta = meta.as<uint64_t>();
   a.flag = flag.as<int>();
-  switch (cfg->mode) {
-    case MBN_ORDER_NONE: launch_efa_issue<MBN_ORDER_NONE>(a); break;
-    case MBN_ORDER_GPU_FENCE: launch_efa_issue<MBN_ORDER_GPU_FENCE>(a); break;
-    case MBN_ORDER_RELEASE_GPU: launch_efa_issue<MBN_ORDER_RELEASE_GPU>(a); break;
-    case MBN_ORDER_THREADFENCE: launch_efa_issue<MBN_ORDER_THREADFENCE>(a); break;
-    case MBN_ORDER_RELEASE_SYS: launch_efa_issue<MBN_ORDER_RELEASE_SYS>(a); break;
-    case MBN_ORDER_FENCE_SYS: launch_efa_issue<MBN_ORDER_FENCE_SYS>(a); break;
-    default: launch_efa_issue<MBN_ORDER_NO_DOORBELL>(a); break;
-  }
+  with_ordering(cfg->mode, [&](auto m) { launch_efa_issue<decltype(m)::value>(a); });
   int32_t rc = sync_and_check(flag.as<int>(), "issue");
   if (rc) return rc;
   return read_samples(cyc, gt, meta, cfg->iters, out);
@@ -318,8 +305,9 @@ extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   if (cfg->wqe_format == MBN_WQE_EFA) return issue_efa(cfg, out);
   int total = cfg->iters + cfg->warmup;
 
-  DevBuf sq, dbrec, src, cq, cqdb, cyc, gt, meta, flag, dbdev;
-  HostMapped dbhost;
+  DevBuf sq, dbrec, src, cq, cqdb, cyc, gt, meta, flag;
+  DoorbellPage db;
+  MBN_CUDA(db.alloc(cfg->target));
   MBN_CUDA(sq.alloc(kIssueSqBBs * 64));
   MBN_CUDA(dbrec.alloc(64));
   MBN_CUDA(src.alloc(256));
@@ -335,13 +323,7 @@ extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   MBN_CUDA(cudaMemcpy(src.p, pay, sizeof pay, cudaMemcpyHostToDevice));
   IssueArgs a;
   memset(&a, 0, sizeof a);
-  if (cfg->target == MBN_DB_HOST) {
-    MBN_CUDA(dbhost.alloc(4096));
-    a.q.db = dbhost.dp<uint64_t>();
-  } else {
-    MBN_CUDA(dbdev.alloc(64));
-    a.q.db = dbdev.as<uint64_t>();
-  }
+  a.q.db = db.ptr<uint64_t>();
   a.q.sq = sq.as<uint8_t>();
   a.q.dbrec = dbrec.as<uint32_t>();
   a.q.bb_mask = kIssueSqBBs - 1;
@@ -363,16 +345,7 @@ extern "C" int32_t mbn_issue(const mbn_issue_config *cfg, mbn_stats *out) {
   a.gt = gt.as<uint64_t>();
   a.meta = meta.as<uint64_t>();
   a.flag = flag.as<int>();
-  switch (cfg->mode) {
-    case MBN_ORDER_NONE: launch_issue<MBN_ORDER_NONE>(a); break;
-    case MBN_ORDER_GPU_FENCE: launch_issue<MBN_ORDER_GPU_FENCE>(a); break;
-    case MBN_ORDER_FENCED_DBREC: launch_issue<MBN_ORDER_FENCED_DBREC>(a); break;
-    case MBN_ORDER_RELEASE_GPU: launch_issue<MBN_ORDER_RELEASE_GPU>(a); break;
-    case MBN_ORDER_THREADFENCE: launch_issue<MBN_ORDER_THREADFENCE>(a); break;
-    case MBN_ORDER_RELEASE_SYS: launch_issue<MBN_ORDER_RELEASE_SYS>(a); break;
-    case MBN_ORDER_FENCE_SYS: launch_issue<MBN_ORDER_FENCE_SYS>(a); break;
-    default: launch_issue<MBN_ORDER_NO_DOORBELL>(a); break;
-  }
+  with_ordering(cfg->mode, [&](auto m) { launch_issue<decltype(m)::value>(a); });
   int32_t rc = sync_and_check(flag.as<int>(), "issue");
   if (rc) return rc;
   return read_samples(cyc, gt, meta, cfg->iters, out);
