@@ -9,7 +9,9 @@ import (
 
 // OnProfile is s with p's NVLink domain (nvlink.domain_gpus) where s names
 // none, so that a profile of a rack-scale NVLink system (an NVL72) runs
-// its rack as one domain without the caller knowing of it.
+// its rack as one domain without the caller knowing of it. Having set the
+// domain, it checks the shape (Validate): ranks that do not fill whole
+// domains are an error.
 func (s Shape) OnProfile(p *profile.Profile) (Shape, error) {
 	if s.NVLDomain != 0 || p == nil {
 		return s, nil
@@ -22,7 +24,7 @@ func (s Shape) OnProfile(p *profile.Profile) (Shape, error) {
 	if s.GPUsPerNode > 0 && s.NVLDomain%s.GPUsPerNode != 0 {
 		return s, fmt.Errorf("nvlink domain: %d GPUs (nvlink.domain_gpus of profile %s) is not a whole number of nodes of %d GPUs", s.NVLDomain, p.Name, s.GPUsPerNode)
 	}
-	return s, nil
+	return s, s.Validate()
 }
 
 // onProfile gives c a routing whose shape carries the profile's NVLink

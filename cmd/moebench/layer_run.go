@@ -720,9 +720,6 @@ func onProfiles(base *profile.Profile, configs []config, nvlinkSet bool) error {
 			return fmt.Errorf("%w: --set: %v", errUsage, err)
 		}
 		s, err := c.shape.OnProfile(prof)
-		if err == nil {
-			err = s.Validate()
-		}
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
 		}

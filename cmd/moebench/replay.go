@@ -362,11 +362,7 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
 	}
-	s, err = s.OnProfile(rp.prof)
-	if err == nil {
-		err = s.Validate()
-	}
-	if err != nil {
+	if s, err = s.OnProfile(rp.prof); err != nil {
 		return fmt.Errorf("%w: layer shape from %s, the flags and the profile: %v", errUsage, rp.name, shapeErr(err))
 	}
 	if !fs.Changed("nvlink") {

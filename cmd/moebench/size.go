@@ -264,10 +264,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if err := s.Validate(); err != nil {
 		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
 	}
-	if s, err = s.OnProfile(prof); err == nil {
-		err = s.Validate()
-	}
-	if err != nil {
+	if s, err = s.OnProfile(prof); err != nil {
 		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
 	}
 	mode, err := moe.ParseMode(f.mode)
