@@ -136,6 +136,25 @@ func (p *Plan) PacketLoss(crossSpine bool) float64 {
 	return 1 - keep
 }
 
+// ForPhase is p as one phase of the layer sees it: its draws salted so
+// that two phases lose different packets, and its flaps moved onto the
+// phase's clock, which starts at start on the layer's.
+func (p *Plan) ForPhase(salt uint64, start sim.Time) *Plan {
+	if p.Empty() {
+		return nil
+	}
+	q := *p
+	q.Seed = mix(p.Seed ^ mix(salt+1))
+	q.Slow = append([]Slow(nil), p.Slow...)
+	q.Links = append([]Link(nil), p.Links...)
+	for i := range q.Links {
+		if l := &q.Links[i]; l.Flaps() {
+			l.Down, l.Up = max(0, l.Down-start), max(0, l.Up-start)
+		}
+	}
+	return &q
+}
+
 // Draw is a number in [0, 1) that depends only on the plan's seed and
 // on keys: what the draw is about. Callers pass keys that name the
 // packet and the attempt, so that a retransmission draws afresh.

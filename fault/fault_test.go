@@ -170,3 +170,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestForPhase(t *testing.T) {
+	p, err := Parse([]string{"loss:0.5", "flap:1:30us+20us", "flap:2:5us+10us"}, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (&Plan{}).ForPhase(1, 0) != nil {
+		t.Error("a healthy plan has a phase plan")
+	}
+	a, b := p.ForPhase(0, 0), p.ForPhase(1, 20*sim.Microsecond)
+	if a.Seed == b.Seed || a.Seed == p.Seed {
+		t.Errorf("phases drew alike: seeds %d, %d of %d", a.Seed, b.Seed, p.Seed)
+	}
+	// Layer time 30-50 µs is 10-30 µs on a clock that starts at 20 µs;
+	// a flap over before the phase starts is over at 0.
+	l1, _ := b.LinkOf(1)
+	l2, _ := b.LinkOf(2)
+	if l1.Down != 10*sim.Microsecond || l1.Up != 30*sim.Microsecond || l2.Flaps() {
+		t.Errorf("phase flaps %+v, %+v", l1, l2)
+	}
+	if l, _ := p.LinkOf(1); l.Down != 30*sim.Microsecond {
+		t.Errorf("ForPhase moved the plan's own flap to %s", l.Down)
+	}
+}

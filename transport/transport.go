@@ -3,6 +3,7 @@ package transport
 import (
 	"go.uber.org/zap"
 
+	"moebench/fault"
 	"moebench/hw"
 	"moebench/profile"
 	"moebench/sim"
@@ -91,7 +92,18 @@ type Env struct {
 	// engine's virtual ranks) is a device-memory copy through it, not
 	// NVLink.
 	Mem *hw.Memory
-	Log *zap.Logger
+	// Faults, when not empty, is what goes wrong on the fabric during
+	// this phase: the transport applies its packet loss, link and spine
+	// faults to the models it builds, and its mechanism reacts as the
+	// hardware and software it models do (retransmission, re-targeting,
+	// retries). Its times are on this phase's clock. Slow ranks are the
+	// workload's to apply.
+	Faults *fault.Plan
+	// Fail, when set, is told when a queue goes into error or a proxy
+	// gives up (the first time only matters: the phase has failed, and
+	// the workload stops it); the ops behind it are never delivered.
+	Fail func(*fault.Failure)
+	Log  *zap.Logger
 }
 
 // Transport builds connections of one mechanism with its parameters.
