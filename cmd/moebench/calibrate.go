@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -16,6 +14,7 @@ import (
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/native"
+	"moebench/native/calib"
 	"moebench/profile"
 	"moebench/transport/gda"
 	"moebench/transport/proxy"
@@ -148,7 +147,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	defer lib.Close()
 	progress := func(s string) { fmt.Fprintln(stderr, "calibrate:", s) }
-	m, err := measureGPU(lib, o, progress)
+	m, err := calib.Measure(lib, calib.Options{Iters: o.iters, Quick: o.quick}, progress)
 	if err != nil {
 		return err
 	}
@@ -236,291 +235,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// gpuRunner is what the calibration needs from the native library;
-// *native.Lib implements it, tests use a fake.
-type gpuRunner interface {
-	Device() native.DeviceInfo
-	ClockMHz(time.Duration) (float64, error)
-	VerifyWQEs() (int, error)
-	VerifyEFAWQEs() (int, error)
-	IssueWith(native.IssueConfig) (native.Stats, error)
-	Micro(iters int) (native.Micro, error)
-	RateDetail(native.RateConfig) (native.RateResult, error)
-	Enqueue(variant string, iters int) (native.ProxyResult, error)
-	HandoffRTT(variant string, iters int) (native.ProxyResult, error)
-	WorkerCapacity(native.CapacityConfig) (native.CapacityResult, error)
-	KernelCost(native.KernelConfig) (native.KernelResult, error)
-}
-
-// inlineSizes is the payload sweep of Fig. 3.
-var inlineSizes = []int{8, 16, 28, 32, 60, 92, 124, 220}
-
-// rateRow is one posting-rate configuration with the paper's P-IB figure
-// (Table 5; 0 where the paper has none).
-type rateRow struct {
-	cfg   native.RateConfig
-	paper float64
-}
-
-func rateRows(quick bool) []rateRow {
-	var rows []rateRow
-	for _, t := range microbench.Table5() {
-		rows = append(rows, rateRow{native.RateConfig{Threads: t.Threads, QPs: t.QPs, Blocks: t.SMs, PerDoorbell: t.PerDoorbell,
-			Style: t.Style.String(), InlineBytes: 8}, t.Mps})
-	}
-	if quick {
-		rows = []rateRow{rows[0], rows[5], rows[11]}
-	}
-	// The same key configurations with the doorbell in device memory.
-	for _, i := range []int{0, 2, 6, 11} {
-		if i >= len(rows) {
-			continue
-		}
-		d := rows[i]
-		d.cfg.Target = native.DeviceMemory
-		d.paper = 0
-		rows = append(rows, d)
-	}
-	return rows
-}
-
-type capRow struct{ workers, batch int }
-
-func capacityRows(quick bool) []capRow {
-	if quick {
-		return []capRow{{1, 1}, {1, 16}}
-	}
-	var rows []capRow
-	for _, w := range []int{1, 2, 4, 8} {
-		for _, b := range []int{1, 4, 16} {
-			rows = append(rows, capRow{w, b})
-		}
-	}
-	return rows
-}
-
-func kernelRows(quick bool) []native.KernelConfig {
-	var rows []native.KernelConfig
-	for _, caller := range native.Callers {
-		rows = append(rows,
-			native.KernelConfig{Caller: caller, Path: "absent"},
-			native.KernelConfig{Caller: caller, Path: "gda"},
-			native.KernelConfig{Caller: caller, Path: "gda", MsgsPerBlock: 4},
-			native.KernelConfig{Caller: caller, Path: "gda", MsgsPerBlock: 16},
-			native.KernelConfig{Caller: caller, Path: "proxy"},
-			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 4},
-			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 16},
-			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 4, Wait: true},
-			native.KernelConfig{Caller: caller, Path: "proxy", MsgsPerBlock: 16, Wait: true},
-		)
-	}
-	// Eight blocks per SM, where residency decides (the paper's 27%).
-	for _, p := range native.Paths {
-		rows = append(rows, native.KernelConfig{Caller: "stream", Path: p, Blocks: 1056})
-	}
-	if quick {
-		rows = []native.KernelConfig{rows[0], rows[1], rows[7], rows[9], rows[10]}
-	}
-	for i := range rows {
-		if quick {
-			rows[i].Reps = 3
-		}
-	}
-	return rows
-}
-
-// measureEFAIssue checks the GPU's EFA WQEs against the host encoder, then
-// times one thread posting them as EFA DP Direct does, per ordering mode
-// and doorbell target, beside the mlx5 figures.
-func measureEFAIssue(r gpuRunner, o calibrateOptions, m *gda.Measured, progress func(string)) error {
-	n, err := r.VerifyEFAWQEs()
-	if err != nil {
-		return err
-	}
-	m.EFAWQEsVerified = n
-	progress(fmt.Sprintf("%d GPU-built WQEs match the EFA layout; EFA DP Direct issue per ordering mode", n))
-	m.EFAIssueNs, m.EFAIssueDeviceDoorbellNs, m.PointerIssueNs = map[string]float64{}, map[string]float64{}, map[string]float64{}
-	for _, mode := range native.EFAOrderingModes {
-		// mlx5 with the same pointer payload, host-mapped doorbell.
-		s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: native.HostMapped, Iters: o.iters, Warmup: 100, GapNs: 3000})
-		if err != nil {
-			return fmt.Errorf("issue %s (pointer payload): %w", mode, err)
-		}
-		m.PointerIssueNs[mode] = s.MedianNs
-	}
-	for _, mode := range append(append([]string(nil), native.EFAOrderingModes...), native.NoDoorbell) {
-		for _, t := range []native.DoorbellTarget{native.HostMapped, native.DeviceMemory} {
-			if mode == native.NoDoorbell && t == native.DeviceMemory {
-				continue
-			}
-			s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: t, Iters: o.iters, Warmup: 100, GapNs: 3000, Format: native.EFA})
-			if err != nil {
-				return fmt.Errorf("EFA issue %s (%s doorbell): %w", mode, t, err)
-			}
-			switch {
-			case mode == native.NoDoorbell:
-				m.EFAIssueNoDoorbellNs = s.MedianNs
-			case t == native.HostMapped:
-				m.EFAIssueNs[mode] = s.MedianNs
-			default:
-				m.EFAIssueDeviceDoorbellNs[mode] = s.MedianNs
-			}
-		}
-	}
-	return nil
-}
-
-// measureGPU runs the whole suite. Every figure is a median of many
-// operations or launches.
-func measureGPU(r gpuRunner, o calibrateOptions, progress func(string)) (gda.Measured, error) {
-	dev := r.Device()
-	m := gda.Measured{
-		GPU: dev.Name, Driver: dev.Driver, CUDA: native.CUDAVersion(dev.CUDADriver), SMs: dev.SMs,
-		Host: report.LocalHost().String(), DoorbellTarget: native.HostMapped.String(),
-		IssueNs: map[string]float64{}, IssueDeviceDoorbellNs: map[string]float64{},
-		InlineIssueNs: map[int]float64{}, InlineIssueNoneNs: map[int]float64{},
-		EnqueueNs: map[string]float64{}, HandoffRTTNs: map[string]float64{},
-	}
-	progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs", dev.Name, dev.Driver, m.CUDA, dev.SMs))
-	// Let the clock ramp up before anything is timed.
-	if _, err := r.ClockMHz(200 * time.Millisecond); err != nil {
-		return m, err
-	}
-	n, err := r.VerifyWQEs()
-	if err != nil {
-		return m, err
-	}
-	m.WQEsVerified = n
-	progress(fmt.Sprintf("%d GPU-built WQEs match the mlx5 layout", n))
-
-	issue := func(mode string, t native.DoorbellTarget, inline int) (native.Stats, error) {
-		s, err := r.IssueWith(native.IssueConfig{Mode: mode, Target: t, InlineBytes: inline, Iters: o.iters, Warmup: 100, GapNs: 3000})
-		if err != nil {
-			return s, fmt.Errorf("issue %s (%s doorbell, %d B inline): %w", mode, t, inline, err)
-		}
-		return s, nil
-	}
-	var clocks []float64
-	progress("issue per ordering mode, both doorbell targets")
-	for _, mode := range native.OrderingModes {
-		for _, t := range []native.DoorbellTarget{native.HostMapped, native.DeviceMemory} {
-			s, err := issue(mode, t, 8)
-			if err != nil {
-				return m, err
-			}
-			clocks = append(clocks, s.ClockMHz)
-			if t == native.HostMapped {
-				m.IssueNs[mode] = s.MedianNs
-			} else {
-				m.IssueDeviceDoorbellNs[mode] = s.MedianNs
-			}
-		}
-	}
-	s, err := issue(native.NoDoorbell, native.HostMapped, 8)
-	if err != nil {
-		return m, err
-	}
-	m.IssueNoDoorbellNs = s.MedianNs
-	if err := measureEFAIssue(r, o, &m, progress); err != nil {
-		return m, err
-	}
-	progress("inline payload sweep")
-	for _, b := range inlineSizes {
-		for _, mode := range []string{"gpu-fence", "none"} {
-			s, err := issue(mode, native.HostMapped, b)
-			if err != nil {
-				return m, err
-			}
-			clocks = append(clocks, s.ClockMHz)
-			if mode == "none" {
-				m.InlineIssueNoneNs[b] = s.MedianNs
-			} else {
-				m.InlineIssueNs[b] = s.MedianNs
-			}
-		}
-	}
-	m.ClockMHz = median(clocks)
-
-	progress("micro-operations")
-	mi, err := r.Micro(4096)
-	if err != nil {
-		return m, err
-	}
-	m.AtomicNs, m.L2LoadNs, m.Store16Ns, m.HandoffNs, m.CQConsumeNs = mi.AtomicNs, mi.L2LoadNs, mi.Store16Ns, mi.HandoffNs, mi.CQConsumeNs
-	m.HostLoadNs, m.HostStoreNs = mi.HostLoadNs, mi.HostStoreNs
-
-	progress("posting rates")
-	for _, row := range rateRows(o.quick) {
-		res, err := r.RateDetail(row.cfg)
-		if err != nil {
-			return m, fmt.Errorf("rate %+v: %w", row.cfg, err)
-		}
-		p := gda.RatePoint{Threads: row.cfg.Threads, QPs: row.cfg.QPs, SMs: row.cfg.Blocks, PerDoorbell: row.cfg.PerDoorbell, Style: row.cfg.Style, Mps: res.Mps}
-		if row.cfg.Style == "coop" {
-			p.PerDoorbell = 32
-		}
-		if row.cfg.Target != native.HostMapped {
-			p.Target = row.cfg.Target.String()
-		}
-		m.Rates = append(m.Rates, p)
-	}
-
-	progress("proxy enqueue and handoff round trip (CPU worker thread)")
-	for _, v := range native.EnqueueVariants {
-		e, err := r.Enqueue(v, o.iters)
-		if err != nil {
-			return m, fmt.Errorf("enqueue %s: %w", v, err)
-		}
-		rt, err := r.HandoffRTT(v, o.iters)
-		if err != nil {
-			return m, fmt.Errorf("handoff %s: %w", v, err)
-		}
-		m.EnqueueNs[v], m.HandoffRTTNs[v] = e.Stats.MedianNs, rt.Stats.MedianNs
-	}
-	progress("CPU worker capacity")
-	for _, c := range capacityRows(o.quick) {
-		res, err := r.WorkerCapacity(native.CapacityConfig{Workers: c.workers, Batch: c.batch})
-		if err != nil {
-			return m, fmt.Errorf("worker capacity %d x %d: %w", c.workers, c.batch, err)
-		}
-		m.WorkerCapacity = append(m.WorkerCapacity, gda.CapacityPoint{Workers: c.workers, Batch: c.batch, Mps: res.Mps})
-	}
-	progress("enclosing kernel: registers, occupancy, throughput")
-	absent := map[string]float64{}
-	for _, c := range kernelRows(o.quick) {
-		res, err := r.KernelCost(c)
-		if err != nil {
-			return m, fmt.Errorf("kernel %+v: %w", c, err)
-		}
-		blocks := c.Blocks
-		if blocks == 0 {
-			blocks = 528
-		}
-		key := fmt.Sprintf("%s/%d", c.Caller, blocks)
-		p := gda.KernelCostPoint{Caller: c.Caller, Path: c.Path, Wait: c.Wait, Msgs: c.MsgsPerBlock, Blocks: blocks, Regs: res.Regs, MaxBlocksPerSM: res.MaxBlocksPerSM, Ms: res.MedianMs}
-		if c.Path == "absent" {
-			absent[key] = res.MedianMs
-		}
-		if a, ok := absent[key]; ok && res.MedianMs > 0 {
-			p.LossPct = (1 - a/res.MedianMs) * 100
-		}
-		m.KernelCost = append(m.KernelCost, p)
-	}
-	return m, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // paperIssueNs is Table 4's P-IB issue time of an ordering mode, ns.
 func paperIssueNs(mode string) float64 {
 	o, _ := gda.ParseOrdering(mode)
@@ -565,7 +279,7 @@ func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constan
 
 	fmt.Fprintln(w, "\nInline payload, host-mapped doorbell, median ns (paper Fig. 3: about 100 ns per 16 B)")
 	p("bytes\t16 B chunks\tgpu-fence\tnone\t\n")
-	for _, b := range inlineSizes {
+	for _, b := range calib.InlineSizes {
 		if v, ok := m.InlineIssueNs[b]; ok {
 			p("%d\t%d\t%.0f\t%.0f\t\n", b, gda.InlineChunks(b), v, m.InlineIssueNoneNs[b])
 		}
@@ -582,11 +296,11 @@ func writeCalibrationTable(w io.Writer, m gda.Measured, consts []profile.Constan
 
 	fmt.Fprintln(w, "\nPosting rate, 8 B inline, gpu-fence ordering, M msg/s (paper P-IB: Table 5, with a NIC)")
 	p("threads\tQPs\tSMs\tWQEs/doorbell\tstyle\tdoorbell\tmeasured\tpaper P-IB\t\n")
-	rows := rateRows(o.quick)
+	rows := calib.RateRows(o.quick)
 	for i, r := range m.Rates {
 		paper := ""
-		if i < len(rows) && rows[i].paper > 0 {
-			paper = fmt.Sprintf("%.3g", rows[i].paper)
+		if i < len(rows) && rows[i].Paper > 0 {
+			paper = fmt.Sprintf("%.3g", rows[i].Paper)
 		}
 		t := r.Target
 		if t == "" {

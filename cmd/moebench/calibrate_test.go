@@ -8,69 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"moebench/native"
+	"moebench/native/calib"
+	"moebench/native/calib/calibtest"
 	"moebench/profile"
 	"moebench/transport/gda"
 )
-
-// fakeGPU answers like an H200 host, so the calibration pipeline runs
-// without a GPU.
-type fakeGPU struct{ calls int }
-
-func (f *fakeGPU) Device() native.DeviceInfo {
-	return native.DeviceInfo{Name: "Fake H200", Driver: "580.0", CUDADriver: 13000, CUDARuntime: 13000, SMs: 132}
-}
-func (f *fakeGPU) ClockMHz(time.Duration) (float64, error) { return 1980, nil }
-func (f *fakeGPU) VerifyWQEs() (int, error)                { return 28, nil }
-func (f *fakeGPU) VerifyEFAWQEs() (int, error)             { return 33, nil }
-func (f *fakeGPU) IssueWith(c native.IssueConfig) (native.Stats, error) {
-	f.calls++
-	base := map[string]float64{"none": 115, "gpu-fence": 547, "fenced-dbrec": 788, "release-gpu": 409, "threadfence": 788, "release-sys": 624, "fence-sys": 767, native.NoDoorbell: 116}[c.Mode]
-	if c.InlineBytes > 8 {
-		base += float64(gda.InlineChunks(c.InlineBytes)-1) * 99
-	}
-	if c.Format == native.EFA {
-		if c.InlineBytes != 0 || c.Mode == "fenced-dbrec" {
-			return native.Stats{}, native.ErrBadArgument
-		}
-		base += 3 // a fourth 16 B store
-	}
-	return native.Stats{N: c.Iters, MedianNs: base, ClockMHz: 1980}, nil
-}
-func (f *fakeGPU) Micro(int) (native.Micro, error) {
-	return native.Micro{ClockMHz: 1980, AtomicNs: 145, L2LoadNs: 185, Store16Ns: 11.7, HandoffNs: 522, CQConsumeNs: 182, HostLoadNs: 1100, HostStoreNs: 11.6}, nil
-}
-func (f *fakeGPU) RateDetail(c native.RateConfig) (native.RateResult, error) {
-	return native.RateResult{Mps: float64(c.Threads) * 1.8}, nil
-}
-func (f *fakeGPU) Enqueue(v string, _ int) (native.ProxyResult, error) {
-	return native.ProxyResult{Stats: native.Stats{MedianNs: map[string]float64{"baseline": 1900, "tuned": 36}[v]}}, nil
-}
-func (f *fakeGPU) HandoffRTT(v string, _ int) (native.ProxyResult, error) {
-	return native.ProxyResult{Stats: native.Stats{MedianNs: map[string]float64{"baseline": 4100, "tuned": 2400}[v]}}, nil
-}
-func (f *fakeGPU) WorkerCapacity(c native.CapacityConfig) (native.CapacityResult, error) {
-	return native.CapacityResult{Mps: float64(c.Workers*c.Batch) * 10}, nil
-}
-func (f *fakeGPU) KernelCost(c native.KernelConfig) (native.KernelResult, error) {
-	ms := 2.0
-	if c.Wait {
-		ms = 2.4
-	}
-	return native.KernelResult{Regs: 31, MaxBlocksPerSM: 8, MedianMs: ms}, nil
-}
 
 func TestCalibratePipeline(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	o := calibrateOptions{out: filepath.Join(dir, "cal.json"), raw: filepath.Join(dir, "raw.json"), format: "table", iters: 100}
-	m, err := measureGPU(&fakeGPU{}, o, func(string) {})
+	m, err := calib.Measure(&calibtest.H200{}, calib.Options{Iters: o.iters, Quick: o.quick}, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.WQEsVerified != 28 || len(m.IssueNs) != len(native.OrderingModes) || len(m.InlineIssueNs) != len(inlineSizes) {
+	if m.WQEsVerified != 28 || len(m.IssueNs) != len(native.OrderingModes) || len(m.InlineIssueNs) != len(calib.InlineSizes) {
 		t.Fatalf("measured %+v", m)
 	}
 	// EFA DP Direct posting: every ordering but fenced-dbrec on both
@@ -121,7 +75,7 @@ func TestCalibrateJSON(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	o := calibrateOptions{out: filepath.Join(dir, "cal.json"), format: "json", iters: 100, quick: true}
-	m, err := measureGPU(&fakeGPU{}, o, func(string) {})
+	m, err := calib.Measure(&calibtest.H200{}, calib.Options{Iters: o.iters, Quick: o.quick}, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

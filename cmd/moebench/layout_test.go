@@ -51,7 +51,7 @@ func TestREADMELayoutIsTheTree(t *testing.T) {
 // validates against. A package imports only from its own layer or below.
 var layers = [][]string{
 	{"internal/hugepage", "internal/inputfile", "internal/plot", "internal/prefetch", "internal/readme", "internal/report", "internal/shard", "internal/summary"},
-	{"sim"},
+	{"sim", "fault"},
 	{"profile"},
 	{"hw"},
 	{"transport"},
@@ -60,7 +60,7 @@ var layers = [][]string{
 	{"routing"},
 	{"moe"},
 	{"workloads", "traces", "microbench", "sizing", "native", "native/emunic"},
-	{"replay", "native/layer"},
+	{"replay", "native/layer", "native/calib", "native/calib/calibtest"},
 	// Published results sit beside the CLI, above every fit.
 	{"published", "cmd/moebench"},
 }

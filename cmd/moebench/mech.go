@@ -11,6 +11,7 @@ import (
 	"moebench/microbench"
 	"moebench/moe"
 	"moebench/native"
+	"moebench/native/calib"
 	"moebench/profile"
 	"moebench/transport/gda"
 )
@@ -260,7 +261,7 @@ func mechNative(p *profile.Profile, libPath string, out outputFlags, stdout, std
 		return fmt.Errorf("mech --engine native: %w", err)
 	}
 	defer lib.Close()
-	m, err := measureGPU(lib, calibrateOptions{iters: 1000}, func(s string) { fmt.Fprintln(stderr, "mech:", s) })
+	m, err := calib.Measure(lib, calib.Options{Iters: 1000}, func(s string) { fmt.Fprintln(stderr, "mech:", s) })
 	if err != nil {
 		return fmt.Errorf("mech --engine native: %w", err)
 	}
