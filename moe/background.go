@@ -115,7 +115,7 @@ func newBackground(e *sim.Engine, cfg Background, conn transport.Conn, g *gpuMod
 	for i := range b.warps {
 		b.sms[i].Lanes = 1
 		b.warps[i] = transport.Warp{Rank: int32(i / per), ID: int32(i),
-			T: hw.NewThread(&g.costs, &b.sms[i]), Resume: b.resume}
+			T: hw.NewThread(g.costsOf(i/per), &b.sms[i]), Resume: b.resume}
 		e.At(0, b.id, 0, int64(i))
 	}
 	return b

@@ -18,6 +18,10 @@ type combineCheck struct {
 	ended chan struct{} // the simulation's
 	done  chan struct{}
 	probs problemList
+	// partial is set, before wait, when the phase failed under faults:
+	// the tokens it never sent back and the sums they leave short are
+	// not problems then.
+	partial bool
 }
 
 // checkChunk is the deliveries handed over at a time: large enough that the
@@ -86,6 +90,9 @@ func (c *combineCheck) replay(l *LLLayout, routing *Routing) {
 		case c.spare <- ch[:0]:
 		default:
 		}
+	}
+	if c.partial {
+		return
 	}
 	for i, ok := range seen {
 		if !ok {

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"moebench/fault"
 	"moebench/hw"
 	"moebench/internal/hugepage"
 	"moebench/profile"
@@ -98,6 +99,11 @@ type LayerConfig struct {
 	// the same result on one core, in about half the peak memory
 	// (EstimateCost's InTurn), for layers too large to hold both at once.
 	InTurn bool
+	// Faults, when not empty, is what goes wrong under the layer: each
+	// phase's transport sees the fabric's faults on the phase's clock,
+	// with draws of its own, and a slow rank's kernels take longer. A
+	// phase whose transport fails stops there (Phase.Failure).
+	Faults *fault.Plan
 
 	own ownCauses // the transport's causes, set by RunLayer
 }
@@ -139,6 +145,9 @@ func (c *LayerConfig) Validate() error {
 	}
 	if err := c.Background.Validate(); err != nil {
 		return fmt.Errorf("background: %w", err)
+	}
+	if err := c.Faults.Validate(c.Routing.Shape.Ranks); err != nil {
+		return fmt.Errorf("faults: %w", err)
 	}
 	if s := c.Routing.Shape; c.Mode == LL && int64(s.Physical())*int64(s.Ranks) > math.MaxInt32 {
 		// A sending warp keeps its count's index, expert·R + rank, in 32 bits.
@@ -277,6 +286,10 @@ type gpuModel struct {
 	// receive-side copies and the reduction draw on pools of their own.
 	mem            *hw.Memory
 	recvMem, reduc *hw.Pool
+	// slow is each rank's kernel slowdown and slowCosts a slow rank's GPU
+	// costs (nil when no rank is slow): see slowRanks.
+	slow      []float64
+	slowCosts []*hw.GPUCosts
 }
 
 // kernelCosts are the layer kernels' own fixed costs (kernel.* and the
@@ -297,7 +310,7 @@ func newGPUModelOn(cfg *LayerConfig, ranks, ranksPerGPU int) *gpuModel {
 	ns := func(name string) sim.Time { return sim.Ns(p.Get(name)) }
 	mem := hw.NewMemory(ranks, ranksPerGPU, p.Get("gpu.copy_gbs"), p.Get("gpu.warp_copy_gbs"), ns("gpu.warp_copy_ns"))
 	mem.SetQueueWait(p.Get("gpu.copy_queue_wait"))
-	return &gpuModel{
+	g := &gpuModel{
 		recvMem: mem.NewPool(p.Get("kernel.recv_gbs")),
 		reduc:   mem.NewPool(p.Get("kernel.reduce_gbs")),
 		nic:     nicModel{hw.NewNICParams(p), cfg.own},
@@ -312,6 +325,8 @@ func newGPUModelOn(cfg *LayerConfig, ranks, ranksPerGPU int) *gpuModel {
 		warpBpp: p.Get("gpu.warp_copy_gbs") / 1000,
 		mem:     mem,
 	}
+	g.slowRanks(cfg.Faults, ranks)
+	return g
 }
 
 func bytesTime(b int64, bpp float64) sim.Time {
@@ -332,22 +347,23 @@ func (g *gpuModel) copy(rank int, start sim.Time, bytes int64, perWarp int64) si
 
 // copyN is copy whose warps also pay a fixed latency (their messages'
 // first round trips, or per-token work around the copy) before the bytes
-// stream at the warp rate.
+// stream at the warp rate. A slow rank's copy and its fixed work take
+// its factor times as long (gpuModel.on).
 func (g *gpuModel) copyN(rank int, start sim.Time, bytes, perWarp int64, fixed sim.Time) sim.Time {
 	if bytes <= 0 {
-		return start + fixed
+		return start + g.on(rank, fixed)
 	}
-	served, end := g.mem.TakeFrom(rank, start, bytes)
-	return max(g.mem.QueueWait(start, served)+fixed+bytesTime(perWarp, g.warpBpp), end)
+	served, end := g.mem.TakeFrom(rank, start, g.bytesOn(rank, bytes))
+	return max(g.mem.QueueWait(start, served)+g.on(rank, fixed+bytesTime(perWarp, g.warpBpp)), end)
 }
 
 // copyIn is copyN through pool p instead of the GPU's general share.
 func (g *gpuModel) copyIn(p *hw.Pool, rank int, start sim.Time, bytes, perWarp int64, fixed sim.Time) sim.Time {
 	if bytes <= 0 {
-		return start + fixed
+		return start + g.on(rank, fixed)
 	}
-	served, end := p.TakeFrom(rank, start, bytes)
-	return max(g.mem.QueueWait(start, served)+fixed+bytesTime(perWarp, g.warpBpp), end)
+	served, end := p.TakeFrom(rank, start, g.bytesOn(rank, bytes))
+	return max(g.mem.QueueWait(start, served)+g.on(rank, fixed+bytesTime(perWarp, g.warpBpp)), end)
 }
 
 // pollDetect is when a polling warp observes a value visible at v: polls
@@ -398,6 +414,11 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 		NVLink:    cfg.NVLink,
 		RouteHash: cfg.Routing.Hash(),
 	}
+	setPhaseFaults(&cfg, res)
+	if flaps(cfg.Faults) {
+		// Combine's start on the layer's clock is dispatch's end.
+		cfg.InTurn = true
+	}
 	log := cfg.Log.With(zap.String("transport", res.Transport), zap.String("mode", cfg.Mode.String()),
 		zap.Int("ranks", s.Ranks), zap.String("route", res.RouteHash))
 	log.Debug("layer start", zap.Int("tokens", s.Tokens), zap.Int("experts", s.Physical()), zap.Int("topk", s.TopK),
@@ -424,6 +445,9 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 			zap.Int64("messages", ph.p.Messages), zap.Uint64("events", ph.p.Events), zap.String("bound_by", ph.p.BoundBy))
 	}
 	log.Info("layer simulated", zap.Uint64("events", res.Events), zap.Duration("wall", time.Since(wall)))
+	if phase, f := res.Failed(); f != nil {
+		log.Warn("layer failed under faults", zap.String("phase", phase), zap.Error(f))
+	}
 	if res.ProblemCount > 0 {
 		log.Warn("layer checks failed", zap.Int("problems", res.ProblemCount), zap.Strings("first", res.Problems))
 	}
@@ -458,14 +482,15 @@ func ConnKnee(p *profile.Profile) int {
 
 // openPhase builds a fresh engine and connection for one phase: each
 // kernel starts from idle queues, as after the barrier DeepEP's tests put
-// between timed runs.
-func openPhase(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
-	return openPhaseOn(cfg, delivered, nil, nil)
+// between timed runs. The transport is handed the layer's faults as ph
+// sees them (faultEnv).
+func openPhase(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
+	return openPhaseOn(cfg, ph, delivered, nil, nil)
 }
 
 // openPhaseOn is openPhase whose transport copies between ranks of one GPU
 // through mem, the GPU's bandwidth the layer's own copies take too.
-func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+func openPhaseOn(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
 	if report := cfg.Progress; report != nil {
 		inner, n := delivered, 0
 		delivered = func(e *sim.Engine, d transport.Delivery) {
@@ -483,6 +508,7 @@ func openPhaseOn(cfg *LayerConfig, delivered func(*sim.Engine, transport.Deliver
 	if cfg.RanksPerGPU > 1 {
 		env.Mem = mem
 	}
+	faultEnv(env, ph, cfg.Background.origin())
 	conn, err := cfg.Transport.Open(env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)

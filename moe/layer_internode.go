@@ -407,7 +407,7 @@ func (b *nodeBase) headLocal(e *sim.Engine, st, value int, path critPath) (sim.T
 // (an index into b.sms: (rank·C + channel)·2, +1 for the forwarder SM).
 func (b *nodeBase) newTransportWarp(i, r, sm int, resume func(*sim.Engine, *transport.Warp)) {
 	b.sms[sm].Lanes++
-	b.pool.a[i].w = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
+	b.pool.a[i].w = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(b.g.costsOf(r), &b.sms[sm]), Resume: resume}
 }
 
 // send posts op from pool warp i at the warp's time.
@@ -471,7 +471,7 @@ func (m *peerMask) below(j int) int {
 // runNotifyNodes is the internode notify step: one RDMA write per remote
 // node to the rank of the same local index, then an NVLink exchange inside
 // the node, then the host sees its counts and launches.
-func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resources, int64, error) {
+func runNotifyNodes(cfg *LayerConfig, ph *Phase, g *gpuModel) ([]sim.Time, transport.Resources, int64, error) {
 	s := cfg.Routing.Shape
 	R, N, G := s.Ranks, s.Domains(), s.DomainGPUs()
 	last := make([]sim.Time, R)
@@ -479,7 +479,7 @@ func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resour
 	for r := range left {
 		left[r] = N - 1
 	}
-	e, conn, err := openPhase(cfg, func(_ *sim.Engine, d transport.Delivery) {
+	e, conn, err := openPhase(cfg, ph, func(_ *sim.Engine, d transport.Delivery) {
 		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
 		left[d.Op.Dst]--
 	})
@@ -507,10 +507,13 @@ func runNotifyNodes(cfg *LayerConfig, g *gpuModel) ([]sim.Time, transport.Resour
 	}))
 	for r := range warps {
 		sms[r].Lanes = 1
-		warps[r] = transport.Warp{Rank: int32(r), ID: int32(r), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
+		warps[r] = transport.Warp{Rank: int32(r), ID: int32(r), T: hw.NewThread(g.costsOf(r), &sms[r]), Resume: resume}
 		e.At(0, id, 0, int64(r))
 	}
 	e.Run()
+	if ph.notifyFailed(R) {
+		return nil, conn.Resources(), msgs, nil
+	}
 	nvl := newNVLModel(cfg.Profile, R)
 	hostSee := sim.Ns(cfg.Profile.Get("pcie.dma_write_ns"))
 	// The node's ranks forward what they received to their local peers.
@@ -560,11 +563,14 @@ func runNodes(cfg *LayerConfig, res *Result) error {
 	plan := planNodes(cfg.Routing, n, C)
 	var probs problemList
 	g := newGPUModel(cfg, s.Ranks)
-	notify, r0, nmsgs, err := runNotifyNodes(cfg, g)
+	notify, r0, nmsgs, err := runNotifyNodes(cfg, &res.Dispatch, g)
 	if err != nil {
 		return err
 	}
 	r1, r2, err := runPhases(cfg.InTurn, &probs, func(pl *problemList) (transport.Resources, error) {
+		if notify == nil {
+			return r0, nil // the notify step failed: dispatch never launched
+		}
 		return runNodeDispatch(cfg, n, plan, newGPUModel(cfg, s.Ranks), pl, &res.Dispatch, notify)
 	}, func(pl *problemList) (transport.Resources, error) {
 		return runNodeCombine(cfg, n, plan, newGPUModel(cfg, s.Ranks), pl, &res.Combine)

@@ -67,7 +67,7 @@ type nodeCombine struct {
 func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
 	c := &nodeCombine{}
 	c.init(cfg, n, plan, g, probs, ph, true)
-	e, conn, err := openPhase(cfg, c.delivered)
+	e, conn, err := openPhase(cfg, ph, c.delivered)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -149,7 +149,7 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	}
 	c.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)
 	for r := range R {
-		c.start[r] = cfg.Background.origin() + g.kern.start
+		c.start[r] = cfg.Background.origin() + g.on(r, g.kern.start)
 		e.At(c.start[r], c.id, opNodeStart, int64(r))
 	}
 	if err := c.run(); err != nil {
@@ -165,6 +165,11 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 		}
 	}
 	c.finishNodes(per, deepepTokenBytes(s, true), cfg.Background.origin())
+	if ph.Failure != nil {
+		// What a failed combine left unreduced is no problem of the
+		// layer's checks.
+		return conn.Resources(), nil
+	}
 	for i, k := range c.cnt {
 		if k != 0 {
 			probs.add("internode combine: entry %d lacks %d local contributions", i, k)
@@ -388,7 +393,7 @@ func (c *nodeCombine) postNext(e *sim.Engine, st int) {
 		w := &c.pool.a[i].w
 		w.T.T = max(w.T.T, e.Now())
 		t0 := w.T.T
-		w.T.Compute(c.g.costs.FenceGPU + c.g.costs.Atomic)
+		w.T.Compute(w.T.C().FenceGPU + w.T.C().Atomic)
 		c.noteIssue(w, t0)
 		c.cLocal[ci], c.dataSeen[ci], c.tailSeen[ci] = true, true, true
 		c.cTimes[ci] = transport.Times{IssueStart: t0, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}

@@ -182,7 +182,7 @@ func (b *llBase) init(ph llPhase, cfg *LayerConfig, l *LLLayout, g *gpuModel, pr
 
 func (b *llBase) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
 	b.pool.a[i].w = transport.Warp{Rank: int32(rank), ID: int32(i),
-		T: hw.NewThread(&b.g.costs, &b.sms[sm]), Resume: resume}
+		T: hw.NewThread(b.g.costsOf(rank), &b.sms[sm]), Resume: resume}
 }
 
 // post sends warp i's op at the warp's time: through the transport, or as
@@ -200,7 +200,7 @@ func (b *llBase) post(e *sim.Engine, i int) {
 	}
 	// Same rank: a copy (or a local atomic) through device memory.
 	if op.Atomic {
-		w.T.Compute(b.g.costs.Atomic)
+		w.T.Compute(w.T.C().Atomic)
 	} else {
 		w.T.T = b.g.copyN(int(w.Rank), w.T.T, int64(op.Bytes), int64(op.Bytes), b.g.kern.warpCopy)
 	}
@@ -286,7 +286,12 @@ func (b *llBase) rankReady(r int, ready sim.Time, bd Breakdown) {
 func (b *llBase) run() error {
 	b.e.RunUntil(runLimit)
 	b.bg.stop()
-	b.e.Run()
+	if b.phase.Failure == nil {
+		b.e.Run()
+	}
+	if b.phase.failed(func(r int) bool { return b.phase.Ranks[r].Ready > 0 }) {
+		b.readyLeft = 0
+	}
 	if b.readyLeft > 0 {
 		return fmt.Errorf("transport %s: %d of %d ranks never became ready within %v of simulated time (an op was lost or a queue deadlocked)",
 			b.cfg.Transport.Name(), b.readyLeft, b.R, runLimit)
@@ -361,7 +366,7 @@ type llDispatch struct {
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, *DispatchCheck, error) {
 	d := &llDispatch{}
 	d.init(d, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, d.delivered, d.prefetchDelivery, g.mem)
+	e, conn, err := openPhaseOn(cfg, ph, d.delivered, d.prefetchDelivery, g.mem)
 	if err != nil {
 		return transport.Resources{}, nil, err
 	}
@@ -387,7 +392,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, 
 	}
 	for r := range R {
 		d.sendLeft[r] = int32(S)
-		e.At(cfg.Background.origin()+g.kern.start, d.id, opLaunch, int64(r))
+		e.At(cfg.Background.origin()+g.on(r, g.kern.start), d.id, opLaunch, int64(r))
 	}
 	// Only the ranks' posts read the sends, all within the phase's first
 	// microseconds; mapped, they leave before its messages peak.
@@ -415,7 +420,7 @@ func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, 
 		return transport.Resources{}, nil, err
 	}
 	ph.finish(llBytes(l, d.s.LLDispatchBytes()), cfg.Background.origin())
-	if !cfg.NoPayload {
+	if !cfg.NoPayload && ph.Failure == nil {
 		want := make([]uint64, R)
 		for src := range R {
 			for _, m := range l.From(src) {
@@ -609,7 +614,7 @@ func (d *llDispatch) nextCount(e *sim.Engine, wi int) {
 					d.sendMem.UnmapAll()
 					d.sends = nil
 				}
-				d.sendDone[r] = d.issueDone[r] + d.g.kern.gridSync
+				d.sendDone[r] = d.issueDone[r] + d.g.on(r, d.g.kern.gridSync)
 				e.At(max(d.sendDone[r], e.Now()), d.id, opGridSync, int64(r))
 			}
 		}
@@ -726,7 +731,7 @@ func (d *llDispatch) tryGroup(e *sim.Engine, r, grp int) {
 		n := int64(d.l.Counts[src*d.E+ex])
 		rounds := (n + int64(d.ls.wpg) - 1) / int64(d.ls.wpg)
 		k := &d.g.kern
-		end := d.g.copyIn(d.g.recvMem, r, start+k.recvTask, n*msg, rounds*msg, sim.Time(rounds)*(k.warpCopy+k.recvToken))
+		end := d.g.copyIn(d.g.recvMem, r, start+d.g.on(r, k.recvTask), n*msg, rounds*msg, sim.Time(rounds)*(k.warpCopy+k.recvToken))
 		d.grpFree[gi] = end
 		if end > d.ready[r] {
 			d.ready[r], d.gate[r], d.gateStart[r] = end, int32(t), start
@@ -784,7 +789,7 @@ type llCombine struct {
 func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase, free <-chan struct{}) (transport.Resources, error) {
 	c := &llCombine{blocks: blocks}
 	c.init(c, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, c.delivered, c.prefetchDelivery, g.mem)
+	e, conn, err := openPhaseOn(cfg, ph, c.delivered, c.prefetchDelivery, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -825,7 +830,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	}
 	for r := range R {
 		c.sendLeft[r] = int32(SG)
-		e.At(cfg.Background.origin()+g.kern.start, c.id, opLaunch, int64(r))
+		e.At(cfg.Background.origin()+g.on(r, g.kern.start), c.id, opLaunch, int64(r))
 	}
 	c.flagSeen = hugepage.Make[bool](E * R)
 	c.flagsLeft = make([]int32, R)
@@ -838,6 +843,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	c.check = newCombineCheck(l, cfg.Routing, free)
 	c.bg = newBackground(e, cfg.Background, conn, g, R, c.nl)
 	err = c.run()
+	c.check.partial = ph.Failure != nil
 	checked := c.check.wait()
 	if err != nil {
 		return transport.Resources{}, err
@@ -1020,7 +1026,7 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 		return
 	}
 	// Every flag seen, the rank's grid sync, then the reduction.
-	start := max(c.maxDetect[r], c.sendDone[r]) + c.g.kern.gridSync
+	start := max(c.maxDetect[r], c.sendDone[r]) + c.g.on(r, c.g.kern.gridSync)
 	if e.Now() < start {
 		e.At(start, c.id, opRecvDone, int64(r))
 		return
@@ -1068,7 +1074,9 @@ func runLL(cfg *LayerConfig, res *Result) error {
 		var check *DispatchCheck
 		r1, check, err1 = runLLDispatch(cfg, l, blocks, g, &probs, &res.Dispatch)
 		if err1 == nil {
-			probs.addErr(check.Err())
+			// A failed dispatch left slots unfilled; what it delivered is
+			// still checked.
+			probs.addErr(check.err(res.Dispatch.Failure == nil))
 		}
 		return err1
 	}

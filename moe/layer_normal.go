@@ -164,7 +164,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 	if combine {
 		p.bytesTok = s.Hidden * s.Combine.Bytes()
 	}
-	e, conn, err := openPhaseOn(cfg, p.delivered, nil, g.mem)
+	e, conn, err := openPhaseOn(cfg, ph, p.delivered, nil, g.mem)
 	if err != nil {
 		return transport.Resources{}, err
 	}
@@ -232,8 +232,11 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 		per[r] = int64(sel) * int64(p.bytesTok)
 	}
 	ph.finish(per, cfg.Background.origin())
+	// A failed phase left tokens undelivered: only duplicates are
+	// problems then.
+	whole := ph.Failure == nil
 	for i, c := range p.seenTok {
-		if c != 1 {
+		if c > 1 || (c == 0 && whole) {
 			what := "never arrived"
 			if c > 1 {
 				what = fmt.Sprintf("arrived %d times", c)
@@ -241,11 +244,11 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 			probs.add("normal %s: token-to-rank pair %d %s", phaseName(combine), i, what)
 		}
 	}
-	if combine {
+	if combine && whole {
 		for r := range R {
 			probs.addErr(cfg.Routing.CheckCombine(r, p.out[r]))
 		}
-	} else if !cfg.NoPayload {
+	} else if !combine && whole && !cfg.NoPayload {
 		want := make([]uint64, R)
 		for src := range R {
 			for t := range cfg.Routing.Tokens[src] {
@@ -512,7 +515,7 @@ func (p *normalPhase) groupResume(e *sim.Engine, w *transport.Warp) {
 	_, peer := p.ends(c)
 	lead := g * p.perDst
 	wr := &p.pool.a[lead].w
-	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.kern.nvlChunk
+	wr.T.T = max(wr.T.T, p.gBar[g]) + p.g.on(int(wr.Rank), p.g.kern.nvlChunk)
 	p.ops[lead] = ctlOp(int(wr.Rank), peer, int(c.ch), tagCount|int64(ci))
 	p.wtail[g] = true
 	e.At(max(wr.T.T, e.Now()), p.id, opPost, int64(lead))
@@ -605,8 +608,8 @@ func (p *normalPhase) receive(e *sim.Engine, ci int) {
 	if p.perDst > 0 {
 		x = x*p.R + snd
 		start = max(det, p.start[rcv], p.chFree[x])
-		own := start + p.g.kern.nvlRecvChunk + bytesTime(bytes/int64(min(int(c.n), p.perDst)), p.g.kern.nvlWarpBpp)
-		end = max(own, p.g.mem.Take(rcv, start, bytes))
+		own := start + p.g.on(rcv, p.g.kern.nvlRecvChunk+bytesTime(bytes/int64(min(int(c.n), p.perDst)), p.g.kern.nvlWarpBpp))
+		end = max(own, p.g.mem.Take(rcv, start, p.g.bytesOn(rcv, bytes)))
 	} else {
 		start = max(det, p.start[rcv], p.chFree[x])
 		end = p.g.copy(rcv, start, bytes, bytes/int64(min(int(c.n), warpsPerSM/2)))
@@ -655,7 +658,7 @@ func partial(r *Routing, src, t, rank int) float64 {
 // runNotify models the notify step: every rank writes its counts to every
 // peer from one warp per channel, the receiving host sees them, then
 // launches the dispatch kernel. It returns each rank's launch time.
-func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Resources, int64, error) {
+func runNotify(cfg *LayerConfig, ph *Phase, g *gpuModel, C int) ([]sim.Time, transport.Resources, int64, error) {
 	s := cfg.Routing.Shape
 	R := s.Ranks
 	last := make([]sim.Time, R)
@@ -663,7 +666,7 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	for r := range left {
 		left[r] = R - 1
 	}
-	e, conn, err := openPhaseOn(cfg, func(_ *sim.Engine, d transport.Delivery) {
+	e, conn, err := openPhaseOn(cfg, ph, func(_ *sim.Engine, d transport.Delivery) {
 		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
 		left[d.Op.Dst]--
 	}, nil, g.mem)
@@ -692,10 +695,13 @@ func runNotify(cfg *LayerConfig, g *gpuModel, C int) ([]sim.Time, transport.Reso
 	for i := range warps {
 		r := i / C
 		sms[r].Lanes = C
-		warps[i] = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(&g.costs, &sms[r]), Resume: resume}
+		warps[i] = transport.Warp{Rank: int32(r), ID: int32(i), T: hw.NewThread(g.costsOf(r), &sms[r]), Resume: resume}
 		e.At(0, id, 0, int64(i))
 	}
 	e.Run()
+	if ph.notifyFailed(R) {
+		return nil, conn.Resources(), msgs, nil
+	}
 	out := make([]sim.Time, R)
 	hostSee := sim.Ns(cfg.Profile.Get("pcie.dma_write_ns"))
 	for r := range R {
@@ -734,11 +740,14 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 	plan := planNormal(cfg.Routing, n, C, chunk)
 	var probs problemList
 	g := newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU)
-	notify, r0, nmsgs, err := runNotify(cfg, g, C)
+	notify, r0, nmsgs, err := runNotify(cfg, &res.Dispatch, g, C)
 	if err != nil {
 		return err
 	}
 	r1, r2, err := runPhases(cfg.InTurn, &probs, func(pl *problemList) (transport.Resources, error) {
+		if notify == nil {
+			return r0, nil // the notify step failed: dispatch never launched
+		}
 		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Dispatch, false, notify)
 	}, func(pl *problemList) (transport.Resources, error) {
 		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Combine, true, nil)
@@ -758,7 +767,7 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 		bytes := make([]int64, s.Ranks)
 		for r := range s.Ranks {
 			bytes[r] = int64(n.RecvPerRank[r]) * deepepTokenBytes(s, ph.combine)
-			if !ph.combine {
+			if !ph.combine && notify != nil {
 				ph.p.Ranks[r].Launch = notify[r]
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"moebench/fault"
 	"moebench/internal/summary"
 	"moebench/sim"
 	"moebench/transport"
@@ -205,6 +206,12 @@ type Phase struct {
 	Breakdown Breakdown
 	BoundBy   string
 	Ranks     []RankTiming
+	// Failure, when not nil, is why the phase did not complete under the
+	// layer's faults: the first failure its transport reported. The phase
+	// stopped there: a rank not ready by then counts as ready at the
+	// failure, and the checks skip what it left undelivered.
+	Failure *fault.Failure
+	faults  phaseFaults
 }
 
 // Resources are what the run held: the transport's own report plus the
@@ -237,6 +244,9 @@ type Result struct {
 	ProblemCount int
 	// Events is the number of simulation events run.
 	Events uint64
+	// Faults is what went wrong under the layer (nil when healthy);
+	// Failed says which phase it made fail, if any.
+	Faults *fault.Plan
 }
 
 // finish fills a phase's summaries from its per-rank timings, measured

@@ -124,12 +124,18 @@ func (c *DispatchCheck) Add(d Delivery) {
 
 // Err reports what the deliveries added so far got wrong, the slots never
 // filled included; nil means the dispatch was exact.
-func (c *DispatchCheck) Err() error {
+func (c *DispatchCheck) Err() error { return c.err(true) }
+
+// err is Err, with the slots never filled when whole.
+func (c *DispatchCheck) err(whole bool) error {
 	s := c.l.Shape
 	ranks, phys, nl := s.Ranks, s.Physical(), s.LocalExperts()
 	pr := problems{what: c.pr.what, n: c.pr.n, msgs: slices.Clone(c.pr.msgs)}
 	for p := range phys {
 		for src := range ranks {
+			if !whole {
+				break
+			}
 			b := p*ranks + src
 			for j := c.b.Off[b]; j < c.b.Off[b+1]; j++ {
 				if c.seen[j/64]&(1<<(j%64)) == 0 {
