@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,76 +79,97 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err := checkFiles(o.outputs(), originArgs("--base", base)); err != nil {
 		return err
 	}
-	switch o.grid {
-	case "all", "ll", "normal", "gpus", "transfer":
-	default:
+	if !slices.Contains(nativelayer.Grids, o.grid) {
 		return fmt.Errorf("%w: --grid %s: want ll, normal, gpus, transfer or all", errUsage, report.Quote(o.grid))
 	}
+	raw, err := layerRuns(o, progress)
+	if err != nil {
+		return err
+	}
+	lf, err := fitLayer(o, raw, base, progress)
+	if err != nil {
+		return err
+	}
+	return lf.render(stdout, o)
+}
+
+// layerRuns reads --from-raw's runs, merged, or measures the grid on this
+// host's GPU.
+func layerRuns(o calibrateOptions, progress func(string)) (*nativelayer.Raw, error) {
+	if o.fromRaw == "" {
+		return measureLayer(o, progress)
+	}
 	var raw *nativelayer.Raw
-	if o.fromRaw != "" {
-		for _, path := range splitList([]string{o.fromRaw}) {
-			data, err := readMeasured("--from-raw", path)
-			if err != nil {
-				return err
-			}
-			r, ok, err := parseLayerMeasured(data)
-			switch {
-			case err != nil:
-				return fmt.Errorf("--from-raw %s: %w", path, err)
-			case !ok:
-				return fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", path)
-			}
-			if raw == nil {
-				raw = r
-			} else if raw, err = raw.Merge(r); err != nil {
-				return fmt.Errorf("--from-raw %s: %w", path, err)
-			}
+	for _, path := range splitList([]string{o.fromRaw}) {
+		data, err := readMeasured("--from-raw", path)
+		if err != nil {
+			return nil, err
+		}
+		r, ok, err := parseLayerMeasured(data)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
+		case !ok:
+			return nil, fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", path)
 		}
 		if raw == nil {
-			return fmt.Errorf("%w: --from-raw: no file given", errUsage)
-		}
-	} else {
-		lib, err := openNativeLib(o.lib)
-		if err != nil {
-			return fmt.Errorf("calibrate --layer: %w", err)
-		}
-		gpus, err := lib.DeviceCount()
-		if err != nil {
-			return fmt.Errorf("calibrate --layer: %w", err)
-		}
-		var grid []nativelayer.GridPoint
-		switch o.grid {
-		case "all":
-			grid = nativelayer.DefaultGrid(gpus)
-		case "ll":
-			grid = nativelayer.LowLatencyGrid()
-		case "normal":
-			grid = nativelayer.NormalGrid()
-		case "transfer":
-			grid = nativelayer.TransferGrid()
-		case "gpus":
-			if grid = nativelayer.MultiGPUGrid(gpus); grid == nil {
-				return fmt.Errorf("%w: --grid gpus: this host has %d GPU; the NVLink share needs 2 or more", errUsage, gpus)
-			}
-		}
-		if o.quick {
-			grid = grid[:2]
-		}
-		dev := lib.Device()
-		progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
-		raw, err = nativelayer.Measure(lib, grid, nativelayer.Options{Warmup: nativelayer.DefaultWarmup, Reps: nativelayer.DefaultReps, FlushL2: true}, progress)
-		if err != nil {
-			return fmt.Errorf("calibrate --layer: %w", err)
+			raw = r
+		} else if raw, err = raw.Merge(r); err != nil {
+			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
 		}
 	}
-	// The raw file is written with the fragment, once the fit is done: a
-	// failed run writes no file.
+	if raw == nil {
+		return nil, fmt.Errorf("%w: --from-raw: no file given", errUsage)
+	}
+	return raw, nil
+}
+
+// measureLayer runs --grid's native layer runs on this host's GPUs.
+func measureLayer(o calibrateOptions, progress func(string)) (*nativelayer.Raw, error) {
+	lib, err := openNativeLib(o.lib)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate --layer: %w", err)
+	}
+	gpus, err := lib.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate --layer: %w", err)
+	}
+	grid, err := nativelayer.Grid(o.grid, gpus)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --%w", errUsage, err)
+	}
+	if o.quick {
+		grid = grid[:2]
+	}
+	dev := lib.Device()
+	progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
+	raw, err := nativelayer.Measure(lib, grid, nativelayer.Options{Warmup: nativelayer.DefaultWarmup, Reps: nativelayer.DefaultReps, FlushL2: true}, progress)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate --layer: %w", err)
+	}
+	return raw, nil
+}
+
+// layerFit is a bounded fit of the layer's runs, each configuration's
+// prediction from a fit without it, and what the report needs beside.
+type layerFit struct {
+	raw      *nativelayer.Raw
+	base     *profile.Profile
+	fit      *nativelayer.FitResult
+	loo      []nativelayer.Comparison
+	looEvals int
+}
+
+// fitLayer fits raw on base, leaves each configuration out, and writes
+// --raw and --out together once both are done: a failed fit writes no
+// file.
+func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, progress func(string)) (*layerFit, error) {
 	var files outputFlags
 	files.hold()
 	defer files.discard()
 	if o.raw != "" {
 		if err := files.write(o.raw, func(w io.Writer) error { return writeJSON(w, raw) }); err != nil {
-			return fmt.Errorf("calibrate --layer: --raw: %w", err)
+			return nil, fmt.Errorf("calibrate --layer: --raw: %w", err)
 		}
 	}
 	dev := raw.Device
@@ -156,18 +178,18 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	progress("fitting the model's kernel-side and emulated-NIC constants (a few minutes)")
 	fit, err := nativelayer.Fit(raw, base, source, progress)
 	if err != nil {
-		return fmt.Errorf("calibrate --layer: %w", err)
+		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
 	// Each configuration left out costs a few steps of its stage's fit,
 	// from the full fit's constants: about what the fit cost again.
 	progress(fmt.Sprintf("predicting each of the %d configurations from a fit without it", len(raw.Runs)))
 	loo, looEvals, err := fit.LeaveOneOut(nil)
 	if err != nil {
-		return fmt.Errorf("calibrate --layer: leave one out: %w", err)
+		return nil, fmt.Errorf("calibrate --layer: leave one out: %w", err)
 	}
 	meas, err := json.Marshal(layerMeasured{Layer: raw})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	frag := profile.File{
 		Name: "layer-calibration",
@@ -177,32 +199,47 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		Measured:  meas,
 	}
 	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
-		return fmt.Errorf("calibrate --layer: --out: %w", err)
+		return nil, fmt.Errorf("calibrate --layer: --out: %w", err)
 	}
 	if err := files.commit(); err != nil {
-		return fmt.Errorf("calibrate --layer: %w", err)
+		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
-	rows := layerRows(fit.After)
-	sum := microbench.Summarize(rows)
-	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+dev.Name)
-	onBound := fit.OnBound()
+	return &layerFit{raw: raw, base: base, fit: fit, loo: loo, looEvals: looEvals}, nil
+}
+
+// header is the report's header: the runs, the fit, the constants on a
+// bound and the errors in and out of sample.
+func (l *layerFit) header(o calibrateOptions) report.Header {
+	fit, raw := l.fit, l.raw
+	h := header("calibrate --layer", fit.Profile, "modelled (after the fit) vs measured on "+raw.Device.Name)
 	var names []string
-	for _, f := range onBound {
+	for _, f := range fit.OnBound() {
 		names = append(names, f.Name+" ("+f.At+")")
 	}
 	if len(names) == 0 {
 		names = []string{"none"}
 	}
 	h.Extra = []string{measuredLine(raw), fmt.Sprintf("%d native runs; fitted %d constants within their bounds in %d model evaluations, %d more to leave each configuration out; wrote %s",
-		len(raw.Runs), len(fit.Constants), fit.Evals, looEvals, o.out),
+		len(raw.Runs), len(fit.Constants), fit.Evals, l.looEvals, o.out),
 		fmt.Sprintf("on a bound (the runs would take them past what the hardware allows): %s", strings.Join(names, ", ")),
-		fmt.Sprintf("in sample: %s; leaving its configuration out: %s", errorSummary(fit.After, anyPoint), errorSummary(loo, anyPoint)),
+		fmt.Sprintf("in sample: %s; leaving its configuration out: %s", errorSummary(fit.After, anyPoint), errorSummary(l.loo, anyPoint)),
 		fmt.Sprintf("the DeepEP low-latency grid (2, 4, 8 ranks × 16, 128 tokens × 4 paths): %s", gridSummary(fit.After)),
 		fmt.Sprintf("normal mode (2, 4, 8 ranks × 1024, 4096 tokens; a tail every 2 and 16 tokens at 4 × 4096): %s", normalSummary(fit.After))}
 	if s := gpusSummary(fit.After); s != "not measured" {
 		h.Extra = append(h.Extra, "one rank per GPU across NVLink: "+s)
 	}
-	looRows := leaveOneOutRows(fit.After, loo)
+	return h
+}
+
+// render writes the fit as --format asks: the phases modelled beside
+// measured, the fitted constants with their bounds, and each
+// configuration in and out of sample.
+func (l *layerFit) render(w io.Writer, o calibrateOptions) error {
+	fit := l.fit
+	rows := layerRows(fit.After)
+	sum := microbench.Summarize(rows)
+	h := l.header(o)
+	looRows := leaveOneOutRows(fit.After, l.loo)
 	if o.format == "json" {
 		type bounded struct {
 			Name   string  `json:"name"`
@@ -217,7 +254,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 		for _, f := range fit.Fitted {
 			bs = append(bs, bounded{f.Name, f.Value, f.Unit, f.Lo, f.Hi, f.At, f.Why})
 		}
-		return writeJSON(stdout, struct {
+		return writeJSON(w, struct {
 			Header      report.Header      `json:"header"`
 			Constants   []profile.Constant `json:"constants"`
 			Bounds      []bounded          `json:"bounds"`
@@ -226,34 +263,34 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 			Summary     microbench.Summary `json:"summary"`
 		}{h, fit.Constants, bs, rows, looRows, sum})
 	}
-	if err := renderRows(stdout, "table", h, rows, &sum, "measured"); err != nil {
+	if err := renderRows(w, "table", h, rows, &sum, "measured"); err != nil {
 		return err
 	}
 	t := &report.Table{Columns: []string{"constant", "value", "unit", "was", "lower", "upper", "on bound"}, Numeric: []bool{false, true, false, true, true, true, false}}
 	for _, f := range fit.Fitted {
-		t.Rows = append(t.Rows, []string{f.Name, report.Num(f.Value), f.Unit, report.Num(base.Get(f.Name)), report.Num(f.Lo), report.Num(f.Hi), f.At})
-	}
-	if _, err := io.WriteString(stdout, "\nFitted constants, each within bounds from physics or the GPU's datasheet:\n\n"); err != nil {
-		return err
-	}
-	if err := t.WriteText(stdout, nil); err != nil {
-		return err
+		t.Rows = append(t.Rows, []string{f.Name, report.Num(f.Value), f.Unit, report.Num(l.base.Get(f.Name)), report.Num(f.Lo), report.Num(f.Hi), f.At})
 	}
 	lt := &report.Table{Columns: []string{"case", "metric", "measured", "in sample", "left out"}, Numeric: []bool{false, false, true, true, true}}
 	for _, r := range looRows {
 		lt.Rows = append(lt.Rows, []string{r.Case, r.Metric, report.Num(r.Measured), signedPct(r.InSample), signedPct(r.LeftOut)})
 	}
-	if _, err := io.WriteString(stdout, "\nEach configuration predicted by the fit of all runs (in sample) and by a fit without it (left out), model/measured - 1:\n\n"); err != nil {
-		return err
+	for _, part := range []struct {
+		title string
+		t     *report.Table
+	}{{"\nFitted constants, each within bounds from physics or the GPU's datasheet:\n\n", t},
+		{"\nEach configuration predicted by the fit of all runs (in sample) and by a fit without it (left out), model/measured - 1:\n\n", lt}} {
+		if _, err := io.WriteString(w, part.title); err != nil {
+			return err
+		}
+		if err := part.t.WriteText(w, nil); err != nil {
+			return err
+		}
 	}
-	if err := lt.WriteText(stdout, nil); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(stdout, "\nBounds:\n\n"); err != nil {
+	if _, err := io.WriteString(w, "\nBounds:\n\n"); err != nil {
 		return err
 	}
 	for _, f := range fit.Fitted {
-		if _, err := fmt.Fprintf(stdout, "  %s: %s\n", f.Name, f.Why); err != nil {
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Why); err != nil {
 			return err
 		}
 	}

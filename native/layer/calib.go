@@ -73,6 +73,37 @@ func (g GridPoint) transport() (Transport, error) {
 	return Transport{Preset: p}, nil
 }
 
+// Grids are the names Grid takes.
+var Grids = []string{"ll", "normal", "gpus", "transfer", "all"}
+
+// ErrGrid marks a grid that cannot be measured: an unknown name, or one
+// this host's GPUs cannot run.
+var ErrGrid = errors.New("grid")
+
+// Grid is the named share of the runs on a host of gpus GPUs: ll (the
+// low-latency grid), normal (normal mode's), gpus (one rank per GPU across
+// NVLink, which needs two GPUs or more), transfer (the low-latency grid,
+// then one rank on the whole GPU and an SM sweep of it) or all
+// (DefaultGrid).
+func Grid(name string, gpus int) ([]GridPoint, error) {
+	switch name {
+	case "all":
+		return DefaultGrid(gpus), nil
+	case "ll":
+		return LowLatencyGrid(), nil
+	case "normal":
+		return NormalGrid(), nil
+	case "transfer":
+		return TransferGrid(), nil
+	case "gpus":
+		if g := MultiGPUGrid(gpus); g != nil {
+			return g, nil
+		}
+		return nil, fmt.Errorf("%w gpus: this host has %d GPU; the NVLink share needs 2 or more", ErrGrid, gpus)
+	}
+	return nil, fmt.Errorf("%w %s: want %s", ErrGrid, name, strings.Join(Grids, ", "))
+}
+
 // DefaultGrid is what calibrate --layer measures on a host of gpus GPUs:
 // virtual ranks {2, 4, 8}
 // × tokens {16, 128} × the three mechanisms and the direct path on

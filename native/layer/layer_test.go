@@ -538,3 +538,32 @@ func TestFitNVLink(t *testing.T) {
 		}
 	}
 }
+
+func TestGrid(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gpus int
+		n    int // runs; 0: refused
+	}{
+		{"ll", 1, len(LowLatencyGrid())},
+		{"normal", 1, len(NormalGrid())},
+		{"transfer", 1, len(TransferGrid())},
+		{"all", 1, len(LowLatencyGrid()) + len(NormalGrid())},
+		// Two LL and two normal-mode runs across the GPUs.
+		{"all", 8, len(LowLatencyGrid()) + len(NormalGrid()) + 4},
+		{"gpus", 8, 4},
+		{"gpus", 1, 0},
+		{"none", 8, 0},
+	} {
+		g, err := Grid(c.name, c.gpus)
+		if c.n == 0 {
+			if !errors.Is(err, ErrGrid) || !strings.HasPrefix(err.Error(), "grid "+c.name) {
+				t.Errorf("Grid(%s, %d) = %v, want ErrGrid naming it", c.name, c.gpus, err)
+			}
+			continue
+		}
+		if err != nil || len(g) != c.n {
+			t.Errorf("Grid(%s, %d): %d runs, %v; want %d", c.name, c.gpus, len(g), err, c.n)
+		}
+	}
+}
