@@ -239,74 +239,14 @@ func idsTraceFrom(file string, ids, wts, p2l *array, seg []*array, opt ImportOpt
 		return nil, fail("%s has dtype %q, want an integer dtype (<i4, <i8, ...)", ids.name, ids.descr)
 	}
 	t := &idsTrace{ids: ids, wts: wts}
-	switch len(ids.shape) {
-	case 2: // [tokens, k]: one layer
-		t.nl, t.nt, t.k = 1, ids.shape[0], ids.shape[1]
-		t.layersFirst = true
-	case 3:
-		lay := opt.Layout
-		if lay == LayoutAuto && p2l != nil && len(p2l.shape) == 2 {
-			a, b := ids.shape[0] == p2l.shape[0], ids.shape[1] == p2l.shape[0]
-			switch {
-			case a && !b:
-				lay = LayersFirst
-			case b && !a:
-				lay = TokensFirst
-			}
-		}
-		switch lay {
-		case LayersFirst:
-			t.layersFirst = true
-			t.nl, t.nt = ids.shape[0], ids.shape[1]
-		case TokensFirst:
-			t.nt, t.nl = ids.shape[0], ids.shape[1]
-		case LayoutAuto:
-			return nil, fail("%s has shape %s: cannot tell the layer axis; pass --layout layers-first or tokens-first", ids.name, shapeString(ids.shape))
-		default:
-			return nil, fail("layout %q is neither %q nor %q", lay, LayersFirst, TokensFirst)
-		}
-		t.k = ids.shape[2]
-	default:
-		return nil, fail("%s has shape %s, want [layers, tokens, k] or [tokens, layers, k]", ids.name, shapeString(ids.shape))
-	}
-	if t.k < 1 || t.k > MaxTopK {
-		return nil, fail("%s has shape %s: top-k %d is out of range [1, %d]", ids.name, shapeString(ids.shape), t.k, MaxTopK)
-	}
-	if t.nl < 1 || t.nl > MaxLayers {
-		return nil, fail("%s has shape %s: %d layers is out of range [1, %d]", ids.name, shapeString(ids.shape), t.nl, MaxLayers)
+	if err := t.shape(fail, p2l, opt.Layout); err != nil {
+		return nil, err
 	}
 	h := Header{Version: Version, IDSpace: Logical, TopK: t.k, Layers: t.nl, EPSize: opt.EPSize, GPUsPerNode: opt.GPUsPerNode, Experts: opt.Experts}
 	limit := int64(opt.Experts)
 	if p2l != nil {
-		if !p2l.isInt() {
-			return nil, fail("%s has dtype %q, want an integer dtype", p2l.name, p2l.descr)
-		}
-		if len(p2l.shape) != 2 || p2l.shape[0] != t.nl || p2l.shape[1] < 1 || p2l.shape[1] > MaxExperts {
-			return nil, fail("%s has shape %s, want [%d, physical experts]", p2l.name, shapeString(p2l.shape), t.nl)
-		}
-		h.IDSpace = Physical
-		h.PhysicalExperts = p2l.shape[1]
-		h.PhysicalToLogical = make([][]int32, t.nl)
-		var hi int64 = -1
-		lim := int64(MaxExperts)
-		if opt.Experts > 0 {
-			lim = int64(opt.Experts)
-		}
-		for l := range t.nl {
-			row := make([]int32, h.PhysicalExperts)
-			for p := range row {
-				i := l*h.PhysicalExperts + p
-				v := p2l.int(i)
-				if v < 0 || v >= lim {
-					return nil, fail("%s%s = %d is out of range [0, %d)", p2l.name, index(p2l.shape, i), v, lim)
-				}
-				row[p] = int32(v)
-				hi = max(hi, v)
-			}
-			h.PhysicalToLogical[l] = row
-		}
-		if h.Experts == 0 {
-			h.Experts = int(hi + 1)
+		if err := t.physical(fail, p2l, &h); err != nil {
+			return nil, err
 		}
 		limit = int64(h.PhysicalExperts)
 	}
@@ -324,18 +264,8 @@ func idsTraceFrom(file string, ids, wts, p2l *array, seg []*array, opt ImportOpt
 	if h.Experts == 0 {
 		h.Experts = max(int(hi+1), t.k)
 	}
-	if wts != nil {
-		if wts.isInt() {
-			return nil, fail("%s has dtype %q, want a float dtype (<f4, <f2, <f8)", wts.name, wts.descr)
-		}
-		if !slices.Equal(wts.shape, ids.shape) {
-			return nil, fail("%s has shape %s, %s has %s (top-k or token counts differ)", wts.name, shapeString(wts.shape), ids.name, shapeString(ids.shape))
-		}
-		for i := range wts.len() {
-			if w := float32(wts.float(i)); math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) {
-				return nil, fail("%s%s = %v is not a finite float32", wts.name, index(wts.shape, i), wts.float(i))
-			}
-		}
+	if err := t.weights(fail); err != nil {
+		return nil, err
 	}
 	if err := t.segments(fail, seg); err != nil {
 		return nil, err
@@ -354,6 +284,106 @@ func idsTraceFrom(file string, ids, wts, p2l *array, seg []*array, opt ImportOpt
 	}
 	t.h = h
 	return t, nil
+}
+
+// shape reads layers, tokens and top-k off the ids' shape, the layer axis
+// from lay or, when auto, from the one p2l's layers match.
+func (t *idsTrace) shape(fail func(string, ...any) error, p2l *array, lay Layout) error {
+	ids := t.ids
+	switch len(ids.shape) {
+	case 2: // [tokens, k]: one layer
+		t.nl, t.nt, t.k = 1, ids.shape[0], ids.shape[1]
+		t.layersFirst = true
+	case 3:
+		if lay == LayoutAuto && p2l != nil && len(p2l.shape) == 2 {
+			a, b := ids.shape[0] == p2l.shape[0], ids.shape[1] == p2l.shape[0]
+			switch {
+			case a && !b:
+				lay = LayersFirst
+			case b && !a:
+				lay = TokensFirst
+			}
+		}
+		switch lay {
+		case LayersFirst:
+			t.layersFirst = true
+			t.nl, t.nt = ids.shape[0], ids.shape[1]
+		case TokensFirst:
+			t.nt, t.nl = ids.shape[0], ids.shape[1]
+		case LayoutAuto:
+			return fail("%s has shape %s: cannot tell the layer axis; pass --layout layers-first or tokens-first", ids.name, shapeString(ids.shape))
+		default:
+			return fail("layout %q is neither %q nor %q", lay, LayersFirst, TokensFirst)
+		}
+		t.k = ids.shape[2]
+	default:
+		return fail("%s has shape %s, want [layers, tokens, k] or [tokens, layers, k]", ids.name, shapeString(ids.shape))
+	}
+	if t.k < 1 || t.k > MaxTopK {
+		return fail("%s has shape %s: top-k %d is out of range [1, %d]", ids.name, shapeString(ids.shape), t.k, MaxTopK)
+	}
+	if t.nl < 1 || t.nl > MaxLayers {
+		return fail("%s has shape %s: %d layers is out of range [1, %d]", ids.name, shapeString(ids.shape), t.nl, MaxLayers)
+	}
+	return nil
+}
+
+// physical puts h in physical expert ids: p2l maps each layer's physical
+// experts to logical ones below h.Experts (or MaxExperts when not given),
+// and sets h.Experts from it when not given.
+func (t *idsTrace) physical(fail func(string, ...any) error, p2l *array, h *Header) error {
+	if !p2l.isInt() {
+		return fail("%s has dtype %q, want an integer dtype", p2l.name, p2l.descr)
+	}
+	if len(p2l.shape) != 2 || p2l.shape[0] != t.nl || p2l.shape[1] < 1 || p2l.shape[1] > MaxExperts {
+		return fail("%s has shape %s, want [%d, physical experts]", p2l.name, shapeString(p2l.shape), t.nl)
+	}
+	h.IDSpace = Physical
+	h.PhysicalExperts = p2l.shape[1]
+	h.PhysicalToLogical = make([][]int32, t.nl)
+	var hi int64 = -1
+	lim := int64(MaxExperts)
+	if h.Experts > 0 {
+		lim = int64(h.Experts)
+	}
+	for l := range t.nl {
+		row := make([]int32, h.PhysicalExperts)
+		for p := range row {
+			i := l*h.PhysicalExperts + p
+			v := p2l.int(i)
+			if v < 0 || v >= lim {
+				return fail("%s%s = %d is out of range [0, %d)", p2l.name, index(p2l.shape, i), v, lim)
+			}
+			row[p] = int32(v)
+			hi = max(hi, v)
+		}
+		h.PhysicalToLogical[l] = row
+	}
+	if h.Experts == 0 {
+		h.Experts = int(hi + 1)
+	}
+	return nil
+}
+
+// weights checks the routing weights, when given: floats of the ids'
+// shape, every one a finite float32.
+func (t *idsTrace) weights(fail func(string, ...any) error) error {
+	wts, ids := t.wts, t.ids
+	if wts == nil {
+		return nil
+	}
+	if wts.isInt() {
+		return fail("%s has dtype %q, want a float dtype (<f4, <f2, <f8)", wts.name, wts.descr)
+	}
+	if !slices.Equal(wts.shape, ids.shape) {
+		return fail("%s has shape %s, %s has %s (top-k or token counts differ)", wts.name, shapeString(wts.shape), ids.name, shapeString(ids.shape))
+	}
+	for i := range wts.len() {
+		if w := float32(wts.float(i)); math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) {
+			return fail("%s%s = %v is not a finite float32", wts.name, index(wts.shape, i), wts.float(i))
+		}
+	}
+	return nil
 }
 
 // segments reads the optional segment arrays that split the token axis into
