@@ -183,29 +183,9 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if err != nil {
 		return err
 	}
-	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"), base)
+	trs, nccl, err := nativeLayerPaths(f, fs, base, configs)
 	if err != nil {
 		return err
-	}
-	if nccl {
-		for _, c := range configs {
-			if c.gpus != c.shape.Ranks {
-				return fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks/max(1, c.gpus))
-			}
-		}
-	}
-	var trs []nativelayer.Transport
-	for _, p := range presets {
-		trs = append(trs, nativelayer.Transport{Preset: p})
-	}
-	if direct {
-		trs = append(trs, nativelayer.Transport{Direct: true})
-	}
-	if len(trs) == 0 {
-		if nccl {
-			return fmt.Errorf("%w: --transport %s is a baseline beside the layer: name a layer path too (e.g. --transport direct,%s)", errUsage, nativelayer.NCCLName, nativelayer.NCCLName)
-		}
-		return fmt.Errorf("%w: --transport: no transport given", errUsage)
 	}
 	lib, err := openNativeLib(f.native.lib)
 	if err != nil {
@@ -222,31 +202,18 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		if err != nil {
 			return err
 		}
-		o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
-			Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
-			Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.mode, Chunk: f.chunk}
-		if o.Pace {
-			o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
-			o.MsgMps = prof.Get("nic.msg_rate_mps")
-		}
+		o := nativeOptions(f, c, prof)
 		for _, tr := range trs {
 			tr.Options = preset.OptionsOf(c.knobs)
-			m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
-			var checkErr error
-			switch {
-			case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
-				return fmt.Errorf("%w: %s: %v", errUsage, tr.Name(), err)
-			case errors.Is(err, native.ErrCheck) && m != nil:
-				checkErr = err
-				failed++
-			case err != nil:
+			it, err := measureNative(lib, f, rt, tr, o, c, prof)
+			if err != nil {
 				return err
 			}
-			pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.bg, f.log)
-			if err != nil {
-				return fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
+			if it.err != nil {
+				failed++
 			}
-			items = append(items, nativeItem{cfg: c, knobs: nativeKnobs(fs, axes, c), tr: tr, m: m, model: pred, err: checkErr})
+			it.knobs = nativeKnobs(fs, axes, c)
+			items = append(items, it)
 			bar.Step(tr.Name())
 		}
 		if nccl {
@@ -281,6 +248,72 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), notWritten(f.out.outs))
 	}
 	return f.out.commit()
+}
+
+// nativeLayerPaths is what the native engine runs each configuration
+// through: the presets' layer paths, the direct path, and whether NCCL's
+// all-to-all runs beside them (one rank per GPU only).
+func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, base *profile.Profile, configs []config) ([]nativelayer.Transport, bool, error) {
+	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"), base)
+	if err != nil {
+		return nil, false, err
+	}
+	if nccl {
+		for _, c := range configs {
+			if c.gpus != c.shape.Ranks {
+				return nil, false, fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks/max(1, c.gpus))
+			}
+		}
+	}
+	var trs []nativelayer.Transport
+	for _, p := range presets {
+		trs = append(trs, nativelayer.Transport{Preset: p})
+	}
+	if direct {
+		trs = append(trs, nativelayer.Transport{Direct: true})
+	}
+	if len(trs) == 0 {
+		if nccl {
+			return nil, false, fmt.Errorf("%w: --transport %s is a baseline beside the layer: name a layer path too (e.g. --transport direct,%s)", errUsage, nativelayer.NCCLName, nativelayer.NCCLName)
+		}
+		return nil, false, fmt.Errorf("%w: --transport: no transport given", errUsage)
+	}
+	return trs, nccl, nil
+}
+
+// nativeOptions are configuration c's native run options, pacing the
+// emulated NIC at prof's line and message rate when asked.
+func nativeOptions(f *layerFlags, c config, prof *profile.Profile) nativelayer.Options {
+	o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
+		Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
+		Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.mode, Chunk: f.chunk}
+	if o.Pace {
+		o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
+		o.MsgMps = prof.Get("nic.msg_rate_mps")
+	}
+	return o
+}
+
+// measureNative runs one configuration through one path and the model of
+// the same run beside it. A run that failed its checks is an item with
+// its error (the table shows it); one the library refuses is a usage
+// error.
+func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr nativelayer.Transport, o nativelayer.Options, c config, prof *profile.Profile) (nativeItem, error) {
+	m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
+	var checkErr error
+	switch {
+	case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
+		return nativeItem{}, fmt.Errorf("%w: %s: %v", errUsage, tr.Name(), err)
+	case errors.Is(err, native.ErrCheck) && m != nil:
+		checkErr = err
+	case err != nil:
+		return nativeItem{}, err
+	}
+	pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.bg, f.log)
+	if err != nil {
+		return nativeItem{}, fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
+	}
+	return nativeItem{cfg: c, tr: tr, m: m, model: pred, err: checkErr}, nil
 }
 
 // nativeKnobs are the model's swept knobs plus the native placement's.
