@@ -21,7 +21,7 @@ func (f *Fabric) Datagram(paths int) {
 // the spine of its own choice among the flow's candidates, and queues at
 // the responder's port; the message has arrived with its last packet. A
 // backed-up first hop stalls the sender's link as crossLeaf's does.
-func (n *NIC) spray(e *sim.Engine, id int32, m *rec, dst *NIC, slot sim.Time, ph, dp *port) {
+func (n *NIC) spray(e *sim.Engine, id int32, m *rec, dst *NIC, slot sim.Time, ph, dp *port, bytes int) {
 	p := n.P
 	f := n.fab
 	t := &p.Topo
@@ -29,14 +29,23 @@ func (n *NIC) spray(e *sim.Engine, id int32, m *rec, dst *NIC, slot sim.Time, ph
 	s0 := f.sprayPath(n, dst, m, 0, ph.leaf, dp.leaf)
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		f.up[int(ph.leaf)*f.spines+s0]-t.HopBuffer-half, f.down[s0*f.leaves+int(dp.leaf)]-t.HopBuffer-half-t.Hop)
-	m.set(fMsgRate, rateBound(m, slot, start, p))
-	f.stamp(m, sSent, start)
-	left := int(m.bytes)
+	if !f.resending(id) {
+		m.set(fMsgRate, rateBound(m, slot, start, p))
+		f.stamp(m, sSent, start)
+	}
+	left := bytes
 	at := start
 	var arrive sim.Time
+	x := f.flt
+	k := f.link(m.qp())
 	for i := 0; ; i++ {
 		b := min(left, p.MTU)
 		w := p.WireTime(b)
+		// Each link's time for the packet (its own rate under faults).
+		ws, wu, wr := w, w, w
+		if x != nil {
+			ws, wu, wr = x.scale(w, int(n.base)+k), x.spineTime(w), x.scale(w, int(dst.base)+k)
+		}
 		s := s0
 		if i > 0 {
 			s = f.sprayPath(n, dst, m, i, ph.leaf, dp.leaf)
@@ -44,18 +53,25 @@ func (n *NIC) spray(e *sim.Engine, id int32, m *rec, dst *NIC, slot sim.Time, ph
 		up := &f.up[int(ph.leaf)*f.spines+s]
 		down := &f.down[s*f.leaves+int(dp.leaf)]
 		s1 := max(at+half, *up)
-		*up = s1 + w
+		*up = max(s1+wu, at+half+ws)
 		s2 := max(s1+t.Hop, *down)
-		*down = s2 + w
-		arrive = max(s2+t.Hop+p.Fabric-half, dp.portAt) + w
+		*down = max(s2+wu, *up+t.Hop)
+		arrive = max(max(s2+t.Hop+p.Fabric-half, dp.portAt)+wr, *down+t.Hop+p.Fabric-half)
 		dp.portAt = arrive
-		at += w
+		at += ws
 		left -= b
 		if left <= 0 {
 			break
 		}
 	}
 	ph.linkAt = at
+	if x != nil {
+		// Packet by packet the fate is drawn over the whole message's
+		// span (its packets' spread over paths is not kept apart).
+		f.landed(e, id, m, flight{src: int(n.base) + k, dst: int(dst.base) + k, start: start, ws: at - start, arrive: arrive,
+			wr: at - start, bytes: bytes, crossSpine: true, sender: n, target: dst})
+		return
+	}
 	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
 }

@@ -250,6 +250,8 @@ const (
 	opRx
 	opEmuStep
 	opPick
+	opRetx    // a lost packet's queue sends again (faults)
+	opQPError // a queue gives up (faults)
 )
 
 // NIC is one rank's adapter: per-QP doorbell queues served in order, a
@@ -477,6 +479,9 @@ type Fabric struct {
 	// is how many spines a message's packets spray over.
 	dgram bool
 	paths int
+	// flt is the faults applied to the fabric (SetFaults); nil when
+	// healthy, which every path checks first.
+	flt *faults
 }
 
 // EmuBurst is how many WQEs an emulated NIC warp executes from one queue
@@ -670,6 +675,9 @@ func (n *NIC) Enqueue(qp int, id int32) {
 	}
 	q.tail = id
 	q.posted++
+	if f.flt != nil {
+		f.flt.numbered(id, int32(n.Index), int32(qp))
+	}
 }
 
 // Doorbell records a doorbell store that leaves the SM at `at`, announcing
@@ -762,6 +770,14 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		n.ready(e, int32(arg))
 	case opPick:
 		n.pick(e, int(arg))
+	case opRetx:
+		n.retx(e, int32(arg))
+	case opQPError:
+		if n.fab.dgram {
+			n.srdGiveUp(e, int32(arg))
+		} else {
+			n.qpError(e, int32(arg))
+		}
 	case opEmuStep:
 		n.fab.emuStep(e, int(arg))
 	case opRx:
@@ -1039,28 +1055,43 @@ func (n *NIC) transmit(e *sim.Engine, id int32, slot sim.Time) {
 	// responder's link of the same number (the same rail or plane).
 	k := f.link(m.qp())
 	ph := n.linkPort(k)
-	wire := p.WireTime(int(m.bytes))
+	bytes := int(m.bytes)
+	if f.flt != nil {
+		bytes = f.flt.sendBytes(f, id, m)
+	}
+	wire := p.WireTime(bytes)
 	dst := f.NICs[m.dst()]
 	dp := dst.linkPort(k)
 	if f.up != nil && ph.leaf != dp.leaf {
 		if f.dgram && f.paths > 1 {
-			n.spray(e, id, m, dst, slot, ph, dp)
+			n.spray(e, id, m, dst, slot, ph, dp, bytes)
 			return
 		}
-		n.crossLeaf(e, id, m, dst, slot, wire, ph, dp)
+		n.crossLeaf(e, id, m, dst, slot, wire, ph, dp, bytes)
 		return
+	}
+	ws, wr := wire, wire
+	if x := f.flt; x != nil {
+		ws, wr = x.scale(wire, int(n.base)+k), x.scale(wire, int(dst.base)+k)
 	}
 	// Credit flow control: the switch holds only PortBuffer of traffic
 	// waiting for an egress port, so a message whose destination is backed
 	// up beyond that waits at the head of its sender's link, blocking the
 	// messages behind it to other destinations too (head-of-line).
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric)
-	ph.linkAt = start + wire
-	m.set(fMsgRate, rateBound(m, slot, start, p))
-	f.stamp(m, sSent, start)
-	// The responder's port serializes arrivals from every sender.
-	arrive := max(start+p.Fabric, dp.portAt) + wire
+	ph.linkAt = start + ws
+	if !f.resending(id) {
+		m.set(fMsgRate, rateBound(m, slot, start, p))
+		f.stamp(m, sSent, start)
+	}
+	// The responder's port serializes arrivals from every sender; a
+	// slower sender's link paces it (equal rates: the first term).
+	arrive := max(max(start+p.Fabric, dp.portAt)+wr, start+ws+p.Fabric)
 	dp.portAt = arrive
+	if f.flt != nil {
+		f.landed(e, id, m, flight{src: int(n.base) + k, dst: int(dst.base) + k, start: start, ws: ws, arrive: arrive, wr: wr, bytes: bytes, sender: n, target: dst})
+		return
+	}
 	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
 }
@@ -1077,7 +1108,7 @@ func rateBound(m *rec, slot, start sim.Time, p *NICParams) bool {
 // more than within a leaf. A backed-up link beyond its buffer stalls the
 // sender's link, as the responder's port does. ph and dp are the ports of
 // the message's link at either end.
-func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time, ph, dp *port) {
+func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire sim.Time, ph, dp *port, bytes int) {
 	p := n.P
 	f := n.fab
 	t := &p.Topo
@@ -1085,17 +1116,30 @@ func (n *NIC) crossLeaf(e *sim.Engine, id int32, m *rec, dst *NIC, slot, wire si
 	up := &f.up[int(ph.leaf)*f.spines+s]
 	down := &f.down[s*f.leaves+int(dp.leaf)]
 	half := p.Fabric / 2
+	// Each link's time for the message: its own rate under faults (a
+	// degraded NIC link, a congested spine); the slowest paces the rest.
+	ws, wu, wr := wire, wire, wire
+	k := f.link(m.qp())
+	if x := f.flt; x != nil {
+		ws, wu, wr = x.scale(wire, int(n.base)+k), x.spineTime(wire), x.scale(wire, int(dst.base)+k)
+	}
 	start := max(slot+p.Tx, ph.linkAt, dp.portAt-p.PortBuffer-p.Fabric-2*t.Hop,
 		*up-t.HopBuffer-half, *down-t.HopBuffer-half-t.Hop)
-	ph.linkAt = start + wire
-	m.set(fMsgRate, rateBound(m, slot, start, p))
-	f.stamp(m, sSent, start)
+	ph.linkAt = start + ws
+	if !f.resending(id) {
+		m.set(fMsgRate, rateBound(m, slot, start, p))
+		f.stamp(m, sSent, start)
+	}
 	s1 := max(start+half, *up)
-	*up = s1 + wire
+	*up = max(s1+wu, start+half+ws)
 	s2 := max(s1+t.Hop, *down)
-	*down = s2 + wire
-	arrive := max(s2+t.Hop+p.Fabric-half, dp.portAt) + wire
+	*down = max(s2+wu, *up+t.Hop)
+	arrive := max(max(s2+t.Hop+p.Fabric-half, dp.portAt)+wr, *down+t.Hop+p.Fabric-half)
 	dp.portAt = arrive
+	if f.flt != nil {
+		f.landed(e, id, m, flight{src: int(n.base) + k, dst: int(dst.base) + k, start: start, ws: ws, arrive: arrive, wr: wr, bytes: bytes, crossSpine: true, sender: n, target: dst})
+		return
+	}
 	f.stamp(m, sArrived, arrive)
 	e.At(arrive, dst.id, opRx, int64(id))
 }

@@ -9,5 +9,5 @@ var efaDefs = []Def{
 	{"efa.ah_entries", "count", 1, 1 << 20, "address handles (with their peers' datagram state) the adapter caches; a datagram queue's WQE to a peer whose handle was evicted waits for it"},
 	{"efa.ah_miss_ns", "ns", 0, 1e6, "fetching an evicted address handle and peer state from host memory"},
 	{"efa.paths", "count", 1, 256, "fabric paths the adapter sprays one peer's packets over (with two tiers: spines)"},
-	{"efa.rto_us", "µs", 1, 1e6, "retransmission timeout of a lost packet (loss is not modelled: a run checks that it exceeds a round trip)"},
+	{"efa.rto_us", "µs", 1, 1e6, "retransmission timeout of a lost packet: SRD sends it again, alone and on a path picked anew, this long after it left (a run checks that it exceeds a round trip)"},
 }

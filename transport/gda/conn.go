@@ -164,6 +164,8 @@ func (t gdaTransport) Open(env *transport.Env) (transport.Conn, error) {
 			}
 		}
 	}
+	// GPU kernels do not reset a QP in error: the layer fails.
+	transport.ApplyFaults(env, c.fab, t.Name(), 0)
 	c.sqs = hugepage.Make[sendQueue](env.Ranks * qps)
 	c.selfID = env.E.Register(c)
 	return c, nil

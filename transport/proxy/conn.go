@@ -55,6 +55,9 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	}
 	c := &conn{env: env, m: newModel(env.E, env.Profile, t.cfg, env.Ranks)}
 	c.m.fab.Place(env.GPUsPerNode)
+	// The NIC retransmits; a worker that reaps an error completion resets
+	// the QP and posts again as many times as the profile says.
+	transport.ApplyFaults(env, c.m.fab, t.Name(), int(env.Profile.Get("proxy.qp_resets")))
 	if env.Mem != nil {
 		c.m.perGPU = env.Mem.RanksPerGPU()
 	}

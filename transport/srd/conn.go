@@ -80,6 +80,8 @@ func (t Transport) Open(env *transport.Env) (transport.Conn, error) {
 	c.fab = hw.NewFabric(env.E, np, env.Ranks, c.perRank, c)
 	c.fab.Datagram(int(p.Get("efa.paths")))
 	c.fab.Place(env.GPUsPerNode)
+	// SRD retransmits in the adapter, whoever posts.
+	transport.ApplyFaults(env, c.fab, t.name, 0)
 	if cfg.Style == Proxy {
 		fetch := sim.Ns(p.Get("proxy.nic_host_fetch_ns"))
 		for _, n := range c.fab.NICs {

@@ -13,8 +13,12 @@
 //     sprayed over up to efa.paths spines of a two-tier fabric, and WQEs
 //     of one QP leave as their payloads are read, not in posting order
 //     (hw.Fabric.Datagram). A message completes when its last packet is
-//     acknowledged. Loss is not modelled; efa.rto_us is checked against
-//     the round trip only.
+//     acknowledged. Under a fault plan (transport.Env.Faults) a lost
+//     packet is sent again alone, efa.rto_us after it left, on the path
+//     the spray then picks; nothing else waits for it. The send completes
+//     in error (FI_EFA_ERR_UNRESP_REMOTE) only once a peer has answered
+//     nothing for efa.unresponsive_ms, so loss that fails an RC queue
+//     delays SRD. efa.rto_us must exceed the round trip.
 //   - No RDMA atomics: a count or flag the layer posts as an atomic
 //     travels as an 8 B write with immediate data, sent only once every
 //     write posted before it from the same rank to the same peer and
