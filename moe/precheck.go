@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -22,7 +23,12 @@ var ErrOverCapacity = errors.New("over the hardware's capacity")
 const (
 	CapacityMemory = "memory" // the layer's buffers and send queues against gpu.memory_gb
 	CapacityQueues = "queues" // send queues per NIC against nic.max_qps
+	CapacityWRs    = "wrs"    // work requests a send queue holds against nic.max_qp_wr
 )
+
+// LimitReserved is the GPU memory the model's weights and activations
+// keep, which the layer's buffers cannot use.
+const LimitReserved = "gpu.reserved_gb"
 
 // CapacityError is a deployment over a limit of the hardware: Kind says
 // which, Need and Limit the figures, Constant the profile constant that
@@ -38,6 +44,8 @@ type CapacityError struct {
 	Detail       string // what makes up Need
 	// AtLeast: Need is a bound, the true figure past what 64 bits count.
 	AtLeast bool
+	// Reserved: Limit is the GPU's memory less what gpu.reserved_gb keeps.
+	Reserved bool
 }
 
 func (e *CapacityError) Error() string {
@@ -47,8 +55,14 @@ func (e *CapacityError) Error() string {
 		if e.AtLeast {
 			need = "over " + need
 		}
-		return fmt.Sprintf("%s per GPU (%s), more than the GPU's %s (%s)",
-			need, e.Detail, gbytes(e.Limit), e.Source)
+		left := ""
+		if e.Reserved {
+			left = " left"
+		}
+		return fmt.Sprintf("%s per GPU (%s), more than the GPU's %s%s (%s)",
+			need, e.Detail, gbytes(e.Limit), left, e.Source)
+	case CapacityWRs:
+		return fmt.Sprintf("%d work requests per send queue (%s), more than the NIC's %d (%s)", e.Need, e.Detail, e.Limit, e.Source)
 	}
 	what := "QPs"
 	if e.Queues != "" {
@@ -87,7 +101,11 @@ func gbytes(b int64) string {
 // two ranks, so that the profile records every constant a run of cfg
 // reads (profile.Unread) without running it: the models read their
 // constants when built, whatever the layer's size.
-func Precheck(s Shape, cfg LayerConfig) error {
+func Precheck(s Shape, cfg LayerConfig) error { return PrecheckWith(s, cfg, Limits{}) }
+
+// PrecheckWith is Precheck under the library limits of lim, and over the
+// limits lim.Over names.
+func PrecheckWith(s Shape, cfg LayerConfig, lim Limits) error {
 	cfg.Routing = &Routing{Shape: s}
 	if err := cfg.onProfile(); err != nil {
 		return err
@@ -107,7 +125,10 @@ func Precheck(s Shape, cfg LayerConfig) error {
 			return err
 		}
 	}
-	if err := checkCapacity(s, &cfg); err != nil {
+	if err := checkLimits(s, &cfg, lim); err != nil {
+		return err
+	}
+	if err := checkCapacity(s, &cfg, lim.Over); err != nil {
 		return err
 	}
 	per := max(1, cfg.RanksPerGPU)
@@ -120,54 +141,99 @@ func Precheck(s Shape, cfg LayerConfig) error {
 	return nil
 }
 
-// checkCapacity compares the layer's buffer (DeepEP's size for the mode)
-// and the transport's send queues with the GPU's memory, and its queues
-// per NIC with the NIC's, from the transport's estimate of the bare
-// configuration (no traffic needed: these are what it allocates).
-func checkCapacity(s Shape, cfg *LayerConfig) error {
+// capacity is what a deployment takes of its GPU's memory and its NIC's
+// queues, against the profile's limits.
+type capacity struct {
+	buffer, need int64 // the layer's buffer; with the GPU-resident send queues
+	what         string
+	atLeast      bool
+	memLimit     int64 // the GPU's memory less what the model keeps
+	memSource    string
+	queues       int64 // per NIC: RC QPs, or a mechanism's own queues
+	kind         transport.Resource
+	qpLimit      int64
+	depth        int64 // work requests one send queue holds; 0: none stated
+	wrLimit      int64
+	r            transport.Resources
+}
+
+// queueWords says what c.queues counts.
+func (c *capacity) queueWords() string {
+	if c.kind.Queues != "" {
+		return c.kind.Queues + " per NIC"
+	}
+	return "QPs per NIC"
+}
+
+// capacityOf works out the layer's buffer (DeepEP's size for the mode)
+// and the transport's send queues, and its queues per NIC, from the
+// transport's estimate of the bare configuration (no traffic needed:
+// these are what it allocates), and reads every capacity limit.
+func capacityOf(s Shape, cfg *LayerConfig) (capacity, error) {
+	var c capacity
 	layer, _ := Channels(s, cfg.Mode, cfg.NumSMs, cfg.Background)
-	buffer, what := LLBufferBytes(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
+	c.buffer, c.what = LLBufferBytes(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
 	if cfg.Mode == Normal {
-		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
-		buffer, what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
+		normal := deepEPChannels(cfg.NumSMs)
+		c.buffer, c.what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
 	}
 	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: bound
 	// them in floating point first.
-	bound := 8 * float64(s.Physical()) * float64(s.Tokens) * float64(2*s.Hidden+LLHeaderBytes)
+	bound := llBound(s)
 	if cfg.Mode == Normal {
-		normal, _ := Channels(s, Normal, cfg.NumSMs, Background{})
+		normal := deepEPChannels(cfg.NumSMs)
 		bound = float64(normal) * float64(256*s.Domains()+288*s.DomainGPUs()) * float64(s.NormalTokenBytes())
 	}
-	atLeast := bound > math.MaxInt64/2
-	if atLeast {
-		buffer = math.MaxInt64 / 2
+	c.atLeast = bound > math.MaxInt64/2
+	if c.atLeast {
+		c.buffer = math.MaxInt64 / 2
 	}
-	var r transport.Resources
 	if est, ok := cfg.Transport.(transport.Estimator); ok {
 		e, err := est.Estimate(&transport.Demand{Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(), NVLink: cfg.NVLink, Channels: layer}, cfg.Profile)
 		if err != nil {
-			return fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
+			return c, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
 		}
-		r = e.Resources
+		c.r = e.Resources
 	}
 	p := cfg.Profile
-	need := buffer
-	if !r.HostQueues && r.QueueBytesPerRank > 0 {
-		need += r.QueueBytesPerRank
-		what += fmt.Sprintf(", plus %s of send queues", gbytes(r.QueueBytesPerRank))
+	c.need = c.buffer
+	if !c.r.HostQueues && c.r.QueueBytesPerRank > 0 {
+		c.need += c.r.QueueBytesPerRank
+		c.what += fmt.Sprintf(", plus %s of send queues", gbytes(c.r.QueueBytesPerRank))
 	}
-	if limit := int64(p.Get("gpu.memory_gb") * 1e9); need > limit {
-		return &CapacityError{Kind: CapacityMemory, Need: need, Limit: limit, Constant: "gpu.memory_gb", Source: source(p, "gpu.memory_gb"), Detail: what, AtLeast: atLeast}
+	mem, reserved := p.Get(LimitMemory), p.Get(LimitReserved)
+	c.memLimit, c.memSource = int64(max(0, mem-reserved)*1e9), source(p, LimitMemory)
+	if reserved > 0 {
+		c.memSource += ", less " + source(p, LimitReserved)
 	}
 	// A mechanism's own send queues in place of QPs (DC's initiators)
 	// count against the same limit, and not per peer.
-	queues, kind := int64(r.QPsPerNIC), transport.Resource{}
+	c.queues = int64(c.r.QPsPerNIC)
 	for _, d := range transport.Held() {
-		if v := r.Own[d.Name]; d.Queues != "" && v > 0 {
-			queues, kind = max(queues, int64(v)), d
+		if v := c.r.Own[d.Name]; d.Queues != "" && v > 0 {
+			c.queues, c.kind = max(c.queues, int64(v)), d
 		}
 	}
-	if limit := int64(p.Get("nic.max_qps")); queues > limit {
+	c.qpLimit = int64(p.Get(LimitQPs))
+	c.depth, c.wrLimit = int64(max(0, cfg.Transport.QueueDepth())), int64(p.Get(LimitQPWR))
+	return c, nil
+}
+
+// checkCapacity refuses a layer whose buffer and GPU-resident send queues
+// are more than the GPU's memory leaves it, or whose queues per NIC are
+// more than the NIC's, but for a limit over names.
+func checkCapacity(s Shape, cfg *LayerConfig, over []string) error {
+	c, err := capacityOf(s, cfg)
+	if err != nil {
+		return err
+	}
+	p := cfg.Profile
+	if c.need > c.memLimit && !slices.Contains(over, LimitMemory) {
+		return &CapacityError{Kind: CapacityMemory, Need: c.need, Limit: c.memLimit, Constant: LimitMemory, Source: c.memSource, Detail: c.what, AtLeast: c.atLeast,
+			Reserved: p.Get(LimitReserved) > 0}
+	}
+	queues, kind := c.queues, c.kind
+	if limit := c.qpLimit; queues > limit && !slices.Contains(over, LimitQPs) {
 		detail := fmt.Sprintf("%s on %d ranks", cfg.Transport.Name(), s.Ranks)
 		if kind.Queues == "" && s.Ranks > 0 {
 			// Queues are counted per NIC: a rank's over its NICs, or
@@ -181,7 +247,7 @@ func checkCapacity(s Shape, cfg *LayerConfig) error {
 				detail = fmt.Sprintf("%d GPUs a NIC × %s", share, detail)
 			}
 		}
-		return &CapacityError{Kind: CapacityQueues, Need: queues, Limit: limit, Queues: kind.Queues, Knob: kind.Knob, Constant: "nic.max_qps", Source: source(p, "nic.max_qps"), Detail: detail}
+		return &CapacityError{Kind: CapacityQueues, Need: queues, Limit: limit, Queues: kind.Queues, Knob: kind.Knob, Constant: LimitQPs, Source: source(p, LimitQPs), Detail: detail}
 	}
 	if s.Ranks > hw.MaxNICs || queues >= hw.MaxQPs {
 		// The transports refuse these when opened (a NIC given more

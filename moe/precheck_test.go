@@ -21,7 +21,7 @@ func TestPrecheckReadsWhatTheRunReads(t *testing.T) {
 	for _, d := range profile.Defs() {
 		all = append(all, d.Name)
 	}
-	capacity := []string{"gpu.memory_gb", "nic.max_qps"}
+	capacity := []string{"gpu.memory_gb", "gpu.reserved_gb", "nic.max_qps", "nic.max_qp_wr"}
 	bulk := moe.Background{CTAs: 2, Bytes: 4096}
 	reserved := bulk
 	reserved.Reserved = true

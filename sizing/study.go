@@ -191,7 +191,8 @@ func better(a, b *Candidate) bool {
 
 // check builds each candidate's transport and fails, unrun, those that
 // no run could change: queues too shallow for the mode, more memory or
-// queues than the hardware has (moe.Precheck). The estimate still says
+// queues than the hardware has, over a limit its library states
+// (moe.PrecheckWith). The estimate still says
 // what they would take.
 func (s *Study) check(cands []Candidate) error {
 	d := &s.Deployment
@@ -202,8 +203,8 @@ func (s *Study) check(cands []Candidate) error {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
 		}
-		err = moe.Precheck(d.Routing.Shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
-			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg})
+		err = moe.PrecheckWith(d.Routing.Shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg}, moe.Limits{Library: c.pre.Limits})
 		switch {
 		case errors.Is(err, moe.ErrQueueDepth) || errors.Is(err, moe.ErrOverCapacity):
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)

@@ -58,6 +58,9 @@ type jsonResult struct {
 	Problems    []string          `json:"problems,omitempty"`
 	Events      uint64            `json:"events"`
 	Knobs       map[string]string `json:"swept,omitempty"`
+	// Limits is the headroom against each limit the point is under;
+	// one with over set was run past only because it was overridden.
+	Limits []moe.Usage `json:"limits,omitempty"`
 
 	// The element types of the two paths, as --dispatch-dtype and
 	// --combine-dtype name them.
@@ -89,7 +92,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 				NVLink: r.NVLink, NumSMs: r.NumSMs, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,
 				RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, Events: r.Events,
-				DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String(),
+				DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String(), Limits: it.limits,
 			}
 			if len(it.knobs) > 0 {
 				jr.Knobs = map[string]string{}
@@ -117,6 +120,14 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 	}
 	if err := resourceTable(items).WriteText(w, nil); err != nil {
 		return err
+	}
+	if t := limitTable(items); len(t.Rows) > 0 {
+		if _, err := io.WriteString(w, "\nHeadroom against each limit (GPU memory, NIC queues, the library's own):\n\n"); err != nil {
+			return err
+		}
+		if err := t.WriteText(w, nil); err != nil {
+			return err
+		}
 	}
 	for _, it := range items {
 		for _, p := range it.res.Problems {

@@ -69,6 +69,7 @@ type layerFlags struct {
 	logs        logFlags
 	native      nativeFlags
 	budget      budgetFlags
+	limits      limitFlags // --over-limit
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
 }
@@ -130,6 +131,7 @@ type item struct {
 	preset preset.Preset
 	res    *moe.Result
 	knobs  []knob
+	limits []moe.Usage // headroom against each limit the point is under
 }
 
 type knob struct{ name, value string }
@@ -147,6 +149,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(name, usage, examples, stdout)
 	var f layerFlags
 	f.register(fs)
+	f.limits.register(fs)
 	f.ext.register(fs, sweep)
 	if !sweep {
 		// The knobs are lists for sweep; run's help says it takes one.
@@ -179,6 +182,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := f.budget.check(); err != nil {
+		return err
+	}
+	if err := f.limits.check(fs); err != nil {
 		return err
 	}
 	if !sweep {
@@ -316,7 +322,11 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		defer gate.release(j.weight)
 		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
-		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg)}, err
+		if err != nil {
+			return item{}, err
+		}
+		lim, err := headroom(&f, j.cfg, j.prof, j.p)
+		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg), limits: lim}, err
 	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
 		return err
@@ -332,6 +342,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if n := launchNote(base, configs, f.numSMs); n != "" {
 		h.Extra = append(h.Extra, n)
 	}
+	h.Extra = append(h.Extra, overNotes(items)...)
 	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
 }
 

@@ -59,9 +59,12 @@ func precheckOne(f *layerFlags, c config, prof *profile.Profile, p preset.Preset
 	if err != nil {
 		return nil, err
 	}
-	err = moe.Precheck(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg})
+	err = moe.PrecheckWith(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg}, moe.Limits{Library: p.Limits, Over: f.limits.names()})
 	if err != nil {
+		if hint := limitHint(f, err); hint != "" {
+			return nil, fmt.Errorf("%w%s", precheckErr(c, p, err), hint)
+		}
 		return nil, precheckErr(c, p, err)
 	}
 	return tr, nil
@@ -73,6 +76,8 @@ func precheckErr(c config, p preset.Preset, err error) error {
 	switch {
 	case errors.Is(err, moe.ErrQueueDepth):
 		return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
+	case errors.As(err, &ce) && ce.Kind == moe.CapacityWRs:
+		return fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
 	case errors.As(err, &ce):
 		return fmt.Errorf("%w: preset %s: %s: %v", errUsage, p.Name, capacityFlags(c, ce), err)
 	}

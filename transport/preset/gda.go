@@ -36,7 +36,8 @@ func gdaPresets() []Preset {
 				c.PerChannelQPs = true
 				c.Ordering, c.PerDoorbell = gda.OrderReleaseGPU, 4
 				c.LibCycles, c.LibNs = nvshmemInternalLib[0], nvshmemInternalLib[1]
-			})},
+			}),
+			Limits: deepEPV1Limits()},
 		{Name: "nvshmem-ibgda", Mechanism: "mini-gda",
 			Description: "NVSHMEM IBGDA public API: two RC QPs per peer, __threadfence ordering, doorbell deferred up to 32 ready WQEs, PE-wide quiet",
 			Source:      "paper Table 1 and Table 3 (two RC QPs per peer; default batch 32); library cost from Table 3 public issue 5.31 µs",

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"moebench/internal/report"
+	"moebench/moe"
 	"moebench/transport"
 )
 
@@ -22,6 +23,10 @@ type Preset struct {
 	// mini-gda and dc, proxy.Config for mini-proxy), which its Mechanism
 	// builds a transport from.
 	Config any
+	// Limits are the bounds the preset's library puts on a deployment
+	// (rank caps, integer buffer sizes), each with where it is stated;
+	// none for a mechanism with no library of its own.
+	Limits []moe.LibraryLimit
 }
 
 // Build is the preset's transport for a workload of needs n, with the

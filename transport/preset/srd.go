@@ -25,6 +25,7 @@ func srdPresets() []Preset {
 		{Name: "deepep-v1-efa", Mechanism: srd.Name,
 			Description: "DeepEP V1 over NVSHMEM's libfabric host proxy on EFA: one CPU proxy thread and one descriptor FIFO per PE, fi_write through libfabric's efa provider on one SRD QP a device",
 			Source:      "paper Table 1 (NVSHMEM's proxy: one CPU thread, one FIFO per PE); libfabric's per-request software (300 ns) a model assumption: no published figure for the efa provider's fi_write path",
-			Config:      srd.Config{Style: srd.Proxy, QPsPerNIC: 1, Workers: 1, Rings: 1, HostNs: 300}},
+			Config:      srd.Config{Style: srd.Proxy, QPsPerNIC: 1, Workers: 1, Rings: 1, HostNs: 300},
+			Limits:      deepEPV1Limits()},
 	}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/profile"
+	"moebench/transport"
+	"moebench/transport/preset"
+)
+
+// overLimitFlag lets run and sweep go over named limits.
+const overLimitFlag = "over-limit"
+
+// limitFlags are run's and sweep's override of the limits a deployment
+// must stay under.
+type limitFlags struct {
+	over       []string
+	registered bool // the command takes --over-limit
+}
+
+func (l *limitFlags) register(fs *pflag.FlagSet) {
+	l.registered = true
+	fs.StringSliceVar(&l.over, overLimitFlag, nil, "run anyway over these limits, by the name a refusal gives (a list): "+
+		strings.Join(limitNames(), ", ")+"; the output marks the result as run over them")
+}
+
+// limitNames are the limits a run can be refused by: the profile's
+// capacity constants, then every preset's library limits.
+func limitNames() []string {
+	n := []string{moe.LimitMemory, moe.LimitQPs, moe.LimitQPWR}
+	for _, p := range preset.All() {
+		for _, l := range p.Limits {
+			if !slices.Contains(n, l.Name) {
+				n = append(n, l.Name)
+			}
+		}
+	}
+	return n
+}
+
+// check refuses an --over-limit naming no limit.
+func (l *limitFlags) check(fs *pflag.FlagSet) error {
+	known := limitNames()
+	if fs.Changed(overLimitFlag) && len(l.over) == 0 {
+		return fmt.Errorf("%w: --%s: empty limit name (known: %s)", errUsage, overLimitFlag, strings.Join(known, ", "))
+	}
+	for _, n := range l.over {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			return fmt.Errorf("%w: --%s: empty limit name (known: %s)", errUsage, overLimitFlag, strings.Join(known, ", "))
+		case !slices.Contains(known, n):
+			return fmt.Errorf("%w: --%s %s: unknown limit (known: %s)", errUsage, overLimitFlag, report.Quote(n), strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// names are the limits to go over, trimmed.
+func (l *limitFlags) names() []string {
+	var n []string
+	for _, s := range l.over {
+		n = append(n, strings.TrimSpace(s))
+	}
+	return n
+}
+
+// limitHint says how to run over the limit err names, for a command that
+// takes --over-limit.
+func limitHint(f *layerFlags, err error) string {
+	if !f.limits.registered {
+		return ""
+	}
+	var le *moe.LimitError
+	if errors.As(err, &le) {
+		return fmt.Sprintf(" (--%s %s runs it anyway, marked)", overLimitFlag, le.Limit.Name)
+	}
+	var ce *moe.CapacityError
+	if errors.As(err, &ce) && ce.Kind == moe.CapacityWRs {
+		return fmt.Sprintf(" (--%s %s runs it anyway, marked)", overLimitFlag, ce.Constant)
+	}
+	return ""
+}
+
+// headroom is what c on preset p takes of each limit it is under.
+func headroom(f *layerFlags, c config, prof *profile.Profile, p preset.Preset) ([]moe.Usage, error) {
+	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
+	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
+	if err != nil {
+		return nil, err
+	}
+	u, err := moe.Headroom(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg}, moe.Limits{Library: p.Limits, Over: f.limits.names()})
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return u, nil
+}
+
+// overNotes are the header's lines for items run over a limit.
+func overNotes(items []item) []string {
+	var notes []string
+	for _, it := range items {
+		for _, u := range it.limits {
+			if u.Over {
+				notes = append(notes, fmt.Sprintf("RUN OVER A LIMIT: %s%s over %s: %s %s, more than %s (%s)",
+					it.preset.Name, pointOf(it), u.Name, usageFigure(u, u.Used), u.What, usageFigure(u, u.Limit), u.Source))
+			}
+		}
+	}
+	return notes
+}
+
+// pointOf names a swept item's point, "" for a run's.
+func pointOf(it item) string {
+	var s []string
+	for _, k := range it.knobs {
+		s = append(s, k.name+" "+k.value)
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return " at " + strings.Join(s, ", ")
+}
+
+// usageFigure prints v as u counts it: bytes in decimal gigabytes, as
+// GPU memory is sold, counts whole.
+func usageFigure(u moe.Usage, v int64) string {
+	if strings.Contains(u.What, "bytes") {
+		return report.Num(float64(v)/1e9) + " GB"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// limitTable shows each item's headroom against each limit.
+func limitTable(items []item) *report.Table {
+	t := withKnobs(items, []string{"preset", "limit", "counts", "used", "of", "% used"}, []bool{false, false, false, true, true, true})
+	for _, it := range items {
+		for _, u := range it.limits {
+			pct := report.Num(100*u.Share()) + "%"
+			if u.Over {
+				pct += " OVER"
+			}
+			t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, u.Name, u.What, usageFigure(u, u.Used), usageFigure(u, u.Limit), pct))
+		}
+	}
+	return t
+}
