@@ -56,6 +56,9 @@ func (q *Queue) Drain(db [8]byte, regions []Region) (executed int, status Status
 	if q.DC {
 		cq.dc = 1
 	}
+	if q.EFA {
+		cq.efa = 1
+	}
 	if q.CQ != nil {
 		cq.cq = (*C.uint8_t)(q.CQ.p)
 		cq.cq_entries = C.uint32_t(q.CQ.n / 64)

@@ -259,3 +259,149 @@ func FuzzDrain(f *testing.F) {
 		}
 	})
 }
+
+// efaRig is rank 0's SRD queue of entries 64 B entries to ranks 1 and 2.
+type efaRig struct {
+	mem     [3]*Buffer
+	regions []Region
+	q       *Queue
+	pc      uint32
+}
+
+func newEFARig(t *testing.T, entries int) *efaRig {
+	t.Helper()
+	r := &efaRig{}
+	for i := range r.mem {
+		r.mem[i] = Alloc(4096)
+		r.regions = append(r.regions, Region{Buf: r.mem[i], Key: 0x100 + uint32(i)})
+	}
+	r.q = &Queue{SQ: Alloc(entries * native.EFAWQEBytes), Src: 0, Cur: -1, EFA: true}
+	t.Cleanup(func() {
+		for _, b := range []*Buffer{r.mem[0], r.mem[1], r.mem[2], r.q.SQ} {
+			b.Free()
+		}
+	})
+	return r
+}
+
+// post writes w at the producer counter with its req_id and phase, as
+// the GPU poster does.
+func (r *efaRig) post(w native.EFAWrite) {
+	entries := uint32(r.q.SQ.n / native.EFAWQEBytes)
+	w.ReqID, w.Phase = uint16(r.pc), uint8(r.pc/entries&1)
+	copy(r.q.SQ.Bytes()[(r.pc%entries)*native.EFAWQEBytes:], w.Encode())
+	r.pc++
+}
+
+func (r *efaRig) doorbell() (db [8]byte) {
+	binary.LittleEndian.PutUint64(db[:], uint64(r.pc))
+	return db
+}
+
+func (r *efaRig) write(dst, off, n, dstOff int) native.EFAWrite {
+	return native.EFAWrite{AH: uint16(dst), DestQP: 1, Length: uint16(n), RKey: 0x100 + uint32(dst),
+		RemoteAddr: r.mem[dst].Addr() + uint64(dstOff), LKey: 0x100, LocalAddr: r.mem[0].Addr() + uint64(off)}
+}
+
+func (r *efaRig) flag(dst int, add int32, dstOff int) native.EFAWrite {
+	return native.EFAWrite{AH: uint16(dst), DestQP: 1, Imm: uint32(add), RKey: 0x100 + uint32(dst),
+		RemoteAddr: r.mem[dst].Addr() + uint64(dstOff)}
+}
+
+// An SRD queue serves several peers: each entry's address handle names
+// its rank; a flag adds its sign-extended immediate; the ring wraps with
+// the phase bit flipping; an entry of the previous pass is not ready.
+func TestEFA(t *testing.T) {
+	t.Parallel()
+	r := newEFARig(t, 4)
+	src := r.mem[0].Bytes()
+	for i := range 256 {
+		src[i] = byte(i + 1)
+	}
+	r.post(r.write(1, 0, 64, 0))
+	r.post(r.write(2, 64, 32, 128))
+	r.post(r.flag(1, -3, 512))
+	n, st := r.q.Drain(r.doorbell(), r.regions)
+	if st != OK || n != 3 || r.q.CI != 3 {
+		t.Fatalf("%d executed, %v, ci %d", n, st, r.q.CI)
+	}
+	if !bytes.Equal(r.mem[1].Bytes()[:64], src[:64]) || !bytes.Equal(r.mem[2].Bytes()[128:160], src[64:96]) {
+		t.Fatal("writes did not land at their address handles' ranks")
+	}
+	if got := int64(binary.LittleEndian.Uint64(r.mem[1].Bytes()[512:])); got != -3 {
+		t.Fatalf("flag holds %d, want -3", got)
+	}
+	// Entries 3, 4 (slot 0 on the second pass, phase 1) and 5.
+	r.post(r.flag(1, 5, 512))
+	r.post(r.write(2, 0, 16, 0))
+	r.post(r.flag(2, 1, 8))
+	if n, st := r.q.Drain(r.doorbell(), r.regions); st != OK || n != 3 || r.q.CI != 6 {
+		t.Fatalf("wrapped: %d executed, %v, ci %d", n, st, r.q.CI)
+	}
+	if got := int64(binary.LittleEndian.Uint64(r.mem[1].Bytes()[512:])); got != 2 {
+		t.Fatalf("flag holds %d after +5, want 2", got)
+	}
+	// Announced but not yet written: slot 2 still holds the first pass's
+	// entry (phase 0, req_id 2).
+	db := r.doorbell()
+	binary.LittleEndian.PutUint64(db[:], uint64(r.pc+1))
+	if n, st := r.q.Drain(db, r.regions); st != NotReady || n != 0 {
+		t.Fatalf("stale entry: %d executed, %v", n, st)
+	}
+	// A never-rung doorbell and one already served do nothing.
+	if n, st := r.q.Drain([8]byte{}, r.regions); st != OK || n != 0 {
+		t.Fatalf("doorbell 0: %d executed, %v", n, st)
+	}
+}
+
+func TestEFARefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		w    func(r *efaRig) native.EFAWrite
+		want Status
+	}{
+		{"address handle past the ranks", func(r *efaRig) native.EFAWrite { w := r.write(1, 0, 8, 0); w.AH = 9; return w }, BadDest},
+		{"remote key of another rank", func(r *efaRig) native.EFAWrite { w := r.write(1, 0, 8, 0); w.RKey = 0x102; return w }, BadRKey},
+		{"local range past the region", func(r *efaRig) native.EFAWrite { return r.write(1, 4090, 64, 0) }, BadLKey},
+		{"a flag with a payload", func(r *efaRig) native.EFAWrite { w := r.flag(1, 1, 0); w.Length = 8; return w }, BadDS},
+		{"an unaligned flag", func(r *efaRig) native.EFAWrite { return r.flag(1, 1, 4) }, BadAlign},
+	} {
+		r := newEFARig(t, 8)
+		r.post(c.w(r))
+		if n, st := r.q.Drain(r.doorbell(), r.regions); st != c.want || n != 0 {
+			t.Errorf("%s: %d executed, %v; want %v", c.name, n, st, c.want)
+		}
+	}
+	r := newEFARig(t, 8)
+	r.post(r.write(1, 0, 8, 0))
+	r.q.SQ.Bytes()[2] = 0x80 | 0x1 // op type 1 (send), not an RDMA write
+	if _, st := r.q.Drain(r.doorbell(), r.regions); st != BadOpcode {
+		t.Errorf("a send: %v, want bad opcode", st)
+	}
+}
+
+// Arbitrary SRD queue contents never crash the NIC or make it run away.
+func FuzzDrainEFA(f *testing.F) {
+	f.Add(make([]byte, 512), uint64(1), uint16(0))
+	f.Add(bytes.Repeat([]byte{0, 0, 0x83, 0x0c, 1, 0, 1, 0}, 64), uint64(3), uint16(0))
+	f.Fuzz(func(t *testing.T, ring []byte, db uint64, ci uint16) {
+		if len(ring) < 512 {
+			ring = append(ring, make([]byte, 512-len(ring))...)
+		}
+		q := &Queue{SQ: Alloc(512), Src: 0, Cur: -1, EFA: true, CI: uint32(ci)}
+		defer q.SQ.Free()
+		copy(q.SQ.Bytes(), ring[:512])
+		mem := []*Buffer{Alloc(256), Alloc(256)}
+		defer mem[0].Free()
+		defer mem[1].Free()
+		regions := []Region{{Buf: mem[0], Key: 1}, {Buf: mem[1], Key: 2}}
+		var d [8]byte
+		binary.LittleEndian.PutUint64(d[:], db)
+		n, st := q.Drain(d, regions)
+		if n > 0xffff {
+			t.Fatalf("%d executed from a ring of 8 entries: ran away", n)
+		}
+		_ = st
+	})
+}

@@ -59,6 +59,11 @@ type Queue struct {
 	CI   uint32  // consumer index (basic blocks, free-running)
 	CQPI uint32  // CQEs written
 	DC   bool    // a DCI: each WQE's address vector names the destination
+	// EFA: an SRD queue of 64 B entries (native.EFAWrite), each naming
+	// its destination rank as its address handle; CI counts entries and
+	// the doorbell is the producer counter. Flags are writes with
+	// immediate data, added to the 8 B word they name.
+	EFA bool
 	Src  int     // the rank that owns the queue
 	Dst  int     // RC: the connected rank
 	Cur  int     // DC: the DCI's current destination (-1 none)

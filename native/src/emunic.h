@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "efa_fmt.h"
 #include "wqe_fmt.h"
 
 /* 1 when doorbell db announces a WQE at or after ci (16-bit indices:
@@ -47,6 +48,7 @@ typedef struct {
   uint32_t bbs;       /* ring size in basic blocks, a power of two */
   uint32_t ci;        /* consumer index (basic blocks, free-running) */
   int dc;             /* 1: a DCI, the destination comes from each WQE's address vector */
+  int efa;            /* 1: an EFA SRD queue (efa_fmt.h): 64 B entries, the destination from each one's address handle */
   int32_t src;        /* rank that owns the queue */
   int32_t dst;        /* RC: the connected rank */
   uint8_t *cq;        /* CQ ring of cq_entries 64 B CQEs, or NULL */
@@ -65,7 +67,8 @@ static inline void mbn_host_cqe(mbn_host_queue *q, const mbn_wqe_op *op, uint32_
   q->cq_pi++;
 }
 
-/* Execute every WQE from q->ci through the one doorbell db announces.
+/* Execute every WQE from q->ci through the one doorbell db announces (for
+ * an EFA queue: entries up to the producer counter db holds).
  * Returns MBN_WQE_OK, a MBN_WQE_* refusal (after writing an error CQE and
  * leaving ci at the refused WQE), or -1 when the WQE at ci is not the one
  * expected (stale or torn). *executed counts executed WQEs. */
@@ -73,19 +76,25 @@ static inline int mbn_nic_host_drain(mbn_host_queue *q, uint64_t db, const mbn_r
                                      uint64_t *executed) {
   uint32_t ring = q->bbs * MBN_BB;
   uint32_t target;
-  if (!mbn_db_pending(db, q->ci)) return MBN_WQE_OK;
-  target = mbn_doorbell_index(db);
+  if (q->efa ? !mbn_efa_db_pending(db, q->ci) : !mbn_db_pending(db, q->ci)) return MBN_WQE_OK;
+  target = q->efa ? mbn_efa_db_target(db) : mbn_doorbell_index(db);
   for (;;) {
     mbn_seg s[16];
     uint32_t k, n, err;
     int32_t dst;
     mbn_wqe_op op;
     memcpy(&s[0], q->sq + mbn_seg_offset(q->ci, 0, ring), MBN_SEG);
-    if (!mbn_ctrl_ready(s[0], q->ci)) return -1;
-    n = mbn_parse_ctrl(s[0]).ds;
-    for (k = 1; k < n; ++k) memcpy(&s[k], q->sq + mbn_seg_offset(q->ci, k, ring), MBN_SEG);
-    op = mbn_parse_wqe(s, n, q->dc);
-    dst = q->dc ? op.dst : q->dst;
+    if (q->efa) {
+      for (k = 1; k < 4; ++k) memcpy(&s[k], q->sq + mbn_seg_offset(q->ci, k, ring), MBN_SEG);
+      if (!mbn_efa_ready(s, q->ci, q->bbs)) return -1;
+      op = mbn_efa_parse(s);
+    } else {
+      if (!mbn_ctrl_ready(s[0], q->ci)) return -1;
+      n = mbn_parse_ctrl(s[0]).ds;
+      for (k = 1; k < n; ++k) memcpy(&s[k], q->sq + mbn_seg_offset(q->ci, k, ring), MBN_SEG);
+      op = mbn_parse_wqe(s, n, q->dc);
+    }
+    dst = q->dc || q->efa ? op.dst : q->dst;
     err = op.err;
     if (!err && (dst < 0 || dst >= nregions)) err = MBN_WQE_BAD_DEST;
     if (!err && (q->src < 0 || q->src >= nregions)) err = MBN_WQE_BAD_LKEY;
@@ -110,7 +119,7 @@ static inline int mbn_nic_host_drain(mbn_host_queue *q, uint64_t db, const mbn_r
       uint64_t *at = (uint64_t *)(uintptr_t)op.raddr;
       uint64_t old = *at;
       *at = old + op.add;
-      memcpy((void *)(uintptr_t)op.laddr, &old, 8);
+      if (op.kind == MBN_OP_ATOMIC) memcpy((void *)(uintptr_t)op.laddr, &old, 8);
     }
     if (op.signaled) mbn_host_cqe(q, &op, MBN_CQE_REQ, 0);
     q->ci += op.bbs;

@@ -135,6 +135,7 @@ MBN_HD uint32_t mbn_doorbell_index(uint64_t db) { return (mbn_be((uint32_t)db) >
 /* A WQE the NIC is to execute. */
 #define MBN_OP_WRITE 1
 #define MBN_OP_ATOMIC 2
+#define MBN_OP_IMM 3 /* EFA: a flag as a write with immediate data, its addend in add (efa_fmt.h) */
 
 typedef struct {
   uint32_t kind;       /* MBN_OP_* */
@@ -251,6 +252,7 @@ MBN_HD int mbn_region_ok(const mbn_region *r, uint32_t key, uint64_t addr, uint6
  * (local) and the destination's (remote); returns MBN_WQE_*. */
 MBN_HD uint32_t mbn_check_access(const mbn_wqe_op *op, const mbn_region *local, const mbn_region *remote) {
   if (!mbn_region_ok(remote, op->rkey, op->raddr, op->len)) return MBN_WQE_BAD_RKEY;
+  if (op->kind == MBN_OP_IMM) return MBN_WQE_OK; /* nothing read locally */
   if (op->kind == MBN_OP_ATOMIC || !op->inl) {
     uint64_t l = op->kind == MBN_OP_ATOMIC ? 8u : op->len;
     if (!mbn_region_ok(local, op->lkey, op->laddr, l)) return MBN_WQE_BAD_LKEY;
