@@ -64,9 +64,9 @@ type Queue struct {
 	// the doorbell is the producer counter. Flags are writes with
 	// immediate data, added to the 8 B word they name.
 	EFA bool
-	Src  int     // the rank that owns the queue
-	Dst  int     // RC: the connected rank
-	Cur  int     // DC: the DCI's current destination (-1 none)
+	Src int // the rank that owns the queue
+	Dst int // RC: the connected rank
+	Cur int // DC: the DCI's current destination (-1 none)
 	// Switches counts the DCI's changes of destination.
 	Switches uint64
 }
