@@ -50,11 +50,12 @@ func NewRecovery(p *profile.Profile) Recovery {
 }
 
 // Status names, as the libraries see them: ibverbs' completion status of
-// a send queue whose retries ran out, and libfabric's EFA provider's
-// (prov/efa/src/efa_errno.h) for a peer that stopped answering.
+// a send queue whose retries ran out, and the EFA device's for a peer
+// that stopped answering (rdma-core's efa_io_defs.h, status 13, which
+// libfabric's EFA provider reports as FI_EFA_ERR_ESTABLISHED_RECV_UNRESP).
 const (
 	StatusRetryExceeded = "IBV_WC_RETRY_EXC_ERR"
-	StatusUnresponsive  = "FI_EFA_ERR_UNRESP_REMOTE"
+	StatusUnresponsive  = "EFA_IO_COMP_STATUS_LOCAL_ERROR_UNRESP_REMOTE"
 )
 
 // faults is a fabric's faults and the recovery state they need, kept

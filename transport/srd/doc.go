@@ -16,7 +16,7 @@
 //     acknowledged. Under a fault plan (transport.Env.Faults) a lost
 //     packet is sent again alone, efa.rto_us after it left, on the path
 //     the spray then picks; nothing else waits for it. The send completes
-//     in error (FI_EFA_ERR_UNRESP_REMOTE) only once a peer has answered
+//     in error (EFA_IO_COMP_STATUS_LOCAL_ERROR_UNRESP_REMOTE) only once a peer has answered
 //     nothing for efa.unresponsive_ms, so loss that fails an RC queue
 //     delays SRD. efa.rto_us must exceed the round trip.
 //   - No RDMA atomics: a count or flag the layer posts as an atomic
