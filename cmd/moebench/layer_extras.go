@@ -98,6 +98,9 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, it
 		if x.sweep {
 			fig = sweepFigure(&doc)
 		}
+		if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
+			fig = tailsFigure(items)
+		}
 		if err := checkFigure(x.plot, fig, "no run has a time to draw"); err != nil {
 			return err
 		}

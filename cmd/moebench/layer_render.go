@@ -66,6 +66,12 @@ type jsonResult struct {
 	// --combine-dtype name them.
 	DispatchDType string `json:"dispatch_dtype"`
 	CombineDType  string `json:"combine_dtype"`
+
+	// Faults the layer ran under (--fault's syntax) and their seed, and
+	// the failure they caused, if any.
+	Faults    string       `json:"faults,omitempty"`
+	FaultSeed uint64       `json:"fault_seed,omitempty"`
+	Failure   *jsonFailure `json:"failure,omitempty"`
 }
 
 func toJSONPhase(p *moe.Phase) jsonPhase {
@@ -78,6 +84,9 @@ func toJSONPhase(p *moe.Phase) jsonPhase {
 }
 
 func renderLayer(w io.Writer, format string, h report.Header, items []item) error {
+	if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
+		return renderTails(w, format, h, items)
+	}
 	switch format {
 	case "json":
 		doc := struct {
@@ -93,6 +102,9 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 				Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine), Resources: r.Resources,
 				RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, Events: r.Events,
 				DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String(), Limits: it.limits,
+			}
+			if jr.Faults = faultsOf(r); jr.Faults != "" {
+				jr.FaultSeed, jr.Failure = r.Faults.Seed, failureOf(r)
 			}
 			if len(it.knobs) > 0 {
 				jr.Knobs = map[string]string{}
@@ -136,7 +148,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 			}
 		}
 	}
-	return nil
+	return failureLines(w, items)
 }
 
 // workloadOf recovers the workload name from the header's description.
@@ -198,7 +210,7 @@ func mainTable(items []item) *report.Table {
 			p := ph.p
 			t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, it.preset.Mechanism, ph.name,
 				report.Num(p.Time.Mean), report.Num(p.Time.P50), report.Num(p.Time.P99), report.Num(p.Time.Max),
-				report.Num(p.IssueDone.Max), report.Num(p.AlgoGBps), report.Num(p.DeepEPGBps), report.Num(p.ScaleOutGBps), report.Num(p.NVLinkGBps), p.BoundBy))
+				report.Num(p.IssueDone.Max), report.Num(p.AlgoGBps), report.Num(p.DeepEPGBps), report.Num(p.ScaleOutGBps), report.Num(p.NVLinkGBps), boundOrFailed(p)))
 		}
 	}
 	return t

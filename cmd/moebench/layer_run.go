@@ -72,6 +72,7 @@ type layerFlags struct {
 	limits      limitFlags // --over-limit
 	log         *zap.Logger
 	ext         layerExtras // --plot, and sweep's --shard
+	faults      faultFlags  // --fault, --fault-seed, and sweep's --seeds and --loss
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -123,6 +124,7 @@ type config struct {
 	bgName string
 	sets   []string // name=value
 	gpus   int      // native engine: GPUs the ranks spread over
+	fault  faultPoint
 }
 
 // item is one simulated run ready to render.
@@ -151,6 +153,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	f.register(fs)
 	f.limits.register(fs)
 	f.ext.register(fs, sweep)
+	f.faults.register(fs, sweep)
 	if !sweep {
 		// The knobs are lists for sweep; run's help says it takes one.
 		for _, fl := range append(slices.Clone(sweepOnly), f.knobs.names()...) {
@@ -175,6 +178,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := f.ext.check(fs, f.out.format); err != nil {
+		return err
+	}
+	if err := f.faults.check(fs); err != nil {
 		return err
 	}
 	if err := checkFiles(f.out.outputs(fileArg{"--plot", f.ext.plot}), append(profileArgs("--profile", f.prof.spec),
@@ -205,6 +211,9 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := onProfiles(base, configs, fs.Changed("nvlink")); err != nil {
 		return err
 	}
+	if configs, err = f.faults.expand(configs); err != nil {
+		return err
+	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
 		return fmt.Errorf("%w: --routing: %v", errUsage, err)
@@ -214,7 +223,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
-		for _, fl := range []string{"plot", "shard", "topology"} {
+		for _, fl := range []string{"plot", "shard", "topology", "fault", "fault-seed", "seeds", "loss"} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
@@ -342,8 +351,15 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if n := launchNote(base, configs, f.numSMs); n != "" {
 		h.Extra = append(h.Extra, n)
 	}
+	h.Extra = append(h.Extra, f.faults.note()...)
 	h.Extra = append(h.Extra, overNotes(items)...)
-	return f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets))
+	if err := f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets)); err != nil {
+		return err
+	}
+	if f.faults.seeds == 0 {
+		warnFailed(stderr, name, items)
+	}
+	return nil
 }
 
 // loadProfile loads the base profile; --set entries with several values
@@ -582,7 +598,7 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		return nil, err
 	}
 	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn})
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn, Faults: c.fault.plan})
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
@@ -624,6 +640,9 @@ func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
 	}
 	if multi("background") {
 		k = append(k, knob{"background", c.bgName})
+	}
+	if multi("loss") {
+		k = append(k, knob{"loss", c.fault.loss})
 	}
 	for i, a := range axes {
 		if len(a.values) > 1 {

@@ -63,6 +63,7 @@ type replayFlags struct {
 	out        outputFlags
 	logs       logFlags
 	budget     budgetFlags
+	faults     faultFlags
 }
 
 func (f *replayFlags) register(fs *pflag.FlagSet) {
@@ -96,6 +97,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.budget.registerInTurn(fs)
+	f.faults.register(fs, false)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -126,6 +128,9 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := f.budget.check(); err != nil {
 		return err
 	}
+	if err := f.faults.check(fs); err != nil {
+		return err
+	}
 	f.imp.MaxBytes = f.budget.bytes
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
@@ -142,7 +147,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err != nil {
 		return err
 	}
-	rp.lf.log, rp.lf.budget = log, f.budget
+	rp.lf.log, rp.lf.budget, rp.lf.faults, rp.stderr = log, f.budget, f.faults, stderr
 	softMemoryLimit(f.budget.bytes)
 	src, err := f.open()
 	if err != nil {
@@ -150,6 +155,9 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	}
 	defer src.Close()
 	if err := rp.setTrace(&f, fs, src); err != nil {
+		return err
+	}
+	if err := rp.setFaults(); err != nil {
 		return err
 	}
 	if err := rp.precheck(f.prof.sets); err != nil {
@@ -243,8 +251,23 @@ type replayer struct {
 	wl      string
 	limit   moe.GroupLimit // resolved; off when not checked
 	limitBy string         // where the limit came from, or why none
+	// fault is every layer's faults (lf.faults parsed for the trace's
+	// ranks); stderr hears of each layer that fails under them.
+	fault  faultPoint
+	stderr io.Writer
 
 	steps, maxLayers, maxOpen int
+}
+
+// setFaults parses --fault for the trace's layer: a rank past its ranks
+// is the command line's.
+func (rp *replayer) setFaults() error {
+	c, err := rp.lf.faults.expand([]config{{shape: rp.base}})
+	if err != nil {
+		return err
+	}
+	rp.fault = c[0].fault
+	return nil
 }
 
 // newReplayer resolves everything that does not need the trace: the mode,
@@ -420,7 +443,7 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // starts (its busiest rank sets its size): an LL group that fits only
 // with dispatch and combine in turn runs them in turn, as run does.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
-	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
+	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName, fault: rp.fault}
 	cost := layerCost(c, p.Mechanism, rp.lf.numSMs)
 	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
 	inTurn, _, err := rp.lf.budget.place(rp.lf.log, what, c.mode, cost)
@@ -428,6 +451,12 @@ func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error
 		return nil, err
 	}
 	res, err := runOne(&rp.lf, c, rt, rp.prof, p, inTurn, nil)
+	if err == nil && rp.stderr != nil {
+		if phase, fl := res.Failed(); fl != nil {
+			fmt.Fprintf(rp.stderr, "moebench replay: preset %s: a layer of %d tokens on the busiest rank failed under its faults (%s): %s: %v\n",
+				p.Name, rt.Shape.Tokens, res.Faults, phase, fl)
+		}
+	}
 	if errors.Is(err, moe.ErrQueueDepth) {
 		msg, _, _ := strings.Cut(message(err), "; lower --tokens")
 		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: %s; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, msg)
@@ -469,6 +498,7 @@ func (rp *replayer) notes() []string {
 		fmt.Sprintf("background %s", rp.bg),
 		"group limit: "+rp.limitBy,
 	)
+	l = append(l, rp.lf.faults.note()...)
 	var lim []string
 	if rp.steps > 0 {
 		lim = append(lim, fmt.Sprintf("steps below %d", rp.steps))

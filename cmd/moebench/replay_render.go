@@ -152,7 +152,7 @@ func (t *tableSink) Group(g *replay.Group) error {
 			if err := t.line([]string{strconv.Itoa(g.Step), strconv.Itoa(g.Layer), strconv.Itoa(g.Shape.Tokens), run.Preset.Name, ph.name,
 				report.Num(p.Time.Mean), report.Num(p.Time.P50), report.Num(p.Time.P99), report.Num(p.Time.Max), report.Num(p.IssueDone.Max), slow,
 				report.Num(g.RankLoad.Imbalance), report.Num(g.ExpertLoad.Imbalance), report.Pct(remoteShare(g.Traffic.ByLocality)),
-				p.BoundBy, path}); err != nil {
+				boundOrFailed(p), path}); err != nil {
 				return err
 			}
 		}
@@ -337,6 +337,9 @@ type jsonLayer struct {
 	BoundBy    string      `json:"bound_by"`
 	Correct    bool        `json:"correct"`
 	Problems   []string    `json:"problems,omitempty"`
+	// Faults the layer ran under and the failure they caused, if any.
+	Faults  string       `json:"faults,omitempty"`
+	Failure *jsonFailure `json:"failure,omitempty"`
 }
 
 // jsonGroups is how the tokens sat against the group limit.
@@ -432,6 +435,7 @@ func (j *jsonSink) Group(g *replay.Group) error {
 			NVLink: r.NVLink, Dispatch: toJSONPhase(&r.Dispatch), Combine: toJSONPhase(&r.Combine),
 			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, GroupLimit: toJSONGroups(g.Groups)}
 		l.Slowest.Dispatch, l.Slowest.Combine = toJSONSlowest(&r.Dispatch), toJSONSlowest(&r.Combine)
+		l.Faults, l.Failure = faultsOf(r), failureOf(r)
 		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.RankLoad), toJSONLoad(g.ExpertLoad)
 		l.Load.Locality = toJSONLocality(g.Traffic.ByLocality)
 		b, err := json.MarshalIndent(l, "    ", "  ")

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"moebench/fault"
+	"moebench/internal/report"
+	"moebench/moe"
+	"moebench/sim"
+	"moebench/transport/preset"
+)
+
+// failedItem is a run whose dispatch failed as the transport reports it.
+func failedItem() item {
+	f := &fault.Failure{Mechanism: "mini-gda", Rank: 3, Peer: 12, NIC: 0, QP: 5, At: 1234 * sim.Microsecond, Retries: 7,
+		Status: "IBV_WC_RETRY_EXC_ERR", Reason: "the last of retry_cnt retransmissions timed out"}
+	plan, _ := fault.Parse([]string{"loss:0.01"}, 4)
+	r := &moe.Result{Transport: "mini-gda", Mode: moe.LL, Faults: plan, Correct: true, RouteHash: "x",
+		Shape: moe.Shape{Ranks: 16, GPUsPerNode: 8, Experts: 64, TopK: 8, Hidden: 1024, Tokens: 8}}
+	r.Dispatch.Failure = f
+	r.Dispatch.BoundBy, r.Combine.BoundBy = "wire", "egress"
+	return item{preset: preset.Preset{Name: "mini-gda", Mechanism: "mini-gda"}, res: r}
+}
+
+// A failed phase's row says failed, a line under the tables and one on
+// stderr give the failure's text (queue, rank, when, completion status),
+// the JSON holds it as an object, and the command's status stays 0.
+func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
+	t.Parallel()
+	items := []item{failedItem()}
+	var text bytes.Buffer
+	if err := renderLayer(&text, "text", report.Header{}, items); err != nil {
+		t.Fatal(err)
+	}
+	var dispatchRow, combineRow string
+	for _, l := range strings.Split(text.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 3 && f[0] == "mini-gda" && f[2] == "dispatch" {
+			dispatchRow = l
+		}
+		if len(f) > 3 && f[0] == "mini-gda" && f[2] == "combine" {
+			combineRow = l
+		}
+	}
+	if !strings.HasSuffix(dispatchRow, " failed") || !strings.HasSuffix(combineRow, " egress") {
+		t.Errorf("rows:\n%s\n%s\nwant dispatch bound by failed, combine by egress", dispatchRow, combineRow)
+	}
+	for _, want := range []string{
+		"! mini-gda: dispatch failed under faults loss:0.01@host,loss:0.01@spine:",
+		"rank 3's queue 5 on NIC 0 to rank 12 failed at 1.234ms with IBV_WC_RETRY_EXC_ERR after 7 retransmissions",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := renderLayer(&js, "json", report.Header{}, items); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []struct {
+			Faults    string      `json:"faults"`
+			FaultSeed uint64      `json:"fault_seed"`
+			Failure   jsonFailure `json:"failure"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Results[0]
+	want := jsonFailure{Phase: "dispatch", Mechanism: "mini-gda", Rank: 3, Peer: 12, QP: 5, AtUs: 1234, Retries: 7, Status: "IBV_WC_RETRY_EXC_ERR",
+		Reason: "the last of retry_cnt retransmissions timed out", Message: items[0].res.Dispatch.Failure.Error()}
+	if got.Faults != "loss:0.01@host,loss:0.01@spine" || got.FaultSeed != 4 || got.Failure != want {
+		t.Errorf("JSON: %+v\nwant faults loss:0.01 on both classes, seed 4, failure %+v", got, want)
+	}
+	var errb bytes.Buffer
+	warnFailed(&errb, "run", items)
+	if s := errb.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, "moebench run: preset mini-gda: the layer failed under its faults") || !strings.Contains(s, "IBV_WC_RETRY_EXC_ERR") {
+		t.Errorf("stderr: %q", s)
+	}
+}
+
+// Tails are percentiles over the seeds that completed, by linear
+// interpolation between closest ranks: of 1..100, p50 50.5 and p99 99.01.
+func TestTailOverSeeds(t *testing.T) {
+	t.Parallel()
+	var v []float64
+	for i := 100; i >= 1; i-- {
+		v = append(v, float64(i))
+	}
+	got := tailOf(v, 3)
+	if got.Seeds != 103 || got.Failed != 3 || math.Abs(got.P50Us-50.5) > 1e-9 || math.Abs(got.P99Us-99.01) > 1e-9 || got.MaxUs != 100 {
+		t.Errorf("tail of 1..100 with 3 failed: %+v", got)
+	}
+	if got := tailOf(nil, 5); got != (tail{Seeds: 5, Failed: 5}) {
+		t.Errorf("every seed failed: %+v", got)
+	}
+}
+
+// sweep --seeds under a slow rank, which draws nothing at random: every
+// seed is the same run, so the tails over seeds are run's own figures
+// for that fault (its slowest rank's time per phase, and their sum).
+func TestSweepSeedsOfADeterministicFaultAreTheRun(t *testing.T) {
+	t.Parallel()
+	args := []string{"--ranks", "16", "--tokens", "16", "--hidden", "2048", "--transport", "mini-gda,mini-proxy", "--fault", "slow:5:2", "--format", "json"}
+	var out, errb bytes.Buffer
+	if err := runRun(args, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var runDoc struct {
+		Results []struct {
+			Preset   string `json:"preset"`
+			Faults   string `json:"faults"`
+			Dispatch struct {
+				Max float64 `json:"max_us"`
+			} `json:"dispatch"`
+			Combine struct {
+				Max float64 `json:"max_us"`
+			} `json:"combine"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &runDoc); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runSweep(append(args, "--seeds", "3"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var sw struct {
+		Tails []tailRow `json:"tails"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sw); err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Tails) != 2 || len(runDoc.Results) != 2 {
+		t.Fatalf("%d tails, %d runs, want 2 each", len(sw.Tails), len(runDoc.Results))
+	}
+	for i, tr := range sw.Tails {
+		r := runDoc.Results[i]
+		if tr.Preset != r.Preset || tr.Faults != "slow:5:2" || r.Faults != "slow:5:2" {
+			t.Errorf("tail %d: %s under %q, run %s under %q", i, tr.Preset, tr.Faults, r.Preset, r.Faults)
+		}
+		for _, c := range []struct {
+			what string
+			t    tail
+			want float64
+		}{{"dispatch", tr.Dispatch, r.Dispatch.Max}, {"combine", tr.Combine, r.Combine.Max}, {"layer", tr.Layer, r.Dispatch.Max + r.Combine.Max}} {
+			if c.t.Seeds != 3 || c.t.Failed != 0 || math.Abs(c.t.P50Us-c.want) > 1e-9 || math.Abs(c.t.P99Us-c.want) > 1e-9 || math.Abs(c.t.MaxUs-c.want) > 1e-9 {
+				t.Errorf("%s %s: %+v, want 3 seeds at %v µs", tr.Preset, c.what, c.t, c.want)
+			}
+		}
+	}
+}
+
+// The tails' figure: per preset a p50 and a p99 series of the layer time
+// over the loss rates, in the order swept; a point whose every seed
+// failed is left out.
+func TestTailsFigure(t *testing.T) {
+	t.Parallel()
+	mk := func(ps string, point int, loss string, seed uint64, d, c float64, failed bool) item {
+		r := &moe.Result{Mode: moe.LL}
+		r.Dispatch.Time.Max, r.Combine.Time.Max = d, c
+		if failed {
+			r.Combine.Failure = &fault.Failure{Status: "IBV_WC_RETRY_EXC_ERR"}
+		}
+		return item{cfg: config{fault: faultPoint{point: point, seeds: 2, seed: seed, loss: loss}}, preset: preset.Preset{Name: ps, Mechanism: ps},
+			res: r, knobs: []knob{{"loss", loss}}}
+	}
+	items := []item{
+		mk("a", 0, "0", 1, 10, 20, false), mk("a", 0, "0", 2, 10, 20, false),
+		mk("b", 0, "0", 1, 12, 20, false), mk("b", 0, "0", 2, 12, 20, false),
+		mk("a", 1, "1e-05", 1, 10, 20, false), mk("a", 1, "1e-05", 2, 10, 120, false),
+		mk("b", 1, "1e-05", 1, 12, 20, true), mk("b", 1, "1e-05", 2, 12, 20, true),
+	}
+	fig := tailsFigure(items)
+	pn := fig.Panels[0]
+	if pn.XLabel != "packet loss per link crossing" || strings.Join(pn.XCategories, " ") != "0 1e-05" {
+		t.Fatalf("x: %q over %v", pn.XLabel, pn.XCategories)
+	}
+	want := map[string][]float64{
+		"a p50": {30, 30 + 50}, // seeds 30 and 130 µs: p50 80, p99 129
+		"a p99": {30, 30 + 99},
+		"b p50": {32}, // every seed at 1e-5 failed
+		"b p99": {32},
+	}
+	if len(pn.Series) != len(want) {
+		t.Fatalf("%d series, want %d", len(pn.Series), len(want))
+	}
+	for _, s := range pn.Series {
+		w := want[s.Name]
+		if len(s.Y) != len(w) {
+			t.Errorf("%s: %v, want %v", s.Name, s.Y, w)
+			continue
+		}
+		for i := range w {
+			if math.Abs(s.Y[i]-w[i]) > 1e-9 || s.X[i] != float64(i) {
+				t.Errorf("%s: point %d at (%v, %v), want (%d, %v)", s.Name, i, s.X[i], s.Y[i], i, w[i])
+			}
+		}
+	}
+}
+
+// replay under a slow rank: with twice the kernel time its reduction
+// ends last, so every layer's combine names it as the slowest rank;
+// without the fault no single rank does.
+func TestReplayNamesTheSlowRank(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := genTrace(t, dir, "t.bin", "--routing", "uniform", "--ranks", "16", "--experts", "64", "--tokens", "32", "--layers", "4")
+	slowest := func(args ...string) []int {
+		out, err := replayCLI(t, append([]string{"--trace", path, "--transport", "mini-gda", "--hidden", "2048", "--format", "json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Layers []struct {
+				Slowest struct {
+					Combine struct {
+						Rank int `json:"rank"`
+					} `json:"combine"`
+				} `json:"slowest_rank"`
+			} `json:"layers"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var r []int
+		for _, l := range doc.Layers {
+			r = append(r, l.Slowest.Combine.Rank)
+		}
+		return r
+	}
+	for i, r := range slowest("--fault", "slow:5:2") {
+		if r != 5 {
+			t.Errorf("layer %d: combine's slowest rank is %d, want the slow rank 5", i, r)
+		}
+	}
+	healthy := slowest()
+	all5 := true
+	for _, r := range healthy {
+		all5 = all5 && r == 5
+	}
+	if all5 {
+		t.Errorf("healthy, rank 5 is already the slowest in every layer (%v): the test cannot tell", healthy)
+	}
+	out, err := replayCLI(t, "--trace", path, "--transport", "mini-gda", "--hidden", "2048", "--fault", "slow:5:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "# faults slow:5:2; fault seed 1") {
+		t.Errorf("the header does not name the faults:\n%s", out)
+	}
+}
