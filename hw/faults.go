@@ -282,7 +282,12 @@ func (x *faults) lost(id int32, m *rec, fl *flight, j, n int) bool {
 func (f *Fabric) landedRC(e *sim.Engine, id int32, m *rec, fl flight, mf *msgFault) {
 	x := f.flt
 	n := fl.sender
-	q := x.queue(m.src(), m.qp())
+	// A queue gets recovery state at its first loss; until then it is
+	// healthy and needs none.
+	q := x.qps[queueKey(m.src(), m.qp())]
+	if q == nil {
+		q = &healthyQueue
+	}
 	switch {
 	case q.dead:
 		// Flushed: the queue is in error, its WQEs complete in error
@@ -321,6 +326,7 @@ func (f *Fabric) landedRC(e *sim.Engine, id int32, m *rec, fl flight, mf *msgFau
 		// Progress: the packets before it were acknowledged.
 		mf.tries = 0
 	}
+	q = x.queue(m.src(), m.qp())
 	mf.from += int32(lostAt)
 	mf.tries++
 	wp := fl.wr / sim.Time(pk)
@@ -357,6 +363,10 @@ func (n *NIC) behind(qp int32) bool {
 	q := n.fab.qstate.At(i - 1)
 	return q.head >= 0 || q.rdyHead >= 0 || q.dbHead >= 0 || q.rung > 0
 }
+
+// healthyQueue stands for every queue that has lost nothing yet; it is
+// only read.
+var healthyQueue = rcQueue{blocked: -1}
 
 func (x *faults) queue(nic, qp int32) *rcQueue {
 	k := queueKey(nic, qp)
