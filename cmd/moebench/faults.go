@@ -153,12 +153,14 @@ func (f *faultFlags) note() []string {
 	return []string{s}
 }
 
-// warnFailed tells stderr of each layer that failed under its faults.
+// warnFailed tells stderr of each phase that failed under its faults.
 func warnFailed(w io.Writer, command string, items []item) {
 	for _, it := range items {
-		if phase, fl := it.res.Failed(); fl != nil {
-			fmt.Fprintf(w, "moebench %s: preset %s: the layer failed under its faults (%s): %s: %v\n",
-				command, it.preset.Name, it.res.Faults, phase, fl)
+		for _, ph := range phases(it.res) {
+			if fl := ph.p.Failure; fl != nil {
+				fmt.Fprintf(w, "moebench %s: preset %s: the layer failed under its faults (%s): %s: %v\n",
+					command, it.preset.Name, it.res.Faults, ph.name, fl)
+			}
 		}
 	}
 }
@@ -178,9 +180,15 @@ type jsonFailure struct {
 	Message   string  `json:"message"`
 }
 
-// failureOf is r's failure for the JSON, nil when it completed.
+// failureOf is r's failure for the JSON, its first phase's that failed;
+// nil when it completed.
 func failureOf(r *moe.Result) *jsonFailure {
 	phase, f := r.Failed()
+	return toJSONFailure(phase, f)
+}
+
+// toJSONFailure is phase's failure f for the JSON, nil when none.
+func toJSONFailure(phase string, f *fault.Failure) *jsonFailure {
 	if f == nil {
 		return nil
 	}
@@ -209,9 +217,11 @@ func boundOrFailed(p *moe.Phase) string {
 // failed under their faults.
 func failureLines(w io.Writer, items []item) error {
 	for _, it := range items {
-		if phase, f := it.res.Failed(); f != nil {
-			if _, err := fmt.Fprintf(w, "! %s: %s failed under faults %s: %v\n", it.preset.Name, phase, it.res.Faults, f); err != nil {
-				return err
+		for _, ph := range phases(it.res) {
+			if f := ph.p.Failure; f != nil {
+				if _, err := fmt.Fprintf(w, "! %s: %s failed under faults %s: %v\n", it.preset.Name, ph.name, it.res.Faults, f); err != nil {
+					return err
+				}
 			}
 		}
 	}

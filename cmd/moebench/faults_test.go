@@ -22,6 +22,7 @@ func failedItem() item {
 	r := &moe.Result{Transport: "mini-gda", Mode: moe.LL, Faults: plan, Correct: true, RouteHash: "x",
 		Shape: moe.Shape{Ranks: 16, GPUsPerNode: 8, Experts: 64, TopK: 8, Hidden: 1024, Tokens: 8}}
 	r.Dispatch.Failure = f
+	r.Combine.Failure = &fault.Failure{Mechanism: "mini-gda", Rank: 1, Peer: 2, QP: 9, At: 5 * sim.Microsecond, Status: "IBV_WC_RETRY_EXC_ERR", Reason: "lost"}
 	r.Dispatch.BoundBy, r.Combine.BoundBy = "wire", "egress"
 	return item{preset: preset.Preset{Name: "mini-gda", Mechanism: "mini-gda"}, res: r}
 }
@@ -46,12 +47,13 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 			combineRow = l
 		}
 	}
-	if !strings.HasSuffix(dispatchRow, " failed") || !strings.HasSuffix(combineRow, " egress") {
-		t.Errorf("rows:\n%s\n%s\nwant dispatch bound by failed, combine by egress", dispatchRow, combineRow)
+	if !strings.HasSuffix(dispatchRow, " failed") || !strings.HasSuffix(combineRow, " failed") {
+		t.Errorf("rows:\n%s\n%s\nwant both bound by failed", dispatchRow, combineRow)
 	}
 	for _, want := range []string{
 		"! mini-gda: dispatch failed under faults loss:0.01@host,loss:0.01@spine:",
 		"rank 3's queue 5 on NIC 0 to rank 12 failed at 1.234ms with IBV_WC_RETRY_EXC_ERR after 7 retransmissions",
+		"! mini-gda: combine failed under faults loss:0.01@host,loss:0.01@spine: mini-gda: rank 1's queue 9",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
@@ -66,6 +68,9 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 			Faults    string      `json:"faults"`
 			FaultSeed uint64      `json:"fault_seed"`
 			Failure   jsonFailure `json:"failure"`
+			Combine   struct {
+				Failure jsonFailure `json:"failure"`
+			} `json:"combine"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
@@ -77,9 +82,12 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	if got.Faults != "loss:0.01@host,loss:0.01@spine" || got.FaultSeed != 4 || got.Failure != want {
 		t.Errorf("JSON: %+v\nwant faults loss:0.01 on both classes, seed 4, failure %+v", got, want)
 	}
+	if c := got.Combine.Failure; c.Phase != "combine" || c.Rank != 1 || c.QP != 9 || c.AtUs != 5 {
+		t.Errorf("JSON: combine's failure %+v, want rank 1's queue 9 at 5 µs", c)
+	}
 	var errb bytes.Buffer
 	warnFailed(&errb, "run", items)
-	if s := errb.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, "moebench run: preset mini-gda: the layer failed under its faults") || !strings.Contains(s, "IBV_WC_RETRY_EXC_ERR") {
+	if s := errb.String(); strings.Count(s, "\n") != 2 || !strings.Contains(s, "moebench run: preset mini-gda: the layer failed under its faults") || !strings.Contains(s, "IBV_WC_RETRY_EXC_ERR") {
 		t.Errorf("stderr: %q", s)
 	}
 }

@@ -30,6 +30,8 @@ type jsonPhase struct {
 	BackgroundMsgs int64              `json:"background_messages"`
 	Breakdown      map[string]float64 `json:"breakdown"`
 	BoundBy        string             `json:"bound_by"`
+	// Failure is why the phase failed under the layer's faults, if it did.
+	Failure *jsonFailure `json:"failure,omitempty"`
 }
 
 type jsonResult struct {
@@ -105,6 +107,7 @@ func renderLayer(w io.Writer, format string, h report.Header, items []item) erro
 			}
 			if jr.Faults = faultsOf(r); jr.Faults != "" {
 				jr.FaultSeed, jr.Failure = r.Faults.Seed, failureOf(r)
+				jr.Dispatch.Failure, jr.Combine.Failure = toJSONFailure("dispatch", r.Dispatch.Failure), toJSONFailure("combine", r.Combine.Failure)
 			}
 			if len(it.knobs) > 0 {
 				jr.Knobs = map[string]string{}

@@ -436,6 +436,7 @@ func (j *jsonSink) Group(g *replay.Group) error {
 			RouteHash: r.RouteHash, BoundBy: r.BoundBy, Correct: r.Correct, Problems: r.Problems, GroupLimit: toJSONGroups(g.Groups)}
 		l.Slowest.Dispatch, l.Slowest.Combine = toJSONSlowest(&r.Dispatch), toJSONSlowest(&r.Combine)
 		l.Faults, l.Failure = faultsOf(r), failureOf(r)
+		l.Dispatch.Failure, l.Combine.Failure = toJSONFailure("dispatch", r.Dispatch.Failure), toJSONFailure("combine", r.Combine.Failure)
 		l.Load.PerRank, l.Load.PerExpert = toJSONLoad(g.RankLoad), toJSONLoad(g.ExpertLoad)
 		l.Load.Locality = toJSONLocality(g.Traffic.ByLocality)
 		b, err := json.MarshalIndent(l, "    ", "  ")
