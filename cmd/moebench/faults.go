@@ -399,7 +399,7 @@ func renderTails(w io.Writer, format string, h report.Header, items []item) erro
 // the x axis.
 func tailsFigure(items []item) plot.Figure {
 	rows := tailRows(items)
-	pn := plot.Panel{Title: "Layer time under faults (modelled)", YLabel: "dispatch + combine, µs (slowest rank, over fault seeds)"}
+	pn := plot.Panel{Title: "Layer time under faults (modelled)", YLabel: "dispatch + combine, µs (slowest rank, over fault seeds)", YLog: true}
 	axis := ""
 	if len(rows) > 0 && len(rows[0].knobs) > 0 {
 		axis = rows[0].knobs[0].name
