@@ -127,6 +127,15 @@ func TestFaultsDeterministicAndExactWhenHarmless(t *testing.T) {
 			if maps.Equal(a.at, d.at) {
 				t.Fatal("seeds 3 and 4 lost the same packets")
 			}
+			// Two phases of one layer (dispatch, combine) draw apart.
+			base := &fault.Plan{Seed: 3, Loss: [fault.NumClasses]float64{0.02, 0.02}}
+			c.plan = base.ForPhase(1, 0)
+			p1, _, _ := c.run(t, faultAllToAll(6, 16<<10))
+			c.plan = base.ForPhase(2, 0)
+			p2, _, _ := c.run(t, faultAllToAll(6, 16<<10))
+			if maps.Equal(p1.at, p2.at) {
+				t.Fatal("two phases of one plan lost the same packets")
+			}
 		})
 	}
 }
