@@ -72,7 +72,11 @@ func faultEnv(env *transport.Env, ph *Phase, origin sim.Time) {
 	e := env.E
 	env.Fail = func(f *fault.Failure) {
 		if ph.Failure == nil {
-			ph.Failure, pf.at = f, e.Now()
+			// The phase's time starts at its kernels' launch, after any
+			// head start the background had: so does the failure's.
+			g := *f
+			g.At = max(0, f.At-origin)
+			ph.Failure, pf.at = &g, e.Now()
 		}
 		e.Stop()
 	}

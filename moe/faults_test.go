@@ -159,3 +159,39 @@ func TestFailedPhaseStopsAndSaysWhy(t *testing.T) {
 		})
 	}
 }
+
+// A flap is on the layer's clock: combine starts when dispatch's slowest
+// rank is ready. A flap when combine's own time has passed its healthy
+// end, but the layer's has not, leaves dispatch as it was and holds
+// combine (on combine's own clock it would miss it); one over dispatch's
+// start holds dispatch.
+func TestFlapIsOnTheLayersClock(t *testing.T) {
+	t.Parallel()
+	s := layerShape(8, 4, 32, 16, 1024)
+	cfg := layerConfig(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false)
+	healthy, err := moe.RunLayer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if healthy.Combine.Time.Max <= healthy.Dispatch.Time.Max {
+		t.Fatalf("combine (%v µs) no longer outlasts dispatch (%v µs): the test cannot tell the clocks apart", healthy.Combine.Time.Max, healthy.Dispatch.Time.Max)
+	}
+	cEnd := sim.Time(healthy.Combine.Time.Max * float64(sim.Microsecond))
+	for _, tc := range []struct {
+		name        string
+		down        sim.Time
+		dispatchHit bool
+	}{{"after combine's own end", cEnd + sim.Microsecond, false}, {"at the start", 0, true}} {
+		cfg.Faults = &fault.Plan{Seed: 1, Links: []fault.Link{{Rank: 3, Factor: 1, Down: tc.down, Up: tc.down + 20*sim.Microsecond}}}
+		res, err := moe.RunLayer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hit := res.Dispatch.Time != healthy.Dispatch.Time; hit != tc.dispatchHit {
+			t.Errorf("%s: dispatch %+v, healthy %+v: want changed %v", tc.name, res.Dispatch.Time, healthy.Dispatch.Time, tc.dispatchHit)
+		}
+		if !tc.dispatchHit && res.Combine.Failure == nil && res.Combine.Time.Max <= healthy.Combine.Time.Max {
+			t.Errorf("%s: combine takes %v µs, healthy %v: the flap did not reach it", tc.name, res.Combine.Time.Max, healthy.Combine.Time.Max)
+		}
+	}
+}
