@@ -76,10 +76,11 @@ func (l LibraryLimit) Validate() error {
 // holds reports whether l bounds a layer of mode m.
 func (l LibraryLimit) holds(m Mode) bool { return len(l.Modes) == 0 || slices.Contains(l.Modes, m) }
 
-// deepEPChannels are normal mode's channels as DeepEP sizes its buffers
-// for them (num_sms/2), without the second QP per channel that Channels
-// counts across NVLink domains for the credit returns.
-func deepEPChannels(numSMs int) int { return max(1, normalSMsOr(numSMs)/2) }
+// NormalBufferChannels are normal mode's channels as DeepEP sizes its
+// buffers for them (num_sms/2; numSMs 0 is DeepEP's choice), without the
+// second QP per channel that Channels counts across NVLink domains for the
+// credit returns: NormalBufferBytes's channels.
+func NormalBufferChannels(numSMs int) int { return max(1, normalSMsOr(numSMs)/2) }
 
 // figure is f for a layer of shape s in mode m on channels channels.
 func figure(f Figure, s Shape, m Mode, channels int) int64 {
@@ -204,7 +205,7 @@ func Headroom(s Shape, cfg LayerConfig, lim Limits) ([]Usage, error) {
 		out = append(out, Usage{Name: LimitQPWR, What: "work requests per send queue", Used: c.depth, Limit: c.wrLimit,
 			Source: source(cfg.Profile, LimitQPWR), Over: over(LimitQPWR, c.depth, c.wrLimit)})
 	}
-	channels := deepEPChannels(cfg.NumSMs)
+	channels := NormalBufferChannels(cfg.NumSMs)
 	for _, l := range lim.Library {
 		if !l.holds(cfg.Mode) {
 			continue
@@ -229,7 +230,7 @@ func checkLimits(s Shape, cfg *LayerConfig, lim Limits) error {
 				Detail: cfg.Transport.Name() + "'s send queue depth"}
 		}
 	}
-	channels := deepEPChannels(cfg.NumSMs)
+	channels := NormalBufferChannels(cfg.NumSMs)
 	for _, l := range lim.Library {
 		if !l.holds(cfg.Mode) || slices.Contains(lim.Over, l.Name) {
 			continue

@@ -174,14 +174,14 @@ func capacityOf(s Shape, cfg *LayerConfig) (capacity, error) {
 	layer, _ := Channels(s, cfg.Mode, cfg.NumSMs, cfg.Background)
 	c.buffer, c.what = LLBufferBytes(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
 	if cfg.Mode == Normal {
-		normal := deepEPChannels(cfg.NumSMs)
+		normal := NormalBufferChannels(cfg.NumSMs)
 		c.buffer, c.what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
 	}
 	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: bound
 	// them in floating point first.
 	bound := llBound(s)
 	if cfg.Mode == Normal {
-		normal := deepEPChannels(cfg.NumSMs)
+		normal := NormalBufferChannels(cfg.NumSMs)
 		bound = float64(normal) * float64(256*s.Domains()+288*s.DomainGPUs()) * float64(s.NormalTokenBytes())
 	}
 	c.atLeast = bound > math.MaxInt64/2

@@ -189,6 +189,9 @@ type Candidate struct {
 	// By is the candidate a dominated or pruned one loses to; -1 when none.
 	By     int    `json:"by"`
 	Reason string `json:"reason,omitempty"`
+	// Headroom is what the candidate takes of each limit it is under
+	// (moe.Headroom), from its configuration before any run.
+	Headroom []moe.Usage `json:"headroom,omitempty"`
 
 	needs transport.Needs
 	pre   preset.Preset

@@ -203,12 +203,20 @@ func (s *Study) check(cands []Candidate) error {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot build: %v", err)
 			continue
 		}
-		err = moe.PrecheckWith(d.Routing.Shape, moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
-			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg}, moe.Limits{Library: c.pre.Limits})
+		cfg, lim := moe.LayerConfig{Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+			NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg}, moe.Limits{Library: c.pre.Limits}
+		err = moe.PrecheckWith(d.Routing.Shape, cfg, lim)
 		switch {
-		case errors.Is(err, moe.ErrQueueDepth) || errors.Is(err, moe.ErrOverCapacity):
+		case errors.Is(err, moe.ErrQueueDepth):
+			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
+			continue
+		case errors.Is(err, moe.ErrOverCapacity):
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
 		case err != nil:
+			return fmt.Errorf("candidate %s: %w", c.Name, err)
+		}
+		// What it takes of each limit, over one or not.
+		if c.Headroom, err = moe.Headroom(d.Routing.Shape, cfg, lim); err != nil {
 			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}
 	}
@@ -229,7 +237,7 @@ func (s *Study) estimate(cands []Candidate) error {
 	}
 	buffer := moe.LLBufferBytes(shape)
 	if d.Mode == moe.Normal {
-		buffer = moe.NormalBufferBytes(shape, d.Channels())
+		buffer = moe.NormalBufferBytes(shape, moe.NormalBufferChannels(d.NumSMs))
 	}
 	for i := range cands {
 		c := &cands[i]

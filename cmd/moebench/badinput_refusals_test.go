@@ -46,7 +46,7 @@ func badInputsRefusals() []badInput {
 		{name: "refusals run QPs per peer beyond the NIC", args: []string{"run", "--transport", "mini-gda", "--qps-per-peer", "10000"}, code: 2, msg: "--qps-per-peer 10000"},
 		{name: "refusals run a million DCIs", args: []string{"run", "--transport", "dc", "--dcis", "1000000"}, code: 2, msg: "--dcis 1000000"},
 		{name: "refusals sweep a million DCIs at one point", args: []string{"sweep", "--transport", "dc", "--dcis", "16,1000000"}, code: 2, msg: "--dcis 1000000"},
-		{name: "refusals run normal mode's buffers beyond the GPU", args: []string{"run", "--mode", "normal", "--hidden", "4000000", "--transport", "mini-gda"}, code: 2, msg: "normal-mode buffers"},
+		{name: "refusals run normal mode's buffers beyond the GPU", args: []string{"run", "--mode", "normal", "--hidden", "6000000", "--transport", "mini-gda"}, code: 2, msg: "normal-mode buffers"},
 		{name: "refusals run a GPU of one gigabyte", args: []string{"run", "--set", "gpu.memory_gb=1", "--transport", "mini-gda"}, code: 2, msg: "more than the GPU's 1.000 GB"},
 		{name: "refusals replay a million experts' buffers", args: []string{"replay", "--trace", "big.jsonl", "--hidden", "65536", "--transport", "mini-gda"},
 			files: fileOf("big.jsonl", big.String()), code: 2, msg: "gpu.memory_gb = 141"},

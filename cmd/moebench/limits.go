@@ -154,3 +154,18 @@ func limitTable(items []item) *report.Table {
 	}
 	return t
 }
+
+// tightest is the limit of u a candidate takes the largest share of, with
+// that share, for size's table; "—" when none is known.
+func tightest(u []moe.Usage) string {
+	if len(u) == 0 {
+		return "—"
+	}
+	t := u[0]
+	for _, x := range u[1:] {
+		if x.Share() > t.Share() {
+			t = x
+		}
+	}
+	return t.Name + " " + report.Num(100*t.Share()) + "%"
+}

@@ -522,8 +522,8 @@ func sizeTable(res *sizing.Result) *report.Table {
 			t.Numeric = append(t.Numeric, true)
 		}
 	}
-	t.Columns = append(t.Columns, "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by")
-	t.Numeric = append(t.Numeric, true, true, true, false)
+	t.Columns = append(t.Columns, "SQ MiB/GPU", "buffer MiB/GPU", "host MiB/GPU", "bound by", "tightest limit")
+	t.Numeric = append(t.Numeric, true, true, true, false, false)
 	dash := "—"
 	for _, c := range sizeOrder(res) {
 		r := c.Resources
@@ -550,7 +550,7 @@ func sizeTable(res *sizing.Result) *report.Table {
 		for _, d := range own {
 			row = append(row, strconv.Itoa(r.Figure(d)))
 		}
-		row = append(row, report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound)
+		row = append(row, report.Num(mib(r.GPUQueueBytes)), report.Num(mib(r.BufferBytes)), report.Num(mib(r.HostQueueBytes)), bound, tightest(c.Headroom))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
