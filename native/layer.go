@@ -16,7 +16,7 @@ func (c LayerConfig) check(rt LayerRouting) error {
 		return fmt.Errorf("native layer: %w: "+format, append([]any{ErrBadArgument}, args...)...)
 	}
 	switch {
-	case c.Path < PathDirect || c.Path > PathDC:
+	case c.Path < PathDirect || c.Path > PathEFA:
 		return bad("unknown path %d", int(c.Path))
 	case c.Ranks < 1 || c.GPUs < 1 || c.Ranks%c.GPUs != 0:
 		return bad("%d ranks do not spread evenly over %d GPUs", c.Ranks, c.GPUs)

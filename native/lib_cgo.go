@@ -402,7 +402,7 @@ func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
 		return LayerResult{}, err
 	}
 	ord, err := orderingCode(cfg.Ordering)
-	if err != nil && (cfg.Path == PathGDA || cfg.Path == PathDC) {
+	if err != nil && (cfg.Path == PathGDA || cfg.Path == PathDC || cfg.Path == PathEFA) {
 		return LayerResult{}, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
 	}
 	hand, err := indexOf(Handoffs, cfg.Handoff, "handoff")

@@ -349,9 +349,13 @@ const (
 	PathProxy
 	// PathDC: GPU-built WQEs on DCIs, an address vector in every WQE.
 	PathDC
+	// PathEFA: GPU-built EFA SRD entries (EFA DP Direct) on queues every
+	// peer shares, an address handle in every entry, executed by the
+	// emulated NIC; flags are writes with immediate data.
+	PathEFA
 )
 
-var layerPathNames = []string{"direct", "mini-gda", "mini-proxy", "dc"}
+var layerPathNames = []string{"direct", "mini-gda", "mini-proxy", "dc", "srd"}
 
 func (p LayerPath) String() string {
 	if p >= 0 && int(p) < len(layerPathNames) {
@@ -382,7 +386,7 @@ type LayerConfig struct {
 	SQBBs       int    // send-queue basic blocks, a power of two
 	Ordering    string // OrderingModes, not "none"
 	PerDoorbell int
-	DCIs        int
+	DCIs        int // dc: DCIs per rank; srd: SRD queues per rank, shared by every peer alike
 	// mini-proxy
 	Workers     int
 	Rings       int

@@ -68,12 +68,14 @@ type nativeItem struct {
 
 // nativeTransports splits --transport/--preset into presets and the
 // direct path (native only). With --preset alone, --transport's default
-// (all) adds nothing.
-func nativeTransports(f *layerFlags, byName, transportGiven bool, prof *profile.Profile) ([]preset.Preset, bool, bool, error) {
+// (all) adds nothing. The emulated NIC runs every mechanism's GPU side
+// whatever the profile's adapters, so "all" takes every mechanism (no
+// profile filters it).
+func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, bool, error) {
 	var rest []string
 	direct, nccl := false, false
 	if byName && !transportGiven {
-		ps, err := resolvePresets(nil, f.presets, true, prof)
+		ps, err := resolvePresets(nil, f.presets, true, nil)
 		return ps, false, false, err
 	}
 	for _, t := range splitList(f.transports) {
@@ -90,7 +92,7 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool, prof *profile.
 		}
 	}
 	if byName || len(rest) > 0 {
-		ps, err := resolvePresets(rest, f.presets, byName, prof)
+		ps, err := resolvePresets(rest, f.presets, byName, nil)
 		return ps, direct, nccl, err
 	}
 	return nil, direct, nccl, nil
@@ -183,7 +185,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	if err != nil {
 		return err
 	}
-	trs, nccl, err := nativeLayerPaths(f, fs, base, configs)
+	trs, nccl, err := nativeLayerPaths(f, fs, configs)
 	if err != nil {
 		return err
 	}
@@ -253,8 +255,8 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 // nativeLayerPaths is what the native engine runs each configuration
 // through: the presets' layer paths, the direct path, and whether NCCL's
 // all-to-all runs beside them (one rank per GPU only).
-func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, base *profile.Profile, configs []config) ([]nativelayer.Transport, bool, error) {
-	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"), base)
+func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]nativelayer.Transport, bool, error) {
+	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
 	if err != nil {
 		return nil, false, err
 	}

@@ -311,7 +311,8 @@ func TestNativeErrors(t *testing.T) {
 }
 
 // --preset alone runs just those presets; with --transport direct the
-// direct path too.
+// direct path too. "all" is every mechanism the emulated NIC runs, SRD
+// among them whatever the profile's adapters.
 func TestNativePresets(t *testing.T) {
 	for _, tc := range []struct {
 		args  []string
@@ -319,7 +320,8 @@ func TestNativePresets(t *testing.T) {
 	}{
 		{[]string{"--preset", "deepep-v1"}, []native.LayerPath{native.PathGDA}},
 		{[]string{"--preset", "deepep-v1", "--transport", "direct"}, []native.LayerPath{native.PathGDA, native.PathDirect}},
-		{[]string{"--transport", "all"}, []native.LayerPath{native.PathDC, native.PathGDA, native.PathProxy, native.PathDirect}},
+		{[]string{"--transport", "all"}, []native.LayerPath{native.PathDC, native.PathGDA, native.PathProxy, native.PathEFA, native.PathDirect}},
+		{[]string{"--preset", "deepep-v2-efa"}, []native.LayerPath{native.PathEFA}},
 	} {
 		f := &fakeLib{}
 		withFakeLib(t, f)

@@ -241,6 +241,7 @@ typedef struct {
 #define MBN_LPATH_GDA 1    /* GPU-built WQEs on RC QPs, doorbells from the GPU */
 #define MBN_LPATH_PROXY 2  /* descriptors to CPU workers, which build WQEs in host memory */
 #define MBN_LPATH_DC 3     /* GPU-built WQEs on DCIs, an address vector in every WQE */
+#define MBN_LPATH_EFA 4    /* GPU-built EFA SRD entries on queues every peer shares (EFA DP Direct) */
 
 /* Modes. Low-latency: one message per (token, expert), every rank's S
  * SMs send and receive. Normal (direct path only): DeepEP's intranode
@@ -273,7 +274,7 @@ typedef struct {
   int32_t sq_bbs;        /* send-queue basic blocks, a power of two */
   int32_t ordering;      /* MBN_ORDER_* before each doorbell (not NONE or NO_DOORBELL) */
   int32_t per_doorbell;  /* ring on every n-th WQE of a QP; flushes ring at once */
-  int32_t dcis;          /* dc: DCIs per rank; channel c uses DCI c % dcis */
+  int32_t dcis;          /* dc: DCIs per rank; channel c uses DCI c % dcis (efa: SRD queues per rank, alike) */
   int32_t workers;       /* proxy: CPU worker threads per rank */
   int32_t rings;         /* proxy: descriptor rings per rank; channel c uses ring c % rings */
   int32_t batch;         /* proxy: most descriptors a worker chains per doorbell */

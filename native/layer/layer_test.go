@@ -69,6 +69,13 @@ func TestPlanPresets(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		{"deepep-v2-efa", func(t *testing.T, c native.LayerConfig) {
+			// DP Direct: two SRD queues per rank, every post rung after a
+			// system-scope fence, EFA's queue depth.
+			if c.Path != native.PathEFA || c.DCIs != 2 || c.Ordering != "fence-sys" || c.PerDoorbell != 1 || c.SQBBs != 4096 || c.NICSMs != DefaultNICSMs {
+				t.Errorf("%+v", c)
+			}
+		}},
 		{"direct", func(t *testing.T, c native.LayerConfig) {
 			if c.Path != native.PathDirect || c.NICSMs != 0 || c.SMsPerRank != 16 {
 				t.Errorf("%+v", c)
@@ -85,6 +92,20 @@ func TestPlanPresets(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// SRD posted by a host proxy has no native path; reserved background
+// over SRD has no queue of its own.
+func TestPlanSRDRefusals(t *testing.T) {
+	t.Parallel()
+	rt := route(t, 4, 16, 7168, 8, 288)
+	if _, err := Plan(rt, byName(t, "uccl-ep-efa"), Options{}, h200, moe.Background{}); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), "posts SRD entries from the GPU") {
+		t.Errorf("a proxy-posted SRD preset: %v", err)
+	}
+	bg := moe.Background{CTAs: 4, Bytes: 16, Reserved: true}
+	if _, err := Plan(rt, byName(t, "deepep-v2-efa"), Options{}, h200, bg); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), "reserved background over srd") {
+		t.Errorf("reserved background: %v", err)
 	}
 }
 
@@ -250,7 +271,9 @@ func TestPredict(t *testing.T) {
 	t.Parallel()
 	rt := route(t, 4, 16, 2048, 4, 32)
 	p := profile.MustLoad("p-ib")
-	for _, name := range []string{"direct", "mini-gda", "mini-proxy", "dc"} {
+	// deepep-v2-efa on P-IB: the emulated NIC runs SRD entries whatever
+	// the host's adapters.
+	for _, name := range []string{"direct", "mini-gda", "mini-proxy", "dc", "deepep-v2-efa"} {
 		tr := byName(t, name)
 		cfg, err := Plan(rt, tr, Options{}, h200, moe.Background{})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"moebench/profile"
 	"moebench/transport/gda"
 	"moebench/transport/preset"
+	"moebench/transport/srd"
 )
 
 // EmulatedProfile is p as the native run cfg sees it: the NIC is the
@@ -42,6 +43,14 @@ func EmulatedProfile(p *profile.Profile, cfg native.LayerConfig) (*profile.Profi
 		{"nic.msg_rate_mps", rate},
 		{"proxy.host_msg_rate_mps", rate},
 		{"fabric.latency_ns", get("emunic.latency_ns")},
+	}
+	if cfg.Path == native.PathEFA {
+		// The emulated NIC executes SRD entries whatever the host's
+		// adapters, keeps no address-handle cache and has one path.
+		sets = append(sets, []struct {
+			name string
+			v    float64
+		}{{"efa.generation", max(1, get("efa.generation"))}, {"efa.ah_entries", 1 << 20}, {"efa.ah_miss_ns", 0}, {"efa.paths", 1}}...)
 	}
 	for _, s := range sets {
 		if err := q.SetValue(s.name, s.v, "the emulated NIC's mapping"); err != nil {
@@ -80,9 +89,13 @@ func predict(rt *moe.Routing, cfg native.LayerConfig, workers int, tr Transport,
 		}
 		o = preset.Options{}
 	}
-	if g, ok := p.Config.(gda.Config); ok {
-		g.LibCycles, g.LibNs = 0, 0
-		p.Config = g
+	switch c := p.Config.(type) {
+	case gda.Config:
+		c.LibCycles, c.LibNs = 0, 0
+		p.Config = c
+	case srd.Config:
+		c.LibCycles, c.LibNs = 0, 0
+		p.Config = c
 	}
 	if cfg.Path == native.PathProxy && workers > 0 {
 		o.Workers = workers

@@ -11,6 +11,7 @@ import (
 	"moebench/native"
 	"moebench/transport/gda"
 	"moebench/transport/preset"
+	"moebench/transport/srd"
 )
 
 // Transport is what moves the layer's messages: a preset over a mechanism
@@ -162,11 +163,11 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 			case native.PathProxy:
 				c.ReservedRing0 = c.Rings
 				c.Rings += q
-			case native.PathDC:
-				// The kernels pick a DCI as channel mod DCIs, so the
+			case native.PathDC, native.PathEFA:
+				// The kernels pick a DCI (an SRD queue) as channel mod DCIs, so the
 				// background's channels would land on the layer's DCIs:
 				// a reserved DCI needs kernels that count it apart.
-				return c, planErr("reserved background over DC: the native DC path has no DCI of its own to give it (the model does); use shared background")
+				return c, planErr("reserved background over %v: the native path has no queue of its own to give it (the model does); use shared background", c.Path)
 			}
 		}
 		c.BgHeadUs = int(moe.BackgroundWarmup.Us())
@@ -268,6 +269,19 @@ func planPath(c *native.LayerConfig, tr Transport, s moe.Shape) error {
 			c.Path, c.QPsPerPeer = native.PathGDA, g.QPsPerPeer
 		}
 		c.PerDoorbell = min(c.PerDoorbell, c.SQBBs/2)
+		return nil
+	}
+	if e, ok, err := srdConfig(tr.Preset, o); ok {
+		if err != nil {
+			return planErr("%v", err)
+		}
+		if e.Style != srd.GPU {
+			return planErr("preset %s: the native engine posts SRD entries from the GPU (EFA DP Direct); a proxy posting them has no native path", tr.Preset.Name)
+		}
+		// DP Direct rings every post, after a system-scope fence, on
+		// queues of EFA's depth.
+		c.Path, c.DCIs = native.PathEFA, e.QPsPerNIC
+		c.Ordering, c.PerDoorbell, c.SQBBs = "fence-sys", 1, srd.SQDepth
 		return nil
 	}
 	if p, ok, err := proxyConfig(tr.Preset, o); ok {

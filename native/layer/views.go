@@ -7,6 +7,7 @@ import (
 	"moebench/transport/gda"
 	"moebench/transport/preset"
 	"moebench/transport/proxy"
+	"moebench/transport/srd"
 )
 
 // The native engine drives the GPU paths of mini-gda, dc and mini-proxy
@@ -27,6 +28,23 @@ func gdaConfig(p preset.Preset, o preset.Options) (c gda.Config, ok bool, err er
 		return gda.Config{}, true, fmt.Errorf("preset %w", err)
 	}
 	return c, true, nil
+}
+
+// srdConfig is the preset's SRD configuration with the knobs of o
+// applied as its mechanism builds it; ok is false for other mechanisms.
+func srdConfig(p preset.Preset, o preset.Options) (c srd.Config, ok bool, err error) {
+	if _, ok := p.Config.(srd.Config); !ok {
+		return srd.Config{}, false, nil
+	}
+	m, err := transport.Lookup(p.Mechanism)
+	if err != nil {
+		return srd.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	t, err := m.Build(p.Config, p.Name, o.Settings(p.Mechanism), transport.Needs{Channels: o.LocalExperts})
+	if err != nil {
+		return srd.Config{}, true, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	return t.(srd.Transport).Config(), true, nil
 }
 
 // proxyConfig is the preset's mini-proxy configuration; ok is false for

@@ -445,11 +445,11 @@ __global__ void layer_clock(uint32_t spin_ns, unsigned long long *out) {
 using KernelFn = void (*)(LayerArgs);
 
 static KernelFn kernel_for(int phase, int path) {
-  static const KernelFn table[2][4] = {
+  static const KernelFn table[2][5] = {
       {layer_kernel<0, MBN_LPATH_DIRECT>, layer_kernel<0, MBN_LPATH_GDA>, layer_kernel<0, MBN_LPATH_PROXY>,
-       layer_kernel<0, MBN_LPATH_DC>},
+       layer_kernel<0, MBN_LPATH_DC>, layer_kernel<0, MBN_LPATH_EFA>},
       {layer_kernel<1, MBN_LPATH_DIRECT>, layer_kernel<1, MBN_LPATH_GDA>, layer_kernel<1, MBN_LPATH_PROXY>,
-       layer_kernel<1, MBN_LPATH_DC>},
+       layer_kernel<1, MBN_LPATH_DC>, layer_kernel<1, MBN_LPATH_EFA>},
   };
   return table[phase][path];
 }
@@ -462,6 +462,7 @@ static const char *path_name(int p) {
     case MBN_LPATH_GDA: return "mini-gda";
     case MBN_LPATH_PROXY: return "mini-proxy";
     case MBN_LPATH_DC: return "dc";
+    case MBN_LPATH_EFA: return "srd";
   }
   return "?";
 }
@@ -539,7 +540,7 @@ class LayerRun {
 
 int32_t LayerRun::validate() {
   const mbn_layer_config &c = c_;
-  MBN_ARG(c.path >= MBN_LPATH_DIRECT && c.path <= MBN_LPATH_DC, "path %d out of range", c.path);
+  MBN_ARG(c.path >= MBN_LPATH_DIRECT && c.path <= MBN_LPATH_EFA, "path %d out of range", c.path);
   MBN_ARG(c.ranks >= 1 && c.ranks <= 4096, "ranks %d out of range (1..4096)", c.ranks);
   MBN_ARG(c.gpus >= 1 && c.ranks % c.gpus == 0, "ranks %d do not spread evenly over %d GPUs", c.ranks, c.gpus);
   int ndev = 0;
@@ -560,7 +561,7 @@ int32_t LayerRun::validate() {
   MBN_ARG(c.warmup >= 0 && c.reps >= 1 && c.warmup + c.reps <= 100000, "warmup %d / reps %d out of range", c.warmup,
           c.reps);
   MBN_ARG(c.timeout_ms >= 10 && c.timeout_ms <= 3600000, "timeout_ms %d out of range (10..3600000)", c.timeout_ms);
-  if (c.path == MBN_LPATH_GDA || c.path == MBN_LPATH_DC) {
+  if (c.path == MBN_LPATH_GDA || c.path == MBN_LPATH_DC || c.path == MBN_LPATH_EFA) {
     MBN_ARG(c.sq_bbs >= 8 && c.sq_bbs <= 65536 && (c.sq_bbs & (c.sq_bbs - 1)) == 0,
             "sq_bbs %d must be a power of two in 8..65536", c.sq_bbs);
     MBN_ARG(c.ordering >= MBN_ORDER_GPU_FENCE && c.ordering <= MBN_ORDER_FENCE_SYS,
@@ -573,6 +574,13 @@ int32_t LayerRun::validate() {
     } else {
       MBN_ARG(c.dcis >= 1 && c.dcis <= 4096, "dcis %d out of range (1..4096)", c.dcis);
     }
+  }
+  if (c.path == MBN_LPATH_EFA) {
+    // 16-bit request ids and buffer lengths; no doorbell record.
+    MBN_ARG(c.sq_bbs <= 32768, "sq_bbs %d: an SRD queue's 16-bit request ids allow at most 32768 entries", c.sq_bbs);
+    MBN_ARG(c.ordering != MBN_ORDER_FENCED_DBREC, "ordering fenced-dbrec: EFA has no doorbell record to fence");
+    MBN_ARG(c.hidden * 2 + 64 <= (int)MBN_EFA_MAX_LEN, "hidden %d: a message past EFA's 64 KiB write", c.hidden);
+    MBN_ARG(c.bg_warps == 0 || c.bg_bytes <= (int)MBN_EFA_MAX_LEN, "bg_bytes %d: past EFA's 64 KiB write", c.bg_bytes);
   }
   if (c.path == MBN_LPATH_PROXY) {
     MBN_ARG(c.workers >= 1 && c.rings >= c.workers, "workers %d and rings %d: need 1 <= workers <= rings", c.workers,
@@ -707,7 +715,7 @@ int32_t LayerRun::plan() {
   d.off_fetch = take(1024 * 8);
   d.region = align_up(o, 1 << 21);
   if (c.path == MBN_LPATH_GDA) qs_ = d.R * c.qps_per_peer;
-  if (c.path == MBN_LPATH_DC) qs_ = c.dcis;
+  if (c.path == MBN_LPATH_DC || c.path == MBN_LPATH_EFA) qs_ = c.dcis;
   // Per rank: each queue's ring, 64 CQEs and its doorbell line.
   sq_bytes_ = (uint64_t)qs_ * ((uint64_t)c.sq_bbs * 64 + 64 * 64 + 128);
   if (c.path == MBN_LPATH_PROXY) {
@@ -725,7 +733,7 @@ int32_t LayerRun::plan() {
 
 int32_t LayerRun::setup_gda(LayerDev &dv) {
   const mbn_layer_config &c = c_;
-  const int dc = c.path == MBN_LPATH_DC;
+  const int dc = c.path == MBN_LPATH_DC, efa = c.path == MBN_LPATH_EFA;
   const int nq = Rd_ * qs_;
   const uint32_t cq_entries = 64;
   const uint64_t per = (uint64_t)c.sq_bbs * 64 + cq_entries * 64 + 128;
@@ -752,13 +760,14 @@ int32_t LayerRun::setup_gda(LayerDev &dv) {
     memset(&n, 0, sizeof n);
     n.sq = q;
     n.db = s.q.db;
-    n.cq = cq;
+    n.cq = efa ? nullptr : cq;  // the layer asks no completion of an SRD queue
     n.ci_pub = &sq[i].nic_ci;
     n.bb_mask = s.q.bb_mask;
     n.cq_mask = cq_entries - 1;
     n.src = rank;
-    n.dst = dc ? -1 : qi / c.qps_per_peer;
+    n.dst = dc || efa ? -1 : qi / c.qps_per_peer;
     n.dc = dc;
+    n.efa = efa;
     n.cur = -1;
   }
   MBN_CUDA(cudaMemcpy(sq, hs.data(), sizeof(SendQ) * nq, cudaMemcpyHostToDevice));
@@ -979,7 +988,7 @@ int32_t LayerRun::run() {
     a.dcis = 1;
     a.nrings = 1;
     a.layer_rings = 1;
-    if (c.path == MBN_LPATH_GDA || c.path == MBN_LPATH_DC) {
+    if (c.path == MBN_LPATH_GDA || c.path == MBN_LPATH_DC || c.path == MBN_LPATH_EFA) {
       rc = setup_gda(dv);
       if (rc) return rc;
     } else if (c.path == MBN_LPATH_PROXY) {

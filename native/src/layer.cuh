@@ -123,7 +123,8 @@ struct NicQ {
   uint32_t ci, cq_pi;
   int32_t src, dst;      // owning rank; RC: connected rank (-1 for DC)
   int32_t dc, cur;       // DC queue; its current destination
-  int32_t host, pad;     // 1: sq, db, cq and ci_pub are host memory
+  int32_t host;          // 1: sq, db, cq and ci_pub are host memory
+  int32_t efa;           // 1: an EFA SRD queue (efa_fmt.h): 64 B entries, the producer counter as doorbell
 };
 
 // Proxy descriptor: 32 B, published by its last word.

@@ -221,6 +221,56 @@ __device__ __forceinline__ void gda_post(const LayerArgs &a, int rl, int rank, c
   st_release_gpu_u32(&s->published, slot + nbb);
 }
 
+// EFA's doorbell: the producer counter, stored with the configured
+// ordering after the entries (DP Direct's is fence-sys; there is no
+// doorbell record to fence).
+__device__ __forceinline__ void ring_efa(int mode, uint64_t *db, uint32_t pc) {
+  const uint64_t v = pc;
+  switch (mode) {
+    case MBN_ORDER_GPU_FENCE: fence_acq_rel_gpu(); st_mmio_b64(db, v); break;
+    case MBN_ORDER_RELEASE_GPU: st_release_gpu_b64(db, v); break;
+    case MBN_ORDER_THREADFENCE: fence_sc_gpu(); st_mmio_b64(db, v); break;
+    case MBN_ORDER_RELEASE_SYS: st_release_sys_b64(db, v); break;
+    default: fence_sc_sys(); st_mmio_b64(db, v); break;
+  }
+}
+
+// EFA (DP Direct), by one lane: the rank's SRD queue of the channel
+// (shared by every peer, as a DCI is), an entry reserved (atomic), room
+// waited for, the 64 B entry written with the destination's address
+// handle, published in reservation order, and every per_db-th entry (and
+// a flush) announced by the producer counter. A flag is a zero-length
+// write with its addend as immediate data.
+__device__ __forceinline__ void efa_post(const LayerArgs &a, int rl, int rank, const Post &p) {
+  const int qi = p.ch % a.dcis;
+  SendQ *s = &a.sq[(size_t)rl * a.qs_per_rank + qi];
+  const uint32_t slot = atomicAdd(&s->reserved, 1u);
+  const uint32_t size = s->q.bb_mask + 1;
+  Spin sp;
+  while (slot + 1u - ld_acquire_gpu_u32(&s->nic_ci) > size) {
+    if (!sp.ok(a, kLErrSQSpace, rank, qi, (int)slot, 0)) return;
+  }
+  const uint64_t raddr = (uint64_t)(uintptr_t)a.bases[p.dst] + p.roff;
+  const uint64_t laddr = p.atomic ? 0 : (uint64_t)(uintptr_t)a.bases[rank] + p.loff;
+  uint32_t w[16];
+  mbn_efa_words(w, slot, size, 0x100u + (uint32_t)qi, (uint32_t)p.dst, p.atomic, p.atomic ? (uint32_t)p.add : 0u,
+                p.flush, raddr, a.regions[p.dst].key, p.atomic ? 0u : p.len, laddr, a.regions[rank].key);
+  uint8_t *e = s->q.sq + (size_t)(slot & s->q.bb_mask) * 64u;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) st_v4(e + 16 * k, w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
+  Spin sp2;
+  while (ld_acquire_gpu_u32(&s->published) != slot) {
+    if (!sp2.ok(a, kLErrPublish, rank, qi, (int)slot, 0)) return;
+  }
+  uint32_t since = *(volatile unsigned int *)&s->since_db + 1;
+  if (since >= (uint32_t)a.per_db || p.flush) {
+    ring_efa(a.ordering, s->q.db, slot + 1u);
+    since = 0;
+  }
+  *(volatile unsigned int *)&s->since_db = since;
+  st_release_gpu_u32(&s->published, slot + 1u);
+}
+
 // mini-proxy, by one lane: reserve a ring slot (atomic), check room
 // against the worker's progress (a PCIe read; FIFO keeps a cached copy),
 // write the 32 B descriptor and publish it by its last word.
@@ -301,6 +351,8 @@ __device__ __forceinline__ void send_op(const LayerArgs &a, int rl, int rank, co
     const uint64_t c0 = clk();
     if (PATH == MBN_LPATH_PROXY) {
       proxy_post(a, rl, rank, p);
+    } else if (PATH == MBN_LPATH_EFA) {
+      efa_post(a, rl, rank, p);
     } else {
       gda_post(a, rl, rank, p);
     }

@@ -360,7 +360,8 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
                           unsigned long long &switches) {
   NicQ &q = a.nq[qi];
   const uint64_t db = nic_load_db(q);  // every lane acquires the doorbell
-  const uint32_t target = mbn_doorbell_index(db);
+  const uint32_t target = q.efa ? mbn_efa_db_target(db) : mbn_doorbell_index(db);
+  const uint32_t need = q.efa ? 4u : 5u;  // segments parsed from the window
   const uint32_t ring = (q.bb_mask + 1) * MBN_BB;
   uint32_t ci = q.ci;
   int32_t cur = q.cur;
@@ -378,7 +379,7 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
     uint32_t rel = 0;
     for (;;) {
       rel = (ci - wbase) * 4u;
-      if (!have || rel + 5u > 32u) {
+      if (!have || rel + need > 32u) {
         wbase = ci;
         rel = 0;
         win = ld_seg_volatile(q.sq + mbn_seg_offset(wbase, (uint32_t)lane, ring));
@@ -389,7 +390,7 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
 #pragma unroll
         for (int w = 0; w < 4; ++w) s[k].w[w] = __shfl_sync(0xffffffffu, win.w[w], (int)rel + k);
       }
-      if (mbn_ctrl_ready(s[0], ci)) break;
+      if (q.efa ? mbn_efa_ready(s, ci, q.bb_mask + 1u) : mbn_ctrl_ready(s[0], ci)) break;
       have = false;
       if (lane == 0) torn++;
       int stop = 0;
@@ -398,8 +399,8 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
     }
     const uint32_t ds = mbn_parse_ctrl(s[0]).ds;
     const uint32_t n = ds < 5u ? ds : 5u;
-    const mbn_wqe_op op = mbn_parse_wqe(s, n, q.dc);
-    const int32_t dst = q.dc ? op.dst : q.dst;
+    const mbn_wqe_op op = q.efa ? mbn_efa_parse(s) : mbn_parse_wqe(s, n, q.dc);
+    const int32_t dst = q.dc || q.efa ? op.dst : q.dst;
     uint32_t err = op.err;
     if (!err && (dst < 0 || dst >= a.d.R)) err = MBN_WQE_BAD_DEST;
     if (!err) err = mbn_check_access(&op, &a.regions[q.src], &a.regions[dst]);
@@ -426,7 +427,9 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
       dirty = true;
     } else {
       // RC and DC execute in order: the writes before an atomic on this
-      // queue are visible before it.
+      // queue are visible before it. So does an SRD queue here, where a
+      // real one does not: an EFA port posts a flag only once the writes
+      // it covers completed, which in-order execution stands for.
       if (dirty) {
         fence_layer(a.d.sys_scope);
         __syncwarp();
@@ -436,7 +439,7 @@ __device__ bool nic_drain(const LayerArgs &a, int qi, int lane, bool &dirty, uns
         fence_layer(a.d.sys_scope);
         const unsigned long long old =
             atom_add_sys_u64(reinterpret_cast<unsigned long long *>((uintptr_t)op.raddr), op.add);
-        *reinterpret_cast<unsigned long long *>((uintptr_t)op.laddr) = old;
+        if (op.kind == MBN_OP_ATOMIC) *reinterpret_cast<unsigned long long *>((uintptr_t)op.laddr) = old;
       }
     }
     __syncwarp();
@@ -509,7 +512,8 @@ __device__ void nic_block(const LayerArgs &a, int nb) {
       if (qi < q1) {
         const NicQ &q = a.nq[qi];
         db = ld_volatile_b64(q.db);
-        pend = mbn_db_pending(db, *(volatile uint32_t *)&q.ci);
+        const uint32_t ci = *(volatile uint32_t *)&q.ci;
+        pend = q.efa ? mbn_efa_db_pending(db, ci) : mbn_db_pending(db, ci);
       }
       unsigned int m = __ballot_sync(0xffffffffu, pend);
       while (m) {

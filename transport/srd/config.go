@@ -72,5 +72,5 @@ const descBytes = 16
 // ringSlots is a proxy ring's descriptors (UCCL-EP's kQueueSize).
 const ringSlots = 2048
 
-// sqDepth is the WQEs of one SRD send queue (EFA's max_sq_wr).
-const sqDepth = 4096
+// SQDepth is the WQEs of one SRD send queue (EFA's max_sq_wr).
+const SQDepth = 4096

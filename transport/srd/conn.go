@@ -404,7 +404,7 @@ func (c *conn) Delivered(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 func (c *conn) Resources() transport.Resources {
 	r := transport.Resources{
 		QPsPerNIC:         c.fab.P.Topo.QueuesPerNIC(c.perRank),
-		QueueBytesPerRank: int64(c.perRank) * sqDepth * WQEBytes,
+		QueueBytesPerRank: int64(c.perRank) * SQDepth * WQEBytes,
 		Own:               map[string]int{AHResource: c.handles()},
 	}
 	var hits, misses int64

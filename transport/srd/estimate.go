@@ -67,7 +67,7 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 	}
 	est := transport.Estimate{Resources: transport.Resources{
 		QPsPerNIC:         np.Topo.QueuesPerNIC(c.perRank),
-		QueueBytesPerRank: int64(c.perRank) * sqDepth * WQEBytes,
+		QueueBytesPerRank: int64(c.perRank) * SQDepth * WQEBytes,
 		Own:               map[string]int{AHResource: 0},
 	}}
 	for _, s := range peers {
