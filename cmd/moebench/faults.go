@@ -34,7 +34,7 @@ const maxSeeds = 10000
 
 func (f *faultFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringArrayVar(&f.specs, "fault", nil, "a fault under the layer, `SPEC` (repeatable, or a comma list): "+fault.Syntax+
-		"; loss and corrupt are per packet on one crossing of a link, slow makes one rank's kernels FACTOR times as long, link runs a rank's NIC links at FACTOR of their rate, flap takes them down AT for FOR, spine leaves FACTOR of the spine to the layer")
+		"; loss and corrupt are per packet on one crossing of a link, slow makes one rank's kernels FACTOR times as long, link runs a rank's NIC links at FACTOR of their rate, flap takes them down AT for FOR, spine leaves FACTOR of the spine to the layer; a layer that fails under its faults is reported (its rows, a line on stderr, JSON failure) and exits 0")
 	fs.Uint64Var(&f.seed, "fault-seed", 1, "seed of the faults' draws (which packets are lost): the same seed, the same run")
 	if sweep {
 		fs.IntVar(&f.seeds, "seeds", 0, "run every point with fault seeds 1..N and report, per point and phase, the p50, p99 and max over the seeds of the slowest rank's time, and how many seeds failed (needs --fault or --loss)")

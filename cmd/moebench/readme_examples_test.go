@@ -66,6 +66,8 @@ var readmeScale = []struct {
 		flags: []string{"--ranks", "16", "--experts", "16", "--tokens", "16", "--shard", "auto/2"}, tasks: 2,
 		paths: [][2]string{{"/results/", "results/"}},
 		why:   "as the Slurm array, and the shared volume /results is the run's results/"},
+	{prefix: "moebench sweep --ranks 64 --transport mini-gda,mini-proxy --loss 0,1e-5,1e-4 --seeds 20",
+		flags: []string{"--ranks", "16", "--tokens", "8", "--seeds", "2"}, why: "120 layers at EP64; EP16 at 8 tokens, 2 seeds (TestREADMEFaults runs the README's tails)"},
 	{prefix: "moebench sweep --ranks 32,64,128,256 --tokens 8,32,128",
 		flags: []string{"--ranks", "16,32", "--tokens", "8"}, why: "twelve points up to EP256; four small ones"},
 	{prefix: "moebench validate --against deepep --measured", why: "as printed, a few runs of the model: the longer prefix keeps the row above's --only, which the suite refuses, off it"},
