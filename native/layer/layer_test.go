@@ -12,6 +12,7 @@ import (
 	"moebench/moe"
 	"moebench/native"
 	"moebench/profile"
+	"moebench/transport"
 	"moebench/transport/preset"
 )
 
@@ -102,6 +103,12 @@ func TestPlanSRDRefusals(t *testing.T) {
 	rt := route(t, 4, 16, 7168, 8, 288)
 	if _, err := Plan(rt, byName(t, "uccl-ep-efa"), Options{}, h200, moe.Background{}); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), "posts SRD entries from the GPU") {
 		t.Errorf("a proxy-posted SRD preset: %v", err)
+	}
+	// A mechanism's own knob reaches the plan through the options.
+	tr := byName(t, "deepep-v2-efa")
+	tr.Options = preset.OptionsOf(transport.Settings{"srd-qps": "8", "qps-per-peer": "4"})
+	if c, err := Plan(rt, tr, Options{}, h200, moe.Background{}); err != nil || c.DCIs != 8 || c.QPsPerPeer != 0 {
+		t.Errorf("--srd-qps 8: %d queues a rank, %d QPs a peer, %v", c.DCIs, c.QPsPerPeer, err)
 	}
 	bg := moe.Background{CTAs: 4, Bytes: 16, Reserved: true}
 	if _, err := Plan(rt, byName(t, "deepep-v2-efa"), Options{}, h200, bg); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), "reserved background over srd") {

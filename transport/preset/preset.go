@@ -61,12 +61,28 @@ type Options struct {
 	// Ordering before each doorbell (mini-gda and dc); "" keeps the
 	// preset's.
 	Ordering string
+	// Own are the other knobs by name: those a mechanism declares for
+	// itself (srd's srd-qps), passed on to the mechanism that takes them.
+	Own transport.Settings
 }
 
-// OptionsOf is Options with the built-in mechanisms' knobs of s.
+// builtin are the knobs Options has fields for.
+var builtin = []string{"qps-per-peer", "dcis", "workers", "batch", "rings", "ordering"}
+
+// OptionsOf is Options with the knobs of s: the built-in mechanisms' in
+// their fields, any other in Own.
 func OptionsOf(s transport.Settings) Options {
-	return Options{QPsPerPeer: s.Int("qps-per-peer"), DCIs: s.Int("dcis"), Workers: s.Int("workers"), Batch: s.Int("batch"),
+	o := Options{QPsPerPeer: s.Int("qps-per-peer"), DCIs: s.Int("dcis"), Workers: s.Int("workers"), Batch: s.Int("batch"),
 		Rings: s.Int("rings"), Ordering: s["ordering"]}
+	for k, v := range s {
+		if !slices.Contains(builtin, k) {
+			if o.Own == nil {
+				o.Own = transport.Settings{}
+			}
+			o.Own[k] = v
+		}
+	}
+	return o
 }
 
 // Settings are o's knobs by name, those the mechanism m takes.
@@ -83,6 +99,11 @@ func (o Options) Settings(m string) transport.Settings {
 	}
 	if o.Ordering != "" && transport.Takes(mech, "ordering") {
 		s["ordering"] = o.Ordering
+	}
+	for k, v := range o.Own {
+		if transport.Takes(mech, k) {
+			s[k] = v
+		}
 	}
 	return s
 }
