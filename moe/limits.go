@@ -21,6 +21,7 @@ type Figure string
 // mode give it.
 const (
 	FigureRanks        Figure = "ranks"         // expert-parallel ranks
+	FigureNodes        Figure = "nodes"         // ranks over GPUs per node: a library's RDMA ranks
 	FigureTopK         Figure = "top-k"         // experts per token
 	FigureLocalExperts Figure = "local experts" // experts on each rank
 	// FigureRDMABytes is the RDMA buffer a rank registers, by DeepEP's
@@ -31,7 +32,7 @@ const (
 
 // Figures are the figures a library's limit may bound.
 func Figures() []Figure {
-	return []Figure{FigureRanks, FigureTopK, FigureLocalExperts, FigureRDMABytes}
+	return []Figure{FigureRanks, FigureNodes, FigureTopK, FigureLocalExperts, FigureRDMABytes}
 }
 
 // LibraryLimit is a bound a library's own code puts on a deployment (a
@@ -87,6 +88,8 @@ func figure(f Figure, s Shape, m Mode, channels int) int64 {
 	switch f {
 	case FigureRanks:
 		return int64(s.Ranks)
+	case FigureNodes:
+		return int64(s.Nodes())
 	case FigureTopK:
 		return int64(s.TopK)
 	case FigureLocalExperts:

@@ -2,6 +2,7 @@ package moe_test
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -58,10 +59,11 @@ func TestPrecheckLibraryLimits(t *testing.T) {
 	topk12 := ep(16)
 	topk12.TopK = 12
 	for _, tc := range []struct {
-		name string
-		c    limitCase
-		want string // the limit refused by; "" accepted
-		need int64
+		name   string
+		c      limitCase
+		want   string // the limit refused by; "" accepted
+		need   int64
+		source string // the commit its source names; "" DeepEP's
 	}{
 		{name: "normal mode at 160 ranks", c: limitCase{preset: "deepep-v1", s: ep(160), mode: moe.Normal}},
 		{name: "normal mode at 168 ranks", c: limitCase{preset: "deepep-v1", s: ep(168), mode: moe.Normal}, want: "deepep-v1.normal_ranks", need: 168},
@@ -73,6 +75,11 @@ func TestPrecheckLibraryLimits(t *testing.T) {
 		{name: "LL top-12", c: limitCase{preset: "deepep-v1", s: topk12, mode: moe.LL}, want: "deepep-v1.ll_topk", need: 12},
 		{name: "normal top-12", c: limitCase{preset: "deepep-v1", s: topk12, mode: moe.Normal}},
 		{name: "RDMA buffer past an int", c: limitCase{preset: "deepep-v1", s: wide, mode: moe.Normal}, want: "deepep-v1.normal_rdma_bytes", need: wideRDMA},
+		// UCCL-EP counts RDMA ranks over the host's GPUs.
+		{name: "UCCL-EP at 20 nodes of 4", c: limitCase{preset: "uccl-ep", s: layerShape(80, 4, 80, 128, 7168), mode: moe.Normal}},
+		{name: "UCCL-EP at 21 nodes of 4", c: limitCase{preset: "uccl-ep", s: layerShape(84, 4, 84, 128, 7168), mode: moe.Normal}, want: "uccl-ep.normal_nodes", need: 21, source: "UCCL-EP 038d61ac"},
+		{name: "UCCL-EP at 32 nodes of 8", c: limitCase{preset: "uccl-ep", s: ep(256), mode: moe.Normal}, want: "uccl-ep.normal_nodes", need: 32, source: "UCCL-EP 038d61ac"},
+		{name: "UCCL-EP LL at 32 nodes", c: limitCase{preset: "uccl-ep", s: ep(256), mode: moe.LL}},
 		{name: "2048 experts a rank", c: limitCase{preset: "deepep-v1", s: layerShape(16, 8, 16*2048, 1, 512), mode: moe.Normal}, want: "deepep-v1.local_experts", need: 2048},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +103,11 @@ func TestPrecheckLibraryLimits(t *testing.T) {
 			case le.Limit.Name != tc.want || le.Need != tc.need:
 				t.Errorf("refused by %s needing %d, want %s needing %d", le.Limit.Name, le.Need, tc.want, tc.need)
 			}
-			for _, s := range []string{tc.want, "DeepEP 567632dd", "csrc/"} {
+			commit, file := "DeepEP 567632dd", "csrc/"
+			if tc.source != "" {
+				commit, file = tc.source, "ep/include/ep_configs.cuh"
+			}
+			for _, s := range []string{tc.want, commit, file} {
 				if !strings.Contains(err.Error(), s) {
 					t.Errorf("error %q does not say %q", err, s)
 				}
@@ -141,6 +152,30 @@ func TestDeepEPV1LimitValues(t *testing.T) {
 			}
 		}
 		if len(got) != len(want) {
+			t.Errorf("%s: limits %v, want %v", name, got, want)
+		}
+	}
+}
+
+// UCCL-EP's normal mode takes NUM_MAX_RDMA_PEERS (20) nodes of however
+// many GPUs the host has, an int's bytes of RDMA buffer and
+// NUM_MAX_LOCAL_EXPERTS (1,024) experts a rank, on IB and EFA alike.
+func TestUCCLEPLimitValues(t *testing.T) {
+	t.Parallel()
+	want := map[string]int64{"uccl-ep.normal_nodes": 20, "uccl-ep.normal_rdma_bytes": 1<<31 - 1, "uccl-ep.local_experts": 1024}
+	for _, name := range []string{"uccl-ep", "uccl-ep-efa"} {
+		p, err := preset.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, l := range p.Limits {
+			if err := l.Validate(); err != nil {
+				t.Error(err)
+			}
+			got[l.Name] = l.Max
+		}
+		if !maps.Equal(got, want) {
 			t.Errorf("%s: limits %v, want %v", name, got, want)
 		}
 	}

@@ -11,6 +11,29 @@ import (
 // 567632dd59810d77b3cc05553df953cc0f779799).
 const deepEPV1 = "DeepEP 567632dd"
 
+// ucclEP is the UCCL-EP commit its limits are read at
+// (uccl-project/uccl 038d61ac5e97834f1991f4dbbc704e6169a90af0; its
+// ep/include/ep_configs.cuh read at 072a55c951f62ccb2ca99412e0361baf3a2a4813).
+const ucclEP = "UCCL-EP 038d61ac"
+
+// ucclEPLimits are the bounds UCCL-EP's own code puts on a deployment:
+// DeepEP V1's normal-mode buffer checks, with the RDMA ranks counted over
+// the host's GPUs (get_num_max_nvl_peers, cudaGetDeviceCount) rather than
+// a fixed 8.
+func ucclEPLimits() []moe.LibraryLimit {
+	return []moe.LibraryLimit{
+		{Name: "uccl-ep.normal_nodes", Figure: moe.FigureNodes, Modes: []moe.Mode{moe.Normal}, Max: 20,
+			Words:  "the most nodes (RDMA ranks) UCCL-EP's normal-mode kernels take",
+			Source: ucclEP + ", ep/include/ep_configs.cuh: NUM_MAX_RDMA_PEERS 20; ep/src/uccl_ep.cc Buffer::Buffer asserts num_ranks <= max_nvl_peers * NUM_MAX_RDMA_PEERS unless low_latency_mode (max_nvl_peers the host's GPUs), and internode_dispatch get_num_rdma_ranks() <= NUM_MAX_RDMA_PEERS"},
+		{Name: "uccl-ep.normal_rdma_bytes", Figure: moe.FigureRDMABytes, Modes: []moe.Mode{moe.Normal}, Max: math.MaxInt32,
+			Words:  "the most bytes UCCL-EP's normal-mode RDMA buffer may take",
+			Source: ucclEP + ", ep/src/uccl_ep.cc Buffer::Buffer: num_rdma_bytes <= std::numeric_limits<int>::max() unless low_latency_mode"},
+		{Name: "uccl-ep.local_experts", Figure: moe.FigureLocalExperts, Modes: []moe.Mode{moe.Normal}, Max: 1024,
+			Words:  "the most experts a rank holds in UCCL-EP's normal-mode dispatch",
+			Source: ucclEP + ", ep/src/uccl_ep.cc: NUM_MAX_LOCAL_EXPERTS 1024, the expert counters' array"},
+	}
+}
+
 // deepEPV1Limits are the bounds DeepEP V1's own code puts on a
 // deployment, whatever transport carries it (NVSHMEM's IBGDA or its
 // libfabric proxy): what its host asserts refuse when the Buffer is built
