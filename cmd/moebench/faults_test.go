@@ -263,3 +263,57 @@ func TestReplayNamesTheSlowRank(t *testing.T) {
 		t.Errorf("the header does not name the faults:\n%s", out)
 	}
 }
+
+// replay under heavy loss: a layer whose queue gives up says so in its
+// row (bound by failed), in its JSON (failure, with the completion
+// status) and on stderr, and the replay goes on to the next layer.
+func TestReplayFailedLayersSaySo(t *testing.T) {
+	t.Parallel()
+	path := genTrace(t, t.TempDir(), "t.bin", "--routing", "uniform", "--ranks", "16", "--experts", "64", "--tokens", "8", "--layers", "2")
+	args := []string{"--trace", path, "--transport", "mini-gda", "--hidden", "1024", "--fault", "loss:0.3"}
+	var out, errb bytes.Buffer
+	if err := runReplay(args, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows := linesOf(out.String(), func(l string) bool { return strings.HasPrefix(l, "   0  ") })
+	failed := 0
+	for _, r := range rows {
+		if strings.Contains(r, " failed ") {
+			failed++
+		}
+	}
+	if len(rows) != 4 || failed == 0 {
+		t.Fatalf("%d rows, %d failed, want 4 rows with a failure among them:\n%s", len(rows), failed, out.String())
+	}
+	if n := strings.Count(errb.String(), "failed under its faults"); n != failed {
+		t.Errorf("stderr tells of %d failures, the table of %d:\n%s", n, failed, errb.String())
+	}
+	out.Reset()
+	if err := runReplay(append(args, "--format", "json"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Layers []struct {
+			Faults  string       `json:"faults"`
+			Failure *jsonFailure `json:"failure"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	withFailure := 0
+	for _, l := range doc.Layers {
+		if l.Faults != "loss:0.3@host,loss:0.3@spine" {
+			t.Errorf("layer faults %q", l.Faults)
+		}
+		if l.Failure != nil {
+			withFailure++
+			if l.Failure.Status != "IBV_WC_RETRY_EXC_ERR" || l.Failure.Retries != 7 {
+				t.Errorf("failure %+v, want IBV_WC_RETRY_EXC_ERR after the 7 retries of nic.retry_cnt", l.Failure)
+			}
+		}
+	}
+	if withFailure == 0 {
+		t.Error("no layer's JSON holds its failure")
+	}
+}

@@ -452,9 +452,11 @@ func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error
 	}
 	res, err := runOne(&rp.lf, c, rt, rp.prof, p, inTurn, nil)
 	if err == nil && rp.stderr != nil {
-		if phase, fl := res.Failed(); fl != nil {
-			fmt.Fprintf(rp.stderr, "moebench replay: preset %s: a layer of %d tokens on the busiest rank failed under its faults (%s): %s: %v\n",
-				p.Name, rt.Shape.Tokens, res.Faults, phase, fl)
+		for _, ph := range phases(res) {
+			if fl := ph.p.Failure; fl != nil {
+				fmt.Fprintf(rp.stderr, "moebench replay: preset %s: a layer of %d tokens on the busiest rank failed under its faults (%s): %s: %v\n",
+					p.Name, rt.Shape.Tokens, res.Faults, ph.name, fl)
+			}
 		}
 	}
 	if errors.Is(err, moe.ErrQueueDepth) {
