@@ -8,6 +8,7 @@ func badInputsLimits() []badInput {
 		{name: "limits run over-limit empty", args: []string{"run", "--over-limit", ""}, code: 2, msg: "--over-limit: empty limit name"},
 		{name: "limits run over-limit one of two unknown", args: []string{"run", "--over-limit", "nic.max_qps,deepep-v9.normal_ranks"}, code: 2, msg: `"deepep-v9.normal_ranks"`},
 		{name: "limits sweep over-limit unknown", args: []string{"sweep", "--tokens", "8,16", "--over-limit", "ranks"}, code: 2, msg: `--over-limit "ranks"`},
+		{name: "limits run over-limit native", args: []string{"run", "--engine", "native", "--over-limit", "nic.max_qps"}, code: 2, msg: "--over-limit: only with --engine model"},
 		{name: "limits size takes no over-limit", args: []string{"size", "--over-limit", "nic.max_qps"}, code: 2, msg: "--over-limit"},
 		{name: "limits run deepep-v1 normal past its rank cap", args: []string{"run", "--preset", "deepep-v1", "--mode", "normal", "--ranks", "256", "--tokens", "8"}, code: 2, msg: "deepep-v1.normal_ranks: 256 ranks, more than 160"},
 		{name: "limits run deepep-v1 LL past its top-k", args: []string{"run", "--preset", "deepep-v1", "--topk", "12", "--tokens", "8"}, code: 2, msg: "deepep-v1.ll_topk: 12 top-k, more than 11"},

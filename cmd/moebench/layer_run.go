@@ -223,7 +223,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch f.native.engine {
 	case "native":
-		for _, fl := range []string{"plot", "shard", "topology", "fault", "fault-seed", "seeds", "loss"} {
+		for _, fl := range []string{"plot", "shard", "topology", "fault", "fault-seed", "seeds", "loss", overLimitFlag} {
 			if fs.Changed(fl) {
 				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
