@@ -73,8 +73,9 @@ func (f *faultFlags) check(fs *pflag.FlagSet) error {
 type faultPoint struct {
 	plan *fault.Plan // nil when healthy
 	loss string      // the --loss value, when swept
-	// point is the configuration's index before the seeds multiplied it,
-	// seed its fault seed, and seeds how many there are (0 without --seeds).
+	// point numbers the (configuration, loss rate) pairs, which the seeds
+	// then multiply: a point's seeds share it. seed is the fault seed, and
+	// seeds how many there are (0 without --seeds).
 	point, seeds int
 	seed         uint64
 }

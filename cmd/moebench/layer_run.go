@@ -685,7 +685,9 @@ func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
 	if len(f.prof.sets) > 0 {
 		l = append(l, "--set "+strings.Join(f.prof.sets, " --set "))
 	}
-	if len(configs) > 1 {
+	if n := c.fault.seeds; n > 0 {
+		l = append(l, fmt.Sprintf("sweep: %d configurations × %d fault seeds (first shown above)", len(configs)/n, n))
+	} else if len(configs) > 1 {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
 	}
 	return l
