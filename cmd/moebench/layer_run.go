@@ -29,6 +29,7 @@ const runExamples = `  moebench run                                     # deepse
   moebench run --mode normal --tokens 4096 --ranks 32 --profile p-roce   # across nodes: one RDMA copy per (token, node)
   moebench run --topk-groups 0                      # deepseek-v3 without its 4-of-8 group-limited gating
   moebench run --routing powerlaw:1.2 --seed 7 --format csv
+  moebench run --transport mini-gda,mini-proxy --fault loss:1e-4 --fault slow:3:2   # under faults, seeded (--fault-seed)
   moebench run --engine native --virtual-ranks 8 --transport mini-gda,mini-proxy,dc,direct   # on this host's GPU
   moebench run --engine native --virtual-ranks 8 --mode normal --tokens 4096 --transport direct
   moebench run --engine native --gpus 2 --transport direct,mini-gda,nccl-a2a   # NCCL's all-to-all beside, same bytes

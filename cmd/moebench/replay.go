@@ -23,6 +23,7 @@ import (
 const replayExamples = `  moebench trace gen --routing powerlaw:1.2 --ranks 16 --experts 64 --tokens 32 --layers 4 --out skew.bin
   moebench replay --trace skew.bin                          # every (step, layer) on every transport
   moebench replay --trace skew.bin --transport mini-gda --format json --out replay.json
+  moebench replay --trace skew.bin --transport mini-gda --fault slow:5:2   # which layers and ranks a slow GPU holds
   moebench replay --trace routing.npz --layout tokens-first --ranks 16 --mode normal
   moebench replay --trace rank0.csv,rank1.csv --from sglang-stat-csv --topk 8 --max-layers 8
 `
