@@ -64,7 +64,9 @@ func faultEnv(env *transport.Env, ph *Phase, origin sim.Time) {
 		return
 	}
 	start := -origin
-	if pf.prev != nil {
+	if pf.prev != nil && flaps(pf.plan) {
+		// Only a flap reads the clock, and only then does the previous
+		// phase end before this one starts (the phases run in turn).
 		start += sim.Time(pf.prev.Time.Max * float64(sim.Microsecond))
 	}
 	pf.opened++
