@@ -61,7 +61,7 @@ func TestEstimateCost(t *testing.T) {
 		return func(p peak) transport.SimCost { return transport.CostOf(mech, p.ranks, ch(p), nil) }
 	}
 	local := func(p peak) int { return p.ex / p.ranks }
-	gda, proxy, dc := declared("mini-gda", local), declared("mini-proxy", local), declared("dc", local)
+	gda, proxy, dc, srd := declared("mini-gda", local), declared("mini-proxy", local), declared("dc", local), declared("srd", local)
 	normal := declared("mini-gda", func(peak) int { return 24 })
 	for _, m := range []struct {
 		name string
@@ -77,6 +77,8 @@ func TestEstimateCost(t *testing.T) {
 		{"mini-proxy", moe.LL, proxy, []peak{{256, 256, 511, 672, 0}, {256, 2048, 128, 586, 0}, {1024, 1024, 128, 1158, 622},
 			{2048, 2048, 128, 3990, 2195}}},
 		{"dc", moe.LL, dc, []peak{{1024, 1024, 128, 738, 0}}},
+		// p-h200-efa; the larger of deepep-v2-efa and uccl-ep-efa.
+		{"srd", moe.LL, srd, []peak{{256, 256, 128, 277, 0}, {512, 2048, 128, 1287, 0}, {1024, 1024, 128, 1595, 0}}},
 		// p-roce, 24 channels.
 		{"normal mini-gda", moe.Normal, normal, []peak{{128, 256, 4096, 669, 0}, {256, 256, 4096, 1642, 0}}},
 	} {
