@@ -59,6 +59,13 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
+	var csvOut bytes.Buffer
+	if err := renderLayer(&csvOut, "csv", report.Header{}, items); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(csvOut.String(), ",failed,"); n != 2 {
+		t.Errorf("CSV: %d phases bound by failed, want 2:\n%s", n, csvOut.String())
+	}
 	var js bytes.Buffer
 	if err := renderLayer(&js, "json", report.Header{}, items); err != nil {
 		t.Fatal(err)

@@ -344,7 +344,7 @@ func csvTable(items []item) *report.Table {
 			}
 			row = append(row, it.cfg.bgName, sets, ph.name,
 				f(p.Time.Mean), f(p.Time.Min), f(p.Time.Max), f(p.Time.P50), f(p.Time.P99), f(p.IssueDone.Max), f(p.AlgoGBps), f(p.DeepEPGBps),
-				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), p.BoundBy)
+				f(p.ScaleOutGBps), f(p.NVLinkGBps), strconv.FormatInt(p.Messages, 10), boundOrFailed(p))
 			for _, v := range p.Breakdown.Values() {
 				row = append(row, f(v))
 			}
