@@ -195,3 +195,39 @@ func TestFlapIsOnTheLayersClock(t *testing.T) {
 		}
 	}
 }
+
+// Every mode applies a slow rank: the layer stays correct, and the slow
+// rank's own kernel work on its critical path (copies, syncs,
+// reductions) takes longer in the phase that ends in it.
+func TestSlowRankInEveryMode(t *testing.T) {
+	t.Parallel()
+	const slow = 5
+	for _, tc := range []struct {
+		name    string
+		mode    moe.Mode
+		perNode int
+	}{{"ll", moe.LL, 8}, {"normal one node", moe.Normal, 16}, {"normal across nodes", moe.Normal, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := layerConfig(t, layerShape(16, tc.perNode, 64, 64, 2048), tc.mode, "mini-gda", preset.Options{}, moe.Background{}, tc.mode == moe.Normal)
+			healthy, err := moe.RunLayer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Faults = &fault.Plan{Seed: 1, Slow: []fault.Slow{{Rank: slow, Factor: 2}}}
+			res, err := moe.RunLayer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Correct {
+				t.Fatalf("%d problems: %v", res.ProblemCount, res.Problems)
+			}
+			own := func(b moe.Breakdown) float64 { return b[moe.CauseCopy] + b[moe.CauseSync] + b[moe.CauseReduce] }
+			h, g := healthy.Combine.Ranks[slow], res.Combine.Ranks[slow]
+			if own(g.Breakdown) <= own(h.Breakdown) || g.Ready <= h.Ready {
+				t.Errorf("combine: the slow rank's own kernel work %.3f µs (healthy %.3f), ready at %v (healthy %v): want both later",
+					own(g.Breakdown), own(h.Breakdown), g.Ready, h.Ready)
+			}
+		})
+	}
+}
