@@ -88,6 +88,13 @@ type failing struct {
 	opens        atomic.Int32
 }
 
+// CarriesNVLink is the wrapped transport's, so that the layer takes the
+// same paths through the wrapper.
+func (f *failing) CarriesNVLink() bool {
+	c, ok := f.Transport.(moe.NVLinkCarrier)
+	return ok && c.CarriesNVLink()
+}
+
 func (f *failing) Open(env *transport.Env) (transport.Conn, error) {
 	c, err := f.Transport.Open(env)
 	if int(f.opens.Add(1)) != f.phase || err != nil {
@@ -119,16 +126,29 @@ func (c *failConn) Post(e *sim.Engine, w *transport.Warp, op transport.Op) {
 // as it would have.
 func TestFailedPhaseStopsAndSaysWhy(t *testing.T) {
 	t.Parallel()
-	s := layerShape(8, 4, 32, 24, 1024)
-	healthy := runLayer(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false)
+	// Normal mode opens a transport for its notify step first, whose
+	// failure fails dispatch before it launches.
 	for _, tc := range []struct {
-		name  string
-		phase int
-	}{{"dispatch", 1}, {"combine", 2}} {
+		name, phaseName string
+		mode            moe.Mode
+		perNode         int
+		phase           int // the Open that fails
+	}{
+		{"ll dispatch", "dispatch", moe.LL, 4, 1}, {"ll combine", "combine", moe.LL, 4, 2},
+		{"normal notify", "dispatch", moe.Normal, 8, 1}, {"normal dispatch", "dispatch", moe.Normal, 8, 2}, {"normal combine", "combine", moe.Normal, 8, 3},
+		{"internode notify", "dispatch", moe.Normal, 4, 1}, {"internode dispatch", "dispatch", moe.Normal, 4, 2}, {"internode combine", "combine", moe.Normal, 4, 3},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := layerConfig(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false)
-			tr := &failing{Transport: cfg.Transport, phase: tc.phase, after: 100}
+			s := layerShape(8, tc.perNode, 32, 24, 1024)
+			nvlink := tc.mode == moe.Normal
+			healthy := runLayer(t, s, tc.mode, "mini-gda", preset.Options{}, moe.Background{}, nvlink)
+			cfg := layerConfig(t, s, tc.mode, "mini-gda", preset.Options{}, moe.Background{}, nvlink)
+			after := 100
+			if tc.name == "normal notify" || tc.name == "internode notify" {
+				after = 3 // its handful of count messages
+			}
+			tr := &failing{Transport: cfg.Transport, phase: tc.phase, after: after}
 			cfg.Transport, cfg.InTurn = tr, true // in turn: dispatch opens first
 			// A rank slowed by 1 is a plan that changes no timing.
 			cfg.Faults = &fault.Plan{Slow: []fault.Slow{{Rank: 0, Factor: 1}}}
@@ -137,15 +157,15 @@ func TestFailedPhaseStopsAndSaysWhy(t *testing.T) {
 				t.Fatal(err)
 			}
 			phase, f := res.Failed()
-			if phase != tc.name || f == nil || f.Status != "IBV_WC_RETRY_EXC_ERR" || !errors.Is(f, fault.ErrFailed) {
-				t.Fatalf("failed: %q %v, want %s with the test's failure", phase, f, tc.name)
+			if phase != tc.phaseName || f == nil || f.Status != "IBV_WC_RETRY_EXC_ERR" || !errors.Is(f, fault.ErrFailed) {
+				t.Fatalf("failed: %q %v, want %s with the test's failure", phase, f, tc.phaseName)
 			}
 			if !res.Correct {
 				t.Errorf("the checks count what the failure left undelivered: %v", res.Problems)
 			}
 			failed, other := &res.Dispatch, &res.Combine
 			hOther := &healthy.Combine
-			if tc.phase == 2 {
+			if tc.phaseName == "combine" {
 				failed, other, hOther = &res.Combine, &res.Dispatch, &healthy.Dispatch
 			}
 			if other.Failure != nil || other.Time != hOther.Time {
