@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"moebench/hw"
+	"moebench/internal/report"
 	"moebench/profile"
 	"moebench/sim"
 	"moebench/transport"
@@ -51,7 +52,7 @@ type CapacityError struct {
 func (e *CapacityError) Error() string {
 	switch e.Kind {
 	case CapacityMemory:
-		need := gbytes(e.Need)
+		need := report.GB(e.Need)
 		if e.AtLeast {
 			need = "over " + need
 		}
@@ -60,7 +61,7 @@ func (e *CapacityError) Error() string {
 			left = " left"
 		}
 		return fmt.Sprintf("%s per GPU (%s), more than the GPU's %s%s (%s)",
-			need, e.Detail, gbytes(e.Limit), left, e.Source)
+			need, e.Detail, report.GB(e.Limit), left, e.Source)
 	case CapacityWRs:
 		return fmt.Sprintf("%d work requests per send queue (%s), more than the NIC's %d (%s)", e.Need, e.Detail, e.Limit, e.Source)
 	}
@@ -73,23 +74,6 @@ func (e *CapacityError) Error() string {
 
 // Is makes errors.Is(err, ErrOverCapacity) hold.
 func (e *CapacityError) Is(target error) bool { return target == ErrOverCapacity }
-
-// gbytes prints bytes in decimal gigabytes, as GPU memory is sold, with
-// binary units beside when large.
-func gbytes(b int64) string {
-	g, prec := float64(b)/1e9, 3
-	switch {
-	case g >= 100:
-		prec = 0
-	case g >= 10:
-		prec = 1
-	}
-	s := strconv.FormatFloat(g, 'f', prec, 64) + " GB"
-	if b >= 1<<40 {
-		s += " (" + strconv.FormatFloat(float64(b)/(1<<40), 'f', 1, 64) + " TiB)"
-	}
-	return s
-}
 
 // Precheck reports what makes a layer of shape s on cfg's transport and
 // profile impossible, before any routing is generated or any state the
@@ -199,7 +183,7 @@ func capacityOf(s Shape, cfg *LayerConfig) (capacity, error) {
 	c.need = c.buffer
 	if !c.r.HostQueues && c.r.QueueBytesPerRank > 0 {
 		c.need += c.r.QueueBytesPerRank
-		c.what += fmt.Sprintf(", plus %s of send queues", gbytes(c.r.QueueBytesPerRank))
+		c.what += fmt.Sprintf(", plus %s of send queues", report.GB(c.r.QueueBytesPerRank))
 	}
 	mem, reserved := p.Get(LimitMemory), p.Get(LimitReserved)
 	c.memLimit, c.memSource = int64(max(0, mem-reserved)*1e9), source(p, LimitMemory)

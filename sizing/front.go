@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/report"
 	"moebench/transport"
 )
 
@@ -95,7 +96,7 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		case overLimit(c, l, true) != "":
 			c.Verdict, c.Reason = Rejected, overLimit(c, l, true)
 		case l.TargetUs > 0 && c.Figures.LayerUs > l.TargetUs:
-			c.Verdict, c.Reason = Rejected, fmt.Sprintf("misses --target-us %s: the layer takes %s µs", num(l.TargetUs), num(c.Figures.LayerUs))
+			c.Verdict, c.Reason = Rejected, fmt.Sprintf("misses --target-us %s: the layer takes %s µs", report.NumGrouped(l.TargetUs), report.NumGrouped(c.Figures.LayerUs))
 		default:
 			ok = append(ok, i)
 		}
@@ -205,7 +206,7 @@ func leaner(a, b *Candidate) bool {
 // resourcePair prints two amounts of resource w so that they differ.
 func resourcePair(w weight, a, b int64) (string, string) {
 	if !w.bytes {
-		return count(int(a)), count(int(b))
+		return report.Grouped(int(a)), report.Grouped(int(b))
 	}
 	x, y := pair(float64(a)/(1<<20), float64(b)/(1<<20))
 	return x + " MiB", y + " MiB"
@@ -250,14 +251,14 @@ func pair(a, b float64) (string, string) {
 		return strconv.FormatFloat(v, 'f', max(0, n-digits), 64)
 	}
 	if a == b || sig(a, 3) != sig(b, 3) {
-		return num(a), num(b)
+		return report.NumGrouped(a), report.NumGrouped(b)
 	}
 	for n := 4; n < 10; n++ {
 		if x, y := sig(a, n), sig(b, n); x != y {
 			return grouped(x), grouped(y)
 		}
 	}
-	return num(a), num(b)
+	return report.NumGrouped(a), report.NumGrouped(b)
 }
 
 // grouped puts count's thousands separators into a decimal's integer part.
@@ -271,7 +272,7 @@ func grouped(s string) string {
 	if err != nil {
 		return s
 	}
-	if i = count(n); dot {
+	if i = report.Grouped(n); dot {
 		i += "." + f
 	}
 	return sign + i
@@ -280,16 +281,16 @@ func grouped(s string) string {
 func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 	f := r.Figures
 	out := []string{fmt.Sprintf("layer %s µs modelled (dispatch %s µs, combine %s µs on the slowest rank; mean %s and %s µs), bound by %s",
-		num(f.LayerUs), num(f.Dispatch.MaxUs), num(f.Combine.MaxUs), num(f.Dispatch.MeanUs), num(f.Combine.MeanUs), f.BoundBy)}
+		report.NumGrouped(f.LayerUs), report.NumGrouped(f.Dispatch.MaxUs), report.NumGrouped(f.Combine.MaxUs), report.NumGrouped(f.Dispatch.MeanUs), report.NumGrouped(f.Combine.MeanUs), f.BoundBy)}
 	if r == fastest {
 		out = append(out, fmt.Sprintf("the fastest of the %d candidates on the Pareto front, and the leanest within %s of it", front, pct(l.Tolerance)))
 	} else {
 		out = append(out, fmt.Sprintf("within %s of the fastest, %s (%s µs), and the leanest there: %s", pct(l.Tolerance),
-			fastest.Name, num(fastest.Figures.LayerUs), lessThan(r, fastest)))
+			fastest.Name, report.NumGrouped(fastest.Figures.LayerUs), lessThan(r, fastest)))
 	}
 	res := r.Resources
-	conn := fmt.Sprintf("%s QPs per NIC, %s active connections against the context cache's knee of %s", count(res.QPsPerNIC),
-		count(res.ActiveConnPerNIC), count(res.ConnKnee))
+	conn := fmt.Sprintf("%s QPs per NIC, %s active connections against the context cache's knee of %s", report.Grouped(res.QPsPerNIC),
+		report.Grouped(res.ActiveConnPerNIC), report.Grouped(res.ConnKnee))
 	held := transport.Held()
 	for _, d := range held {
 		if v := res.Own[d.Name]; d.Queues != "" && v > 0 {
@@ -297,9 +298,9 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 		}
 	}
 	out = append(out, conn)
-	mem := fmt.Sprintf("%s GiB per GPU: %s GiB RDMA buffer (DeepEP's size hint) + %s MiB of send queues", gib(res.GPUBytes()), gib(res.BufferBytes), mib(res.GPUQueueBytes))
+	mem := fmt.Sprintf("%s GiB per GPU: %s GiB RDMA buffer (DeepEP's size hint) + %s MiB of send queues", report.GiB(res.GPUBytes()), report.GiB(res.BufferBytes), report.MiB(res.GPUQueueBytes))
 	if l.MaxGPUBytes > 0 {
-		mem += fmt.Sprintf(", within --max-buffer-gib %s", gib(l.MaxGPUBytes))
+		mem += fmt.Sprintf(", within --max-buffer-gib %s", report.GiB(l.MaxGPUBytes))
 	}
 	out = append(out, mem)
 	// The dear kinds a candidate holds, else what those it holds none of
@@ -315,7 +316,7 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 		}
 	}
 	if len(have) > 0 {
-		return append(out, fmt.Sprintf("%s, and %s MiB of host rings and queues per GPU", strings.Join(have, "; "), mib(res.HostQueueBytes)))
+		return append(out, fmt.Sprintf("%s, and %s MiB of host rings and queues per GPU", strings.Join(have, "; "), report.MiB(res.HostQueueBytes)))
 	}
 	return append(out, none...)
 }
@@ -337,28 +338,6 @@ func lessThan(r, f *Candidate) string {
 	return strings.Join(s, ", ")
 }
 
-// num prints a figure at three significant digits, whole numbers with
-// thousands separators.
-func num(v float64) string {
-	if v >= 1000 || v == math.Trunc(v) {
-		return count(int(math.Round(v)))
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-func count(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return s
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func gib(b int64) string { return strconv.FormatFloat(float64(b)/(1<<30), 'g', 3, 64) }
-func mib(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'g', 3, 64) }
 func pct(f float64) string {
 	return strconv.FormatFloat(100*f, 'g', 3, 64) + "%"
 }

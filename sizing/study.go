@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/transport"
 )
@@ -167,7 +168,7 @@ func prune(cands []Candidate, wave1, wave2 []int, l Limits) []int {
 			if feasible(ac, l) && ac.Resources.noMore(c.Resources) && ac.Figures.LayerUs <= c.FloorUs {
 				c.Stage, c.By = StagePruned, a
 				c.Reason = fmt.Sprintf("at best %s µs (%s floor), and %s takes %s µs with no more resources",
-					num(c.FloorUs), c.FloorBy, ac.Name, num(ac.Figures.LayerUs))
+					report.NumGrouped(c.FloorUs), c.FloorBy, ac.Name, report.NumGrouped(ac.Figures.LayerUs))
 				break
 			}
 		}
@@ -317,7 +318,7 @@ func (s *Study) reject(cands []Candidate) {
 		}
 		if t := s.Limits.TargetUs; t > 0 && c.FloorUs > t {
 			c.Stage = StageRejected
-			c.Reason = fmt.Sprintf("misses --target-us %s: at best %s µs (%s floor)", num(t), num(c.FloorUs), c.FloorBy)
+			c.Reason = fmt.Sprintf("misses --target-us %s: at best %s µs (%s floor)", report.NumGrouped(t), report.NumGrouped(c.FloorUs), c.FloorBy)
 		}
 	}
 }
@@ -335,14 +336,14 @@ func overLimit(c *Candidate, l Limits, connKnown bool) string {
 	}
 	switch {
 	case l.MaxQPsPerNIC > 0 && r.QPsPerNIC > l.MaxQPsPerNIC:
-		return fmt.Sprintf("over --max-qps-per-nic: %s QPs per NIC > %s", count(r.QPsPerNIC), count(l.MaxQPsPerNIC))
+		return fmt.Sprintf("over --max-qps-per-nic: %s QPs per NIC > %s", report.Grouped(r.QPsPerNIC), report.Grouped(l.MaxQPsPerNIC))
 	case l.MaxGPUBytes > 0 && r.GPUBytes() > l.MaxGPUBytes:
 		return fmt.Sprintf("over --max-buffer-gib: %s GiB per GPU (%s RDMA buffer + %s send queues) > %s",
-			gib(r.GPUBytes()), gib(r.BufferBytes), gib(r.GPUQueueBytes), gib(l.MaxGPUBytes))
+			report.GiB(r.GPUBytes()), report.GiB(r.BufferBytes), report.GiB(r.GPUQueueBytes), report.GiB(l.MaxGPUBytes))
 	case own != "":
 		return own
 	case connKnown && r.ConnKnee > 0 && r.ActiveConnPerNIC > r.ConnKnee:
-		return fmt.Sprintf("over the knee: %s active connections per NIC > the context cache's %s", count(r.ActiveConnPerNIC), count(r.ConnKnee))
+		return fmt.Sprintf("over the knee: %s active connections per NIC > the context cache's %s", report.Grouped(r.ActiveConnPerNIC), report.Grouped(r.ConnKnee))
 	}
 	return ""
 }

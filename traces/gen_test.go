@@ -142,15 +142,3 @@ func TestInspectGolden(t *testing.T) {
 		t.Fatalf("inspect table differs from %s (go test -update rewrites it):\n%s", golden, b.String())
 	}
 }
-
-func TestSig3(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		x    float64
-		want string
-	}{{0, "0"}, {1, "1.00"}, {9.996, "10.0"}, {0.012345, "0.0123"}, {123.4, "123"}, {999.6, "1000"}, {12345.6, "12346"}} {
-		if got := sig3(tc.x); got != tc.want {
-			t.Errorf("sig3(%v) = %q, want %q", tc.x, got, tc.want)
-		}
-	}
-}

@@ -7,8 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
+
+	"moebench/internal/report"
 )
 
 // LayerStats is the load of one MoE layer across a whole trace, counted per
@@ -190,7 +191,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	worstL := -1
 	for _, l := range s.Layers {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.Layer, l.Steps, l.Tokens,
-			sig3(l.MaxPerExpert), sig3(l.MeanPerExpert), sig3(l.Imbalance), pct(l.Top1Share), sig3(l.CV), sig3(l.Gini), l.Unused)
+			report.Sig3(l.MaxPerExpert), report.Sig3(l.MeanPerExpert), report.Sig3(l.Imbalance), pct(l.Top1Share), report.Sig3(l.CV), report.Sig3(l.Gini), l.Unused)
 		sumImb += l.Imbalance
 		if l.Imbalance > worst {
 			worst, worstL = l.Imbalance, l.Layer
@@ -201,7 +202,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	if len(s.Layers) > 0 {
 		_, err := fmt.Fprintf(w, "\nimbalance (max/mean tokens per expert): mean %s over %d layers, worst %s in layer %d\n",
-			sig3(sumImb/float64(len(s.Layers))), len(s.Layers), sig3(worst), worstL)
+			report.Sig3(sumImb/float64(len(s.Layers))), len(s.Layers), report.Sig3(worst), worstL)
 		return err
 	}
 	return nil
@@ -214,22 +215,4 @@ func orDash(s string) string {
 	return s
 }
 
-// sig3 formats x with three significant digits and no exponent; values of
-// a thousand and more are shown whole.
-func sig3(x float64) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	if math.Abs(x) >= 1000 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
-	s := strconv.FormatFloat(x, 'f', max(d, 0), 64)
-	if strings.Contains(s, ".") && len(strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "-0")) > 3 {
-		// rounding carried into a new digit (9.996 → 10.00)
-		s = strconv.FormatFloat(x, 'f', max(d-1, 0), 64)
-	}
-	return s
-}
-
-func pct(x float64) string { return sig3(100*x) + "%" }
+func pct(x float64) string { return report.Sig3(100*x) + "%" }

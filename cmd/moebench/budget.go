@@ -64,12 +64,12 @@ func (b *budgetFlags) place(log *zap.Logger, what string, mode moe.Mode, c moe.C
 	switch {
 	case b.inTurn(mode, c):
 		log.Info("dispatch and combine in turn to fit memory", zap.String("point", what),
-			zap.String("side_by_side", fmtBytes(c.Bytes)), zap.String("in_turn", fmtBytes(c.InTurn)),
-			zap.String("budget", fmtBytes(b.bytes)))
+			zap.String("side_by_side", report.Bytes(c.Bytes)), zap.String("in_turn", report.Bytes(c.InTurn)),
+			zap.String("budget", report.Bytes(b.bytes)))
 		inTurn, c.Bytes = true, c.InTurn
 		what += ", dispatch and combine in turn"
 	case mode == moe.LL && !b.fits(c.Bytes):
-		what += fmt.Sprintf(" (about %s even with dispatch and combine in turn)", fmtBytes(c.InTurn))
+		what += fmt.Sprintf(" (about %s even with dispatch and combine in turn)", report.Bytes(c.InTurn))
 	}
 	return inTurn, c, b.allow(what, c)
 }
@@ -136,12 +136,12 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 	if b.fits(c.Bytes) {
 		return nil
 	}
-	limit := fmt.Sprintf("--max-memory %s (%s)", b.maxMemory, fmtBytes(b.bytes))
+	limit := fmt.Sprintf("--max-memory %s (%s)", b.maxMemory, report.Bytes(b.bytes))
 	if b.maxMemory == "" {
-		limit = fmt.Sprintf("the %s this machine has (--max-memory to change)", fmtBytes(b.bytes))
+		limit = fmt.Sprintf("the %s this machine has (--max-memory to change)", report.Bytes(b.bytes))
 	}
 	return fmt.Errorf("%w: %s would need about %s of memory and %s messages, more than %s; ask for less",
-		errUsage, what, fmtBytes(c.Bytes), fmtCount(c.Messages), limit)
+		errUsage, what, report.Bytes(c.Bytes), report.Large(c.Messages), limit)
 }
 
 // layerCost is the estimated cost of one layer of configuration c on a
@@ -195,27 +195,4 @@ func clampMul(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a * b
-}
-
-func fmtBytes(b int64) string {
-	v := float64(b)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"} {
-		if v < 1024 || u == "PiB" {
-			return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
-		}
-		v /= 1024
-	}
-	return ""
-}
-
-func fmtCount(n int64) string {
-	switch {
-	case n >= 1e12:
-		return fmt.Sprintf("%.1f trillion", float64(n)/1e12)
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f billion", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f million", float64(n)/1e6)
-	}
-	return strconv.FormatInt(n, 10)
 }

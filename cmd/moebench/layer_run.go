@@ -328,7 +328,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
 		j := jobs[i]
 		if gate.acquire(j.weight) {
-			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", fmtBytes(j.weight)))
+			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", report.Bytes(j.weight)))
 		}
 		defer gate.release(j.weight)
 		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })

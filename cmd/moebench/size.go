@@ -152,7 +152,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	// Every candidate's models are built by then, none modelled yet.
 	study.Ready = func() error { return checkSetsRead("size", prof, f.prof.sets) }
 	if study.Deployment.InTurn {
-		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", fmtBytes(f.budget.bytes)))
+		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", report.Bytes(f.budget.bytes)))
 	}
 	softMemoryLimit(f.budget.bytes)
 	bar := (*report.Progress)(nil)
@@ -328,7 +328,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	}
 	if jobs < most {
 		f.log.Info("size runs fewer candidates at once to fit memory", zap.Int("jobs", jobs), zap.Int("cores", most),
-			zap.String("budget", fmtBytes(f.budget.bytes)))
+			zap.String("budget", report.Bytes(f.budget.bytes)))
 	}
 	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d", s.Ranks, s.Tokens, s.TopK)
 	if jobs > 1 {

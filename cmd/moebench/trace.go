@@ -183,7 +183,7 @@ func checkTraceBytes(d traces.GenOptions, f traces.Format, out string) error {
 	free := freeBytes(out)
 	if free > 0 && bytes > float64(free) {
 		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
-			errUsage, fmtBytes(clampInt64(bytes)), records, fmtBytes(free), out)
+			errUsage, report.Bytes(clampInt64(bytes)), records, report.Bytes(free), out)
 	}
 	return nil
 }
