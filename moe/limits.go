@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"moebench/transport"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // ErrOverLimit marks a deployment over a limit a library's own code puts
@@ -14,68 +14,27 @@ import (
 // refuses a deployment the hardware cannot hold refuses this one too.
 var ErrOverLimit = errors.New("over a library's limit")
 
-// Figure is what a library's limit bounds, one of the Figure constants.
-type Figure string
-
-// The figures a library's limit may bound, each as the layer's shape and
-// mode give it.
-const (
-	FigureRanks        Figure = "ranks"         // expert-parallel ranks
-	FigureNodes        Figure = "nodes"         // ranks over GPUs per node: a library's RDMA ranks
-	FigureTopK         Figure = "top-k"         // experts per token
-	FigureLocalExperts Figure = "local experts" // experts on each rank
-	// FigureRDMABytes is the RDMA buffer a rank registers, by DeepEP's
-	// size formulas (LLBufferBytes; NormalBufferBytes's RDMA part, none
-	// on one NVLink domain, where DeepEP's size hint is 0).
-	FigureRDMABytes Figure = "RDMA buffer bytes"
+// The figures a library limit bounds and the limit itself are declared
+// where presets can name them without the layer (transport); the layer
+// measures them.
+type (
+	Figure       = transport.Figure
+	LibraryLimit = transport.LibraryLimit
 )
 
-// Figures are the figures a library's limit may bound.
-func Figures() []Figure {
-	return []Figure{FigureRanks, FigureNodes, FigureTopK, FigureLocalExperts, FigureRDMABytes}
-}
-
-// LibraryLimit is a bound a library's own code puts on a deployment (a
-// rank cap, an integer buffer size, a compile-time array), declared as
-// data on the presets that run that library, with where it is stated.
-type LibraryLimit struct {
-	// Name names it in errors, reports and overrides, e.g.
-	// "deepep-v1.normal_ranks".
-	Name   string
-	Figure Figure
-	// Modes it holds in; none: every mode.
-	Modes []Mode
-	Max   int64 // the most of Figure the library takes
-	// Words say what it bounds, e.g. "the most ranks DeepEP V1's
-	// normal-mode kernels take".
-	Words string
-	// Source is where the library states it: the file, the constant or
-	// assertion, the commit.
-	Source string
-}
-
-// Validate names what is missing or impossible in l.
-func (l LibraryLimit) Validate() error {
-	switch {
-	case l.Name == "" || strings.ContainsAny(l.Name, ", \t"):
-		return fmt.Errorf("library limit %q: want a name without spaces or commas", l.Name)
-	case !slices.Contains(Figures(), l.Figure):
-		return fmt.Errorf("library limit %s: unknown figure %q", l.Name, l.Figure)
-	case l.Max < 1:
-		return fmt.Errorf("library limit %s: maximum %d, want at least 1", l.Name, l.Max)
-	case l.Words == "" || l.Source == "":
-		return fmt.Errorf("library limit %s: lacks its words or its source", l.Name)
-	}
-	for _, m := range l.Modes {
-		if m != LL && m != Normal {
-			return fmt.Errorf("library limit %s: mode %v, want ll or normal", l.Name, m)
-		}
-	}
-	return nil
-}
+// The figures a library's limit may bound.
+const (
+	FigureRanks        = transport.FigureRanks
+	FigureNodes        = transport.FigureNodes
+	FigureTopK         = transport.FigureTopK
+	FigureLocalExperts = transport.FigureLocalExperts
+	FigureRDMABytes    = transport.FigureRDMABytes
+)
 
 // holds reports whether l bounds a layer of mode m.
-func (l LibraryLimit) holds(m Mode) bool { return len(l.Modes) == 0 || slices.Contains(l.Modes, m) }
+func holds(l LibraryLimit, m Mode) bool {
+	return len(l.Modes) == 0 || slices.Contains(l.Modes, m.String())
+}
 
 // NormalBufferChannels are normal mode's channels as DeepEP sizes its
 // buffers for them (num_sms/2; numSMs 0 is DeepEP's choice), without the
@@ -210,7 +169,7 @@ func Headroom(s Shape, cfg LayerConfig, lim Limits) ([]Usage, error) {
 	}
 	channels := NormalBufferChannels(cfg.NumSMs)
 	for _, l := range lim.Library {
-		if !l.holds(cfg.Mode) {
+		if !holds(l, cfg.Mode) {
 			continue
 		}
 		v := figure(l.Figure, s, cfg.Mode, channels)
@@ -235,7 +194,7 @@ func checkLimits(s Shape, cfg *LayerConfig, lim Limits) error {
 	}
 	channels := NormalBufferChannels(cfg.NumSMs)
 	for _, l := range lim.Library {
-		if !l.holds(cfg.Mode) || slices.Contains(lim.Over, l.Name) {
+		if !holds(l, cfg.Mode) || slices.Contains(lim.Over, l.Name) {
 			continue
 		}
 		if v := figure(l.Figure, s, cfg.Mode, channels); v > l.Max {

@@ -62,7 +62,8 @@ func TestSettings(t *testing.T) {
 }
 
 // The built-in mechanisms declare themselves: names, knobs with help,
-// causes, and a knob declared twice (ordering) listed once.
+// causes, and a knob declared twice (ordering; srd's workers and rings)
+// listed once.
 func TestBuiltInMechanismsDeclareThemselves(t *testing.T) {
 	t.Parallel()
 	var names []string
@@ -80,7 +81,7 @@ func TestBuiltInMechanismsDeclareThemselves(t *testing.T) {
 			t.Errorf("%s cannot be sized", m.Name())
 		}
 	}
-	for _, want := range []string{"mini-gda", "dc", "mini-proxy"} {
+	for _, want := range []string{"mini-gda", "dc", "mini-proxy", "srd"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s is not registered (have %v)", want, names)
 		}
@@ -89,14 +90,14 @@ func TestBuiltInMechanismsDeclareThemselves(t *testing.T) {
 	for _, k := range transport.AllKnobs() {
 		knobs = append(knobs, k.Name)
 	}
-	if got := strings.Join(knobs, ","); got != "qps-per-peer,ordering,dcis,workers,batch,rings" {
+	if got := strings.Join(knobs, ","); got != "qps-per-peer,ordering,dcis,workers,batch,rings,srd-qps" {
 		t.Errorf("knobs %s", got)
 	}
 	var causes []string
 	for _, c := range transport.Causes() {
 		causes = append(causes, c.Name)
 	}
-	if got := strings.Join(causes, ","); got != "conn_miss,dci_switch" {
+	if got := strings.Join(causes, ","); got != "conn_miss,dci_switch,ah_miss,flag_wait" {
 		t.Errorf("causes %s", got)
 	}
 	if _, err := transport.Lookup("carrier-pigeon"); err == nil || !strings.Contains(err.Error(), "mini-gda") {

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"moebench/internal/report"
-	"moebench/moe"
 	"moebench/transport"
 )
 
@@ -26,7 +25,7 @@ type Preset struct {
 	// Limits are the bounds the preset's library puts on a deployment
 	// (rank caps, integer buffer sizes), each with where it is stated;
 	// none for a mechanism with no library of its own.
-	Limits []moe.LibraryLimit
+	Limits []transport.LibraryLimit
 }
 
 // Build is the preset's transport for a workload of needs n, with the
