@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"moebench/internal/field"
 	"moebench/internal/inputfile"
 	"moebench/internal/report"
 )
@@ -470,7 +471,7 @@ func (p *Profile) ApplySets(sets []string) error {
 	for _, s := range sets {
 		name, value, _ := strings.Cut(s, "=")
 		if err := p.Set(strings.TrimSpace(name), value); err != nil {
-			return fmt.Errorf("--set %s: %w", s, err)
+			return field.Errorf("set", "%s: %w", s, err)
 		}
 	}
 	return nil
@@ -484,11 +485,11 @@ func SetNames(sets []string) ([]string, error) {
 	for _, s := range sets {
 		name, _, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, fmt.Errorf("--set %s: want name=value", report.Quote(s))
+			return nil, field.Errorf("set", "%s: want name=value", report.Quote(s))
 		}
 		name = strings.TrimSpace(name)
 		if prev, dup := seen[name]; dup {
-			return nil, fmt.Errorf("--set %s: %s is already set by --set %s; give each constant once", s, name, prev)
+			return nil, field.Errorf("set", "%s: %s is already set by %s; give each constant once", s, name, prev)
 		}
 		seen[name] = s
 		names = append(names, name)

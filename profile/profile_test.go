@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"moebench/internal/field"
 )
 
 func TestBuiltinsAreCompleteAndSourced(t *testing.T) {
@@ -102,11 +104,13 @@ func TestSetOverrides(t *testing.T) {
 		"gpu.clock=1":            "unknown constant",
 		"nic.msg_rate_mps=NaN":   "out of range",
 	} {
-		if err := q.ApplySets([]string{set}); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("--set %s: %v, want %q", set, err, want)
+		// The error names the set field, which the command shows as --set.
+		err := q.ApplySets([]string{set})
+		if fs := field.Fields(err); err == nil || !strings.Contains(err.Error(), want) || len(fs) != 1 || fs[0].Field != "set" {
+			t.Errorf("set %s: %v, want %q about the set field", set, err, want)
 		}
 	}
-	if err := q.ApplySets([]string{"gpu.sms=100", "gpu.sms=120"}); err == nil || !strings.Contains(err.Error(), "already set by --set gpu.sms=100") {
+	if err := q.ApplySets([]string{"gpu.sms=100", "gpu.sms=120"}); err == nil || !strings.Contains(err.Error(), "set: gpu.sms=120: gpu.sms is already set by gpu.sms=100") {
 		t.Errorf("a constant set twice: %v", err)
 	}
 	// Reads are tracked across clones: the model read the clock, not the

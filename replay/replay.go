@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/moe"
 	"moebench/traces"
 	"moebench/transport/preset"
@@ -127,7 +128,7 @@ func (rp *replayer) run() error {
 			return rp.finish()
 		}
 		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
+			return field.Errorf("trace", "%w", err)
 		}
 		at := rp.nrec
 		rp.nrec++
@@ -175,7 +176,7 @@ func (rp *replayer) add(rec traces.Record, at int64) error {
 	if g == nil {
 		if len(rp.open) >= rp.cfg.MaxOpen {
 			o := rp.open[0]
-			return fmt.Errorf("%s: more than %d (step, layer) groups are waiting for records at once (the oldest is step %d, layer %d): the trace interleaves groups beyond the buffer; raise --max-open",
+			return field.Errorf("max-open", "%s: more than %d (step, layer) groups are waiting for records at once (the oldest is step %d, layer %d): the trace interleaves groups beyond the buffer; raise it",
 				rp.where(at, rec.Step, rec.Layer, rec.Rank), rp.cfg.MaxOpen, o.step, o.layer)
 		}
 		g = &pending{step: rec.Step, layer: rec.Layer, ranked: ranked}
@@ -236,11 +237,10 @@ func (rp *replayer) finish() error {
 
 func (rp *replayer) end() error {
 	if rp.done == 0 {
-		what := "the trace holds no records"
 		if rp.cfg.Steps > 0 {
-			what += " of steps below --steps " + strconv.Itoa(rp.cfg.Steps)
+			return field.Errorf("steps", "%s: nothing to replay: the trace holds no records of steps below %d", rp.cfg.Name, rp.cfg.Steps)
 		}
-		return fmt.Errorf("%s: nothing to replay: %s", rp.cfg.Name, what)
+		return fmt.Errorf("%s: nothing to replay: the trace holds no records", rp.cfg.Name)
 	}
 	return rp.sink.End(rp.agg)
 }

@@ -96,7 +96,7 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		case overLimit(c, l, true) != "":
 			c.Verdict, c.Reason = Rejected, overLimit(c, l, true)
 		case l.TargetUs > 0 && c.Figures.LayerUs > l.TargetUs:
-			c.Verdict, c.Reason = Rejected, fmt.Sprintf("misses --target-us %s: the layer takes %s µs", report.NumGrouped(l.TargetUs), report.NumGrouped(c.Figures.LayerUs))
+			c.Verdict, c.Reason = Rejected, fmt.Sprintf("misses the %s µs target: the layer takes %s µs", report.NumGrouped(l.TargetUs), report.NumGrouped(c.Figures.LayerUs))
 		default:
 			ok = append(ok, i)
 		}
@@ -300,7 +300,7 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 	out = append(out, conn)
 	mem := fmt.Sprintf("%s GiB per GPU: %s GiB RDMA buffer (DeepEP's size hint) + %s MiB of send queues", report.GiB(res.GPUBytes()), report.GiB(res.BufferBytes), report.MiB(res.GPUQueueBytes))
 	if l.MaxGPUBytes > 0 {
-		mem += fmt.Sprintf(", within --max-buffer-gib %s", report.GiB(l.MaxGPUBytes))
+		mem += fmt.Sprintf(", within the limit of %s GiB", report.GiB(l.MaxGPUBytes))
 	}
 	out = append(out, mem)
 	// The dear kinds a candidate holds, else what those it holds none of

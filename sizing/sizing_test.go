@@ -227,7 +227,7 @@ func TestBufferLimitRejects(t *testing.T) {
 	st.Limits = Limits{MaxGPUBytes: limit, Tolerance: 0.05}
 	res := study(t, st)
 	big := find(t, res, "mini-gda qps=32")
-	if big.Verdict != Rejected || big.Stage != StageRejected || !strings.HasPrefix(big.Reason, "over --max-buffer-gib") {
+	if big.Verdict != Rejected || big.Stage != StageRejected || !strings.HasPrefix(big.Reason, "over the limit of ") || !strings.Contains(big.Reason, "GiB of buffers per GPU") {
 		t.Fatalf("32 QPs per peer: %s (%s): %s", big.Verdict, big.Stage, big.Reason)
 	}
 	if one := find(t, res, "mini-gda qps=1"); one.Verdict != Recommended {
@@ -245,7 +245,7 @@ func TestTargetBelowTheFloorRunsNothing(t *testing.T) {
 		t.Fatalf("runs %d, recommended %d, front %v", res.Runs, res.Recommended, res.Front)
 	}
 	for _, c := range res.Candidates {
-		if !strings.HasPrefix(c.Reason, "misses --target-us 1: at best") {
+		if !strings.HasPrefix(c.Reason, "misses the 1 µs target: at best") {
 			t.Fatalf("%s: %s", c.Name, c.Reason)
 		}
 	}
@@ -412,7 +412,7 @@ func TestReservedCandidatesCountTheirQueues(t *testing.T) {
 func TestDeclaredLimit(t *testing.T) {
 	t.Parallel()
 	c := &Candidate{Resources: Resources{Own: map[string]int{"proxy workers": 4, "proxy rings": 8}}}
-	if got, want := overLimit(c, Limits{Own: map[string]int{"proxy workers": 2}}, true), "over --proxy-cores: 4 proxy workers per GPU > 2"; got != want {
+	if got, want := overLimit(c, Limits{Own: map[string]int{"proxy workers": 2}}, true), "over the limit of 2 proxy workers per GPU: 4"; got != want {
 		t.Errorf("over the limit: %q, want %q", got, want)
 	}
 	for _, l := range []Limits{{}, {Own: map[string]int{"proxy workers": 4}}, {Own: map[string]int{"proxy rings": 1}}} {

@@ -318,7 +318,7 @@ func (s *Study) reject(cands []Candidate) {
 		}
 		if t := s.Limits.TargetUs; t > 0 && c.FloorUs > t {
 			c.Stage = StageRejected
-			c.Reason = fmt.Sprintf("misses --target-us %s: at best %s µs (%s floor)", report.NumGrouped(t), report.NumGrouped(c.FloorUs), c.FloorBy)
+			c.Reason = fmt.Sprintf("misses the %s µs target: at best %s µs (%s floor)", report.NumGrouped(t), report.NumGrouped(c.FloorUs), c.FloorBy)
 		}
 	}
 }
@@ -330,16 +330,16 @@ func overLimit(c *Candidate, l Limits, connKnown bool) string {
 	var own string
 	for _, d := range transport.Held() {
 		if m, ok := l.Own[d.Name]; ok && d.Limit != nil && r.Own[d.Name] > m {
-			own = fmt.Sprintf("over --%s: %d %s > %d", d.Limit.Flag, r.Own[d.Name], d.Words, m)
+			own = fmt.Sprintf("over the limit of %d %s: %d", m, d.Words, r.Own[d.Name])
 			break
 		}
 	}
 	switch {
 	case l.MaxQPsPerNIC > 0 && r.QPsPerNIC > l.MaxQPsPerNIC:
-		return fmt.Sprintf("over --max-qps-per-nic: %s QPs per NIC > %s", report.Grouped(r.QPsPerNIC), report.Grouped(l.MaxQPsPerNIC))
+		return fmt.Sprintf("over the limit of %s QPs per NIC: %s", report.Grouped(l.MaxQPsPerNIC), report.Grouped(r.QPsPerNIC))
 	case l.MaxGPUBytes > 0 && r.GPUBytes() > l.MaxGPUBytes:
-		return fmt.Sprintf("over --max-buffer-gib: %s GiB per GPU (%s RDMA buffer + %s send queues) > %s",
-			report.GiB(r.GPUBytes()), report.GiB(r.BufferBytes), report.GiB(r.GPUQueueBytes), report.GiB(l.MaxGPUBytes))
+		return fmt.Sprintf("over the limit of %s GiB of buffers per GPU: %s GiB (%s RDMA buffer + %s send queues)",
+			report.GiB(l.MaxGPUBytes), report.GiB(r.GPUBytes()), report.GiB(r.BufferBytes), report.GiB(r.GPUQueueBytes))
 	case own != "":
 		return own
 	case connKnown && r.ConnKnee > 0 && r.ActiveConnPerNIC > r.ConnKnee:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/internal/inputfile"
 )
 
@@ -65,21 +66,28 @@ func (c *countsTrace) Next() (Record, error) {
 	return Record{Step: g.step, Layer: l, Rank: g.rank, TopkIdx: ids}, nil
 }
 
-// optionError is an import error that an option must fix (ErrOption).
-type optionError string
+// optionError is an import error that an option must fix (ErrOption),
+// naming the option's field.
+type optionError struct{ err error }
 
-func (e optionError) Error() string      { return string(e) }
+func (e optionError) Error() string      { return e.err.Error() }
+func (e optionError) Unwrap() error      { return e.err }
 func (optionError) Is(target error) bool { return target == ErrOption }
+
+// needOption is an optionError about the option named name.
+func needOption(name, format string, args ...any) error {
+	return optionError{field.Errorf(name, format, args...)}
+}
 
 // newCountsTrace fills in the header shared by every count source and
 // decides whether counts must be rescaled.
 func newCountsTrace(file string, layers, experts, steps int, integral bool, what string, opt ImportOptions) (*countsTrace, error) {
 	if opt.TopK < 1 {
-		return nil, optionError(fmt.Sprintf("%s: %s carries no top-k; give it (--topk)", file, what))
+		return nil, needOption("topk", "%s: %s carries no top-k; give it", file, what)
 	}
 	if opt.Experts > 0 && opt.Experts != experts {
 		if opt.Experts < experts {
-			return nil, optionError(fmt.Sprintf("%s: counts cover %d experts, more than the %d given (--experts)", file, experts, opt.Experts))
+			return nil, needOption("experts", "%s: counts cover %d experts, more than the %d given", file, experts, opt.Experts)
 		}
 		experts = opt.Experts
 	}

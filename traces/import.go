@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"moebench/internal/field"
 )
 
 // Layout says which axis of a 3-D id array is the layer axis.
@@ -130,7 +132,7 @@ func sniffFile(path string) (Format, error) {
 	n, _ := io.ReadFull(f, head)
 	fm := Sniff(head[:n], path)
 	if fm == "" {
-		return "", fmt.Errorf("%s: cannot tell the input format; name it with --from", path)
+		return "", field.Errorf("from", "%s: cannot tell the input format; name it", path)
 	}
 	return fm, nil
 }
@@ -311,7 +313,7 @@ func (t *idsTrace) shape(fail func(string, ...any) error, p2l *array, lay Layout
 		case TokensFirst:
 			t.nt, t.nl = ids.shape[0], ids.shape[1]
 		case LayoutAuto:
-			return fail("%s has shape %s: cannot tell the layer axis; pass --layout layers-first or tokens-first", ids.name, shapeString(ids.shape))
+			return field.Errorf("layout", "%w", fail("%s has shape %s: cannot tell the layer axis; give layers-first or tokens-first", ids.name, shapeString(ids.shape)))
 		default:
 			return fail("layout %q is neither %q nor %q", lay, LayersFirst, TokensFirst)
 		}

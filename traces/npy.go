@@ -196,7 +196,7 @@ func readNPY(r io.Reader, avail, maxBytes int64, file, name string) (*array, err
 		return nil, fail("shape %s declares %d data bytes, more than %s, the most an array can be", shapeString(a.shape), nbytes, inputfile.Size(maxArrayBytes))
 	}
 	if maxBytes > 0 && nbytes > maxBytes {
-		return nil, optionError(fail("shape %s declares %d data bytes, more than the memory budget of %d (--max-memory)", shapeString(a.shape), nbytes, maxBytes).Error())
+		return nil, needOption("max-memory", "%w", fail("shape %s declares %d data bytes, more than the memory budget of %d", shapeString(a.shape), nbytes, maxBytes))
 	}
 	if avail >= 0 && nbytes > avail-used {
 		return nil, fail("shape %s needs %d data bytes, the file holds %d: %v", shapeString(a.shape), nbytes, max(avail-used, 0), fmt.Errorf("%w", ErrTruncated))

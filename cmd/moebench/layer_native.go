@@ -305,7 +305,7 @@ func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr na
 	var checkErr error
 	switch {
 	case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
-		return nativeItem{}, fmt.Errorf("%w: %s: %v", errUsage, tr.Name(), err)
+		return nativeItem{}, fmt.Errorf("%w: %s: %w", errUsage, tr.Name(), err)
 	case errors.Is(err, native.ErrCheck) && m != nil:
 		checkErr = err
 	case err != nil:

@@ -264,7 +264,7 @@ func TestNativeErrors(t *testing.T) {
 		{[]string{"run", "--transport", "direct"}, 2, "direct"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--ranks", "16"}, 2, "--ranks 16"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--gpus-per-node", "4"}, 2, "--gpus-per-node"},
-		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal"}, 2, "--transport direct"},
+		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal"}, 2, ": the native engine runs normal mode on the direct path only"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "16", "--mode", "normal", "--transport", "direct"}, 2, "at most 8"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--mode", "normal", "--transport", "direct", "--num-sms", "7"}, 2, "even"},
 		{[]string{"run", "--engine", "native", "--virtual-ranks", "8", "--chunk", "4", "--transport", "direct"}, 2, "--chunk"},

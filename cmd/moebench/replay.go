@@ -223,7 +223,7 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	opt.EPSize, opt.GPUsPerNode, opt.Provenance = 0, 0, ""
 	src, err := traces.Import(splitList(f.traces), opt)
 	if errors.Is(err, traces.ErrOption) {
-		return nil, fmt.Errorf("%w: --trace: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: --trace: %w", errUsage, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)

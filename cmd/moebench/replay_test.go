@@ -489,7 +489,7 @@ func TestReplayErrors(t *testing.T) {
 		{"argument", []string{good}, true, "takes no arguments"},
 		{"missing file", []string{"--trace", filepath.Join(dir, "nope.bin")}, false, "--trace: open " + filepath.Join(dir, "nope.bin") + ": no such file"},
 		{"truncated bin", []string{"--trace", cut}, false, "--trace: " + cut + ": record 7 at byte 599: payload of 4 tokens: truncated"},
-		{"not a trace", []string{"--trace", notrace}, false, "--trace: " + notrace + ": cannot tell the input format"},
+		{"not a trace", []string{"--trace", notrace}, false, "--trace: --from: " + notrace + ": cannot tell the input format; name it"},
 		{"4-D npy", []string{"--trace", bad4d}, false, bad4d + ": topk_ids has shape [1 2 2 2], want [layers, tokens, k] or [tokens, layers, k]"},
 		{"ids out of range", []string{"--trace", oob, "--experts", "8"}, false, oob + ": topk_ids[1,1] = 9 is out of range [-1, 8)"},
 		{"duplicate expert", []string{"--trace", "testdata/replay/duplicate.jsonl"}, false, "duplicate.jsonl:3: topk_idx[1,1] = 3: the token already picked expert 3 in slot 0"},
@@ -509,7 +509,7 @@ func TestReplayErrors(t *testing.T) {
 	} {
 		var o, e bytes.Buffer
 		err := runReplay(append(tc.args, "--out", out), &o, &e)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
+		if err == nil || !strings.Contains(message(err), tc.want) || errors.Is(err, errUsage) != tc.usage {
 			t.Errorf("%s: got %v (usage %v), want %q (usage %v)", tc.name, err, errors.Is(err, errUsage), tc.want, tc.usage)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 )
 
@@ -17,8 +18,14 @@ var version = "dev"
 var errUsage = errors.New("usage")
 
 // message is err's text without the usage marker's own prefix.
+// message is err as the command line shows it: a field a library names
+// (field.Error) shown as its flag.
 func message(err error) string {
-	return strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+	s := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+	for _, f := range field.Fields(err) {
+		s = strings.Replace(s, f.Error(), "--"+f.Error(), 1)
+	}
+	return s
 }
 
 func exitCode(err error) int {

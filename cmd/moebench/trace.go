@@ -301,7 +301,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	}
 	src, err := traces.Import(fs.Args(), opt)
 	if errors.Is(err, traces.ErrOption) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package layer
 import (
 	"fmt"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
@@ -68,7 +69,7 @@ type A2AStats struct {
 func RunNCCL(lib Runner, rt *moe.Routing, o Options, ncclLib string) (*A2AStats, error) {
 	s := rt.Shape
 	if o.GPUs != s.Ranks {
-		return nil, planErr("%s runs one rank per GPU: %d ranks on %s (use --gpus N without --virtual-ranks)", NCCLName, s.Ranks, report.Count(max(1, o.GPUs), "GPU"))
+		return nil, planErr("%w", field.Errorf("virtual-ranks", "%s runs one rank per GPU: %d ranks on %s (give gpus alone)", NCCLName, s.Ranks, report.Count(max(1, o.GPUs), "GPU")))
 	}
 	if err := haveGPUs(lib, o.GPUs); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
@@ -88,7 +89,7 @@ func haveGPUs(lib Runner, want int) error {
 		return err
 	}
 	if n < want {
-		return planErr("--gpus %d: this host has %s", want, report.Count(n, "GPU"))
+		return planErr("%w", field.Valuef("gpus", want, "this host has %s", report.Count(n, "GPU")))
 	}
 	return nil
 }
@@ -179,8 +180,8 @@ func Plan(rt *moe.Routing, tr Transport, o Options, dev native.DeviceInfo, bg mo
 	avail := left / rd
 	if o.SMsPerRank > 0 {
 		if o.SMsPerRank > avail {
-			return c, planErr("--num-sms %d: %d ranks on a GPU of %d SMs leave at most %d SMs each (after %d for the emulated NIC, %d for background)",
-				o.SMsPerRank, rd, dev.SMs, avail, c.NICSMs, c.BackgroundSMs)
+			return c, planErr("%w", field.Valuef("num-sms", o.SMsPerRank, "%d ranks on a GPU of %d SMs leave at most %d SMs each (after %d for the emulated NIC, %d for background)",
+				rd, dev.SMs, avail, c.NICSMs, c.BackgroundSMs))
 		}
 		c.SMsPerRank = o.SMsPerRank
 	} else {
@@ -196,11 +197,11 @@ func planNormal(c native.LayerConfig, tr Transport, o Options, dev native.Device
 	s := c.Ranks
 	switch {
 	case !tr.Direct:
-		return c, planErr("--mode normal: the native engine runs normal mode on the direct path (--transport direct), not %s", tr.Name())
+		return c, planErr("%w", field.Valuef("transport", tr.Name(), "the native engine runs normal mode on the direct path only"))
 	case bg.CTAs > 0:
-		return c, planErr("--mode normal: the native engine runs normal mode without --background")
+		return c, planErr("%w", field.Errorf("background", "the native engine runs normal mode without background traffic"))
 	case s > native.MaxNormalRanks:
-		return c, planErr("--mode normal: %d ranks; DeepEP's intranode kernels serve at most %d", s, native.MaxNormalRanks)
+		return c, planErr("%w", field.Valuef("mode", "normal", "%d ranks; DeepEP's intranode kernels serve at most %d", s, native.MaxNormalRanks))
 	}
 	c.Path, c.Normal = native.PathDirect, true
 	c.Chunk, c.BufTokens = o.Chunk, o.BufTokens
@@ -211,7 +212,7 @@ func planNormal(c native.LayerConfig, tr Transport, o Options, dev native.Device
 		c.BufTokens = DefaultBufTokens
 	}
 	if c.Chunk < 1 || c.Chunk > c.BufTokens/2 {
-		return c, planErr("--chunk %d: normal mode needs 1 to half the %d-token buffer", c.Chunk, c.BufTokens)
+		return c, planErr("%w", field.Valuef("chunk", c.Chunk, "normal mode needs 1 to half the %d-token buffer", c.BufTokens))
 	}
 	rd := c.Ranks / c.GPUs
 	avail := dev.SMs / rd / 2 * 2

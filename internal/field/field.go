@@ -1,0 +1,52 @@
+// Package field names the input an error is about, so that a library can
+// say which of its inputs to change without knowing how a command spells
+// it (the CLI shows the field as its flag).
+package field
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error is an error about one input, named as the commands name its flag
+// without dashes ("tokens", "max-open"), and the value given, if the
+// error is about one.
+type Error struct {
+	Field, Value string
+	Err          error
+}
+
+func (e *Error) Error() string {
+	if e.Value != "" {
+		return e.Field + " " + e.Value + ": " + e.Err.Error()
+	}
+	return e.Field + ": " + e.Err.Error()
+}
+
+// Unwrap is the error without its field.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf is an Error about field, its message formatted as fmt.Errorf
+// does (%w wraps).
+func Errorf(field, format string, args ...any) error {
+	return &Error{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Valuef is an Error about the value v given to field.
+func Valuef(field string, v any, format string, args ...any) error {
+	return &Error{Field: field, Value: fmt.Sprint(v), Err: fmt.Errorf(format, args...)}
+}
+
+// Fields are the fields err's chain names, outermost first.
+func Fields(err error) []*Error {
+	var out []*Error
+	for err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			break
+		}
+		out = append(out, e)
+		err = e.Err
+	}
+	return out
+}
