@@ -13,6 +13,7 @@ import (
 
 	"moebench/fault"
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/internal/hugepage"
 	"moebench/profile"
 	"moebench/sim"
@@ -121,11 +122,11 @@ func (c *LayerConfig) Validate() error {
 	case c.Profile == nil:
 		return errors.New("profile: none given")
 	case c.Mode != LL && c.Mode != Normal:
-		return fmt.Errorf("mode: %v, want ll or normal", c.Mode)
+		return field.Errorf("mode", "%v, want ll or normal", c.Mode)
 	case c.NumSMs < 0:
-		return fmt.Errorf("num-sms: %d is negative (0 = DeepEP's choice)", c.NumSMs)
+		return field.Errorf("num-sms", "%d is negative (0 = DeepEP's choice)", c.NumSMs)
 	case c.Chunk < 0:
-		return fmt.Errorf("chunk: %d is negative (0 = the default)", c.Chunk)
+		return field.Errorf("chunk", "%d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
 	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Domains() > 1:
@@ -141,22 +142,22 @@ func (c *LayerConfig) Validate() error {
 		return err
 	}
 	if sms := int(c.Profile.Get("gpu.sms")); c.NumSMs > sms {
-		return fmt.Errorf("num-sms: %d exceeds the GPU's %d SMs (gpu.sms)", c.NumSMs, sms)
+		return field.Errorf("num-sms", "%d exceeds the GPU's %d SMs (gpu.sms)", c.NumSMs, sms)
 	}
 	if err := c.Background.Validate(); err != nil {
-		return fmt.Errorf("background: %w", err)
+		return field.Errorf("background", "%w", err)
 	}
 	if err := c.Faults.Validate(c.Routing.Shape.Ranks); err != nil {
 		return fmt.Errorf("faults: %w", err)
 	}
 	if s := c.Routing.Shape; c.Mode == LL && int64(s.Physical())*int64(s.Ranks) > math.MaxInt32 {
 		// A sending warp keeps its count's index, expert·R + rank, in 32 bits.
-		return fmt.Errorf("experts: %d experts on %d ranks make %d (expert, rank) counts, more than the %d an LL layer indexes",
+		return field.Errorf("experts", "%d experts on %d ranks make %d (expert, rank) counts, more than the %d an LL layer indexes",
 			s.Physical(), s.Ranks, int64(s.Physical())*int64(s.Ranks), math.MaxInt32)
 	}
 	if layer, reserved := Channels(c.Routing.Shape, c.Mode, c.NumSMs, c.Background); layer+reserved > hw.MaxChannel+1 {
 		// A message record carries its channel in 16 bits.
-		return fmt.Errorf("experts: %d channels per rank (%d local experts or channels, %d for the background) exceed the %d a message carries",
+		return field.Errorf("experts", "%d channels per rank (%d local experts or channels, %d for the background) exceed the %d a message carries",
 			layer+reserved, layer, reserved, hw.MaxChannel+1)
 	}
 	return nil
@@ -173,7 +174,7 @@ func (s Shape) CheckWrites(mode Mode, chunk int) error {
 	}
 	tb := s.NormalTokenBytes()
 	if chunk > hw.MaxMsgBytes/tb {
-		return fmt.Errorf("chunk: %d tokens of %d B are more than the %d B one message carries (InfiniBand's largest message is 2^31 B; at most %d tokens)",
+		return field.Errorf("chunk", "%d tokens of %d B are more than the %d B one message carries (InfiniBand's largest message is 2^31 B; at most %d tokens)",
 			chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
 	}
 	if chunk > 0 {
@@ -185,7 +186,7 @@ func (s Shape) CheckWrites(mode Mode, chunk int) error {
 		chunk = max(d.RDMAChunk, cm.RDMAChunk)
 	}
 	if chunk > hw.MaxMsgBytes/tb {
-		return fmt.Errorf("hidden: %d channels make the default chunks of %d tokens of %d B more than the %d B one message carries (InfiniBand's largest message is 2^31 B; give a chunk of at most %d tokens)",
+		return field.Errorf("hidden", "%d channels make the default chunks of %d tokens of %d B more than the %d B one message carries (InfiniBand's largest message is 2^31 B; give a chunk of at most %d tokens)",
 			s.Hidden, chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
 	}
 	return nil
@@ -234,8 +235,26 @@ func carriesNVLink(t transport.Transport) bool {
 }
 
 // ErrQueueDepth marks a run whose transport queues cannot hold what the
-// mode keeps in flight.
+// mode keeps in flight (a *DepthError says how much).
 var ErrQueueDepth = errors.New("QP depth too small")
+
+// DepthError is an LL layer whose tokens overfill the transport's queues:
+// DeepEP's send path never polls completions, so each QP must hold what
+// the layer keeps in flight.
+type DepthError struct {
+	Depth, Need, Tokens int
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("%v: the transport's queues hold %d WQEs, LL mode keeps up to 2·(tokens + 1) = %d in flight per QP at %d tokens (DeepEP asserts this: its send path never polls completions)",
+		ErrQueueDepth, e.Depth, e.Need, e.Tokens)
+}
+
+// Is makes errors.Is(err, ErrQueueDepth) hold.
+func (e *DepthError) Is(target error) bool { return target == ErrQueueDepth }
+
+// MaxTokens is the most tokens the queues hold.
+func (e *DepthError) MaxTokens() int { return e.Depth/2 - 1 }
 
 // checkDepth applies DeepEP's rule for LL mode: the send path never polls
 // completions, so each QP must hold 2·(max tokens + 1) WQEs (one token per
@@ -245,8 +264,8 @@ func checkDepth(s Shape, depth int) error {
 	if depth <= 0 || depth >= need {
 		return nil
 	}
-	return fmt.Errorf("%w: the transport's queues hold %d WQEs, LL mode keeps up to 2·(tokens + 1) = %d in flight per QP at %d tokens (DeepEP asserts this: its send path never polls completions); lower --tokens to at most %d",
-		ErrQueueDepth, depth, need, s.Tokens, depth/2-1)
+	e := &DepthError{Depth: depth, Need: need, Tokens: s.Tokens}
+	return field.Errorf("tokens", "%w; at most %d fit", e, e.MaxTokens())
 }
 
 // nicModel gives the NIC's own processing time of an op on an idle NIC,

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/profile"
 	"moebench/sim"
 	"moebench/transport"
@@ -542,13 +543,13 @@ func (c *LayerConfig) validateNodes() error {
 	}
 	switch {
 	case !c.NVLink:
-		return fmt.Errorf("nvlink: normal mode across nodes forwards inside each node over NVLink (DeepEP's internode kernels need it); it cannot run with NVLink off")
+		return field.Errorf("nvlink", "normal mode across nodes forwards inside each node over NVLink (DeepEP's internode kernels need it); it cannot run with NVLink off")
 	case s.DomainGPUs() > maxNVLPeers:
 		return fmt.Errorf("nvlink domain: %d GPUs, internode normal mode models at most %d a domain (DeepEP's kernels support 8)", s.DomainGPUs(), maxNVLPeers)
 	}
 	for _, combine := range []bool{false, true} {
 		if nc := recommendedConfig(s.Ranks, combine); c.Chunk > nc.rdmaBuf/2 {
-			return fmt.Errorf("chunk: %d tokens per RDMA write exceed half the %d-token RDMA receive buffer (DeepEP asserts chunk <= buffer/2)", c.Chunk, nc.rdmaBuf)
+			return field.Errorf("chunk", "%d tokens per RDMA write exceed half the %d-token RDMA receive buffer (DeepEP asserts chunk <= buffer/2)", c.Chunk, nc.rdmaBuf)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/internal/hugepage"
 	"moebench/internal/prefetch"
 	"moebench/sim"
@@ -1054,7 +1055,7 @@ func (c *llCombine) maybeReduce(e *sim.Engine, r int) {
 func runLL(cfg *LayerConfig, res *Result) error {
 	s := cfg.Routing.Shape
 	if s.TopK > warpsPerSM {
-		return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
+		return field.Errorf("topk", "%d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 	}
 	l := cfg.Routing.LL()
 	blocks := l.Blocks() // read by both phases, so built before either starts

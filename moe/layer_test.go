@@ -275,8 +275,8 @@ func TestLayerRejectsBadConfig(t *testing.T) {
 	tr, _ := p.Transport(preset.Options{LocalExperts: 2})
 	prof := profile.MustLoad("p-ib")
 	_, err = moe.RunLayer(moe.LayerConfig{Routing: r, Mode: moe.LL, Transport: tr, Profile: prof})
-	if !errors.Is(err, moe.ErrQueueDepth) || !strings.Contains(err.Error(), "--tokens") || !strings.Contains(err.Error(), "1202 in flight per QP at 600 tokens") {
-		t.Errorf("600 tokens on 1,024-deep queues: %v, want a QP depth error naming the tokens and --tokens", err)
+	if !errors.Is(err, moe.ErrQueueDepth) || !strings.Contains(err.Error(), "tokens: QP depth too small") || !strings.Contains(err.Error(), "1202 in flight per QP at 600 tokens (DeepEP asserts this: its send path never polls completions); at most 511 fit") {
+		t.Errorf("600 tokens on 1,024-deep queues: %v, want a QP depth error about the tokens field", err)
 	}
 	for _, tc := range []struct {
 		cfg  moe.LayerConfig

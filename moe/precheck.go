@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/profile"
 	"moebench/sim"
@@ -103,7 +104,7 @@ func PrecheckWith(s Shape, cfg LayerConfig, lim Limits) error {
 	}
 	if cfg.Mode == LL {
 		if s.TopK > warpsPerSM {
-			return fmt.Errorf("top-k: %d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
+			return field.Errorf("topk", "%d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
 		}
 		if err := checkDepth(s, cfg.Transport.QueueDepth()); err != nil {
 			return err
@@ -236,7 +237,7 @@ func checkCapacity(s Shape, cfg *LayerConfig, over []string) error {
 	if s.Ranks > hw.MaxNICs || queues >= hw.MaxQPs {
 		// The transports refuse these when opened (a NIC given more
 		// queues by --set); say so before then.
-		return fmt.Errorf("ranks: %d ranks with %d queues per NIC, more than the model addresses (%d NICs of %d queues)", s.Ranks, queues, hw.MaxNICs, hw.MaxQPs)
+		return field.Errorf("ranks", "%d ranks with %d queues per NIC, more than the model addresses (%d NICs of %d queues)", s.Ranks, queues, hw.MaxNICs, hw.MaxQPs)
 	}
 	return nil
 }

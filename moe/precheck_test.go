@@ -95,7 +95,7 @@ func TestPrecheckRefuses(t *testing.T) {
 		{name: "a million QPs a NIC", preset: "mini-gda", shape: func(s *moe.Shape) { s.Experts, s.Tokens = 1<<20, 1 }, want: moe.ErrOverCapacity, msg: "1048576 QPs per NIC"},
 		{name: "a million DCIs", preset: "dc", o: preset.Options{DCIs: 1 << 20}, want: moe.ErrOverCapacity, msg: "1048576 DCIs per NIC"},
 		{name: "a NIC of fewer QPs", preset: "mini-gda", sets: []string{"nic.max_qps=255"}, want: moe.ErrOverCapacity, msg: "256 QPs per NIC"},
-		{name: "top-k beyond LL's warps", preset: "mini-gda", shape: func(s *moe.Shape) { s.TopK = 33 }, msg: "top-k: 33"},
+		{name: "top-k beyond LL's warps", preset: "mini-gda", shape: func(s *moe.Shape) { s.TopK = 33 }, msg: "topk: 33"},
 		{name: "normal mode's buffers", preset: "mini-gda", mode: moe.Normal, shape: func(s *moe.Shape) { s.Hidden = 4 << 20 }, want: moe.ErrOverCapacity, msg: "normal-mode buffers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -118,7 +118,7 @@ func TestGenerateErrors(t *testing.T) {
 	t.Parallel()
 	bad := v3()
 	bad.TopK = 0
-	if _, err := moe.Generate(bad, moe.RoutingSpec{}, 1); err == nil || !strings.Contains(err.Error(), "top-k") {
+	if _, err := moe.Generate(bad, moe.RoutingSpec{}, 1); err == nil || !strings.Contains(err.Error(), "topk: 0") {
 		t.Errorf("bad shape: error = %v, want one naming top-k", err)
 	}
 	if _, err := moe.Generate(v3(), moe.RoutingSpec{Spec: routing.Spec{Kind: routing.PowerLaw}}, 1); err == nil || !strings.Contains(err.Error(), "alpha") {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/internal/report"
 )
 
@@ -154,25 +155,25 @@ type Shape struct {
 func (s Shape) Validate() error {
 	switch {
 	case s.Experts < 1:
-		return fmt.Errorf("experts: %d, want at least 1", s.Experts)
+		return field.Errorf("experts", "%d, want at least 1", s.Experts)
 	case s.PhysicalExperts < 0:
-		return fmt.Errorf("physical experts: %d is negative (0 means the same as experts)", s.PhysicalExperts)
+		return field.Errorf("experts", "%d is negative (0 means the same as experts)", s.PhysicalExperts)
 	case s.Physical() < s.Experts:
-		return fmt.Errorf("physical experts: %d is fewer than the %d logical experts", s.Physical(), s.Experts)
+		return field.Errorf("experts", "%d is fewer than the %d logical experts", s.Physical(), s.Experts)
 	case s.TopK < 1:
-		return fmt.Errorf("top-k: %d, want at least 1", s.TopK)
+		return field.Errorf("topk", "%d, want at least 1", s.TopK)
 	case s.TopK > s.Experts:
-		return fmt.Errorf("top-k: %d exceeds the %d experts (a token picks distinct experts)", s.TopK, s.Experts)
+		return field.Errorf("topk", "%d exceeds the %d experts (a token picks distinct experts)", s.TopK, s.Experts)
 	case s.Tokens < 1:
-		return fmt.Errorf("tokens: %d per rank, want at least 1", s.Tokens)
+		return field.Errorf("tokens", "%d per rank, want at least 1", s.Tokens)
 	case s.Ranks < 1:
-		return fmt.Errorf("ranks: %d, want at least 1", s.Ranks)
+		return field.Errorf("ranks", "%d, want at least 1", s.Ranks)
 	case s.GPUsPerNode < 1:
-		return fmt.Errorf("gpus per node: %d, want at least 1", s.GPUsPerNode)
+		return field.Errorf("gpus-per-node", "%d, want at least 1", s.GPUsPerNode)
 	case s.Ranks < s.GPUsPerNode:
-		return fmt.Errorf("ranks: %s, fewer than one node of %d GPUs (give fewer GPUs per node)", report.Count(s.Ranks, "rank"), s.GPUsPerNode)
+		return field.Errorf("ranks", "%s, fewer than one node of %d GPUs (give fewer GPUs per node)", report.Count(s.Ranks, "rank"), s.GPUsPerNode)
 	case s.Ranks%s.GPUsPerNode != 0:
-		return fmt.Errorf("ranks: %d ranks do not fill whole nodes of %d GPUs", s.Ranks, s.GPUsPerNode)
+		return field.Errorf("ranks", "%d ranks do not fill whole nodes of %d GPUs", s.Ranks, s.GPUsPerNode)
 	case s.NVLDomain < 0:
 		return fmt.Errorf("nvlink domain: %d GPUs is negative (0 means the node)", s.NVLDomain)
 	case s.NVLDomain%s.GPUsPerNode != 0:
@@ -182,14 +183,14 @@ func (s Shape) Validate() error {
 		if d := domainShare(s.Ranks, s.NVLDomain, s.GPUsPerNode); d > 0 {
 			hint = fmt.Sprintf(", or an NVLink domain of %d: %d domains of %d GPUs", d, s.Ranks/d, d)
 		}
-		return fmt.Errorf("ranks: %d ranks do not fill whole NVLink domains of %d GPUs (give a multiple of %d ranks%s)", s.Ranks, s.NVLDomain, s.NVLDomain, hint)
+		return field.Errorf("ranks", "%d ranks do not fill whole NVLink domains of %d GPUs (give a multiple of %d ranks%s)", s.Ranks, s.NVLDomain, s.NVLDomain, hint)
 	case s.Physical()%s.Ranks != 0:
-		return fmt.Errorf("physical experts: %d physical experts cannot be placed evenly on %d ranks", s.Physical(), s.Ranks)
+		return field.Errorf("experts", "%d physical experts cannot be placed evenly on %d ranks", s.Physical(), s.Ranks)
 	case s.Physical()/s.Ranks > hw.MaxChannel+1:
 		// LL sends to each local expert on a channel of its own.
-		return fmt.Errorf("physical experts: %d per rank, more than the %d channels a message carries", s.Physical()/s.Ranks, hw.MaxChannel+1)
+		return field.Errorf("experts", "%d per rank, more than the %d channels a message carries", s.Physical()/s.Ranks, hw.MaxChannel+1)
 	case s.Hidden < 1:
-		return fmt.Errorf("hidden: %d, want at least 1", s.Hidden)
+		return field.Errorf("hidden", "%d, want at least 1", s.Hidden)
 	}
 	if err := s.validateDTypes(); err != nil {
 		return err
@@ -198,24 +199,24 @@ func (s Shape) Validate() error {
 	// mode's chunks): its bytes must fit a message, which also keeps every
 	// product of hidden below from overflowing.
 	if s.tokenBytes() > hw.MaxMsgBytes {
-		return fmt.Errorf("hidden: %d channels make a token of more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", s.Hidden, int64(hw.MaxMsgBytes))
+		return field.Errorf("hidden", "%d channels make a token of more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", s.Hidden, int64(hw.MaxMsgBytes))
 	}
 	// Kernels copy hidden vectors in 16-byte (int4) units. FP8 scales are
 	// ceil(hidden/128) float32s, the last group possibly partial, so hidden
 	// need not be a multiple of 128 (gpt-oss has 2,880). NVFP4's values and
 	// block scales are each copied in such units (see NVFP4Align).
 	if s.Dispatch == NVFP4 && s.Hidden%NVFP4Align != 0 {
-		return fmt.Errorf("hidden: %d nvfp4 channels, want a multiple of %d: the kernels copy a token's 4-bit values (hidden/2 B) and its e4m3 scales, one per %d channels (hidden/%d B), in whole 16 B units",
+		return field.Errorf("hidden", "%d nvfp4 channels, want a multiple of %d: the kernels copy a token's 4-bit values (hidden/2 B) and its e4m3 scales, one per %d channels (hidden/%d B), in whole 16 B units",
 			s.Hidden, NVFP4Align, NVFP4Block, NVFP4Block)
 	}
 	if b := s.Dispatch.VectorBytes(s.Hidden); b%16 != 0 {
-		return fmt.Errorf("hidden: %d %s channels are %d B, not a multiple of 16 B", s.Hidden, s.Dispatch, b)
+		return field.Errorf("hidden", "%d %s channels are %d B, not a multiple of 16 B", s.Hidden, s.Dispatch, b)
 	}
 	if b := s.Hidden * s.Combine.Bytes(); b%16 != 0 {
-		return fmt.Errorf("hidden: %d %s channels are %d B, not a multiple of 16 B", s.Hidden, s.Combine, b)
+		return field.Errorf("hidden", "%d %s channels are %d B, not a multiple of 16 B", s.Hidden, s.Combine, b)
 	}
 	if int64(s.Ranks)*int64(s.Tokens)*int64(s.TopK) > maxSelections {
-		return fmt.Errorf("tokens: %d ranks × %d tokens × top-%d exceeds %d selections", s.Ranks, s.Tokens, s.TopK, maxSelections)
+		return field.Errorf("tokens", "%d ranks × %d tokens × top-%d exceeds %d selections", s.Ranks, s.Tokens, s.TopK, maxSelections)
 	}
 	return nil
 }
@@ -232,16 +233,16 @@ func (s Shape) tokenBytes() int64 {
 func (s Shape) validateDTypes() error {
 	var errs []error
 	if !s.Dispatch.Valid() {
-		errs = append(errs, fmt.Errorf("dispatch dtype: %s is unset or unknown", s.Dispatch))
+		errs = append(errs, field.Errorf("dispatch-dtype", "%s is unset or unknown", s.Dispatch))
 	}
 	switch {
 	case s.Combine == NVFP4:
 		// Combine sends expert outputs back to be weighted and summed:
 		// DeepEP and TensorRT-LLM send them in bf16 (or fp8 in
 		// TensorRT-LLM's low-precision combine), never block-scaled FP4.
-		errs = append(errs, fmt.Errorf("combine dtype: nvfp4 is a dispatch type only; combine sends bf16, fp16 or fp32"))
+		errs = append(errs, field.Errorf("combine-dtype", "nvfp4 is a dispatch type only; combine sends bf16, fp16 or fp32"))
 	case !s.Combine.Valid():
-		errs = append(errs, fmt.Errorf("combine dtype: %s is unset or unknown", s.Combine))
+		errs = append(errs, field.Errorf("combine-dtype", "%s is unset or unknown", s.Combine))
 	}
 	return errors.Join(errs...)
 }

@@ -471,7 +471,7 @@ func (p *Profile) ApplySets(sets []string) error {
 	for _, s := range sets {
 		name, value, _ := strings.Cut(s, "=")
 		if err := p.Set(strings.TrimSpace(name), value); err != nil {
-			return field.Errorf("set", "%s: %w", s, err)
+			return field.Valuef("set", s, "%w", err)
 		}
 	}
 	return nil
@@ -485,11 +485,11 @@ func SetNames(sets []string) ([]string, error) {
 	for _, s := range sets {
 		name, _, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, field.Errorf("set", "%s: want name=value", report.Quote(s))
+			return nil, field.Valuef("set", report.Quote(s), "want name=value")
 		}
 		name = strings.TrimSpace(name)
 		if prev, dup := seen[name]; dup {
-			return nil, field.Errorf("set", "%s: %s is already set by %s; give each constant once", s, name, prev)
+			return nil, field.Valuef("set", s, "%s is already set by %s; give each constant once", name, prev)
 		}
 		seen[name] = s
 		names = append(names, name)

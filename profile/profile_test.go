@@ -110,7 +110,7 @@ func TestSetOverrides(t *testing.T) {
 			t.Errorf("set %s: %v, want %q about the set field", set, err, want)
 		}
 	}
-	if err := q.ApplySets([]string{"gpu.sms=100", "gpu.sms=120"}); err == nil || !strings.Contains(err.Error(), "set: gpu.sms=120: gpu.sms is already set by gpu.sms=100") {
+	if err := q.ApplySets([]string{"gpu.sms=100", "gpu.sms=120"}); err == nil || !strings.Contains(err.Error(), "set gpu.sms=120: gpu.sms is already set by gpu.sms=100") {
 		t.Errorf("a constant set twice: %v", err)
 	}
 	// Reads are tracked across clones: the model read the clock, not the

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 )
 
@@ -160,7 +161,7 @@ func (sp Spec) Check(experts, topk int) error {
 		return fmt.Errorf("hot experts: %d, but the layer has only %d experts", sp.Hot, experts)
 	}
 	if topk > experts {
-		return fmt.Errorf("top-k: %d exceeds the %d experts (a token picks distinct experts)", topk, experts)
+		return field.Errorf("topk", "%d exceeds the %d experts (a token picks distinct experts)", topk, experts)
 	}
 	return nil
 }

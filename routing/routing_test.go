@@ -101,7 +101,7 @@ func TestCheck(t *testing.T) {
 		err           string
 	}{
 		{routing.Spec{Kind: routing.Hot, Hot: 9, Share: 0.5}, 8, 2, "only 8 experts"},
-		{routing.Spec{}, 8, 9, "top-k: 9 exceeds"},
+		{routing.Spec{}, 8, 9, "topk: 9 exceeds"},
 		{routing.Spec{Kind: routing.PowerLaw}, 8, 2, "alpha: 0"},
 		{routing.Spec{Kind: routing.Hot, Hot: 8, Share: 0.5}, 8, 2, ""},
 	} {

@@ -31,7 +31,7 @@ func TestHardwareLimitsFailCandidates(t *testing.T) {
 			recomm: "mini-gda qps=1"},
 		{name: "queues too shallow for LL", tokens: 600,
 			space:   Space{Knobs: map[string][]int{"dcis": {1, 8}}},
-			failed:  map[string]string{"dc dcis=1": "QP depth too small", "dc dcis=8": "lower --tokens to at most 511"},
+			failed:  map[string]string{"dc dcis=1": "QP depth too small", "dc dcis=8": "at most 511 fit"},
 			noneRun: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func badInputsRefusals() []badInput {
 	}
 	return []badInput{
 		// Queue depth: depends on --tokens and the mechanism alone.
-		{name: "refusals run QP depth at 2048 ranks", args: with([]string{"run"}, ep2048, []string{"--tokens", "1024", "--transport", "dc"}), code: 2, msg: "lower --tokens to at most 511"},
+		{name: "refusals run QP depth at 2048 ranks", args: with([]string{"run"}, ep2048, []string{"--tokens", "1024", "--transport", "dc"}), code: 2, msg: "--tokens: QP depth too small"},
 		{name: "refusals sweep QP depth of one point at 2048 ranks", args: with([]string{"sweep"}, ep2048, []string{"--tokens", "8,1024", "--transport", "dc"}), code: 2, msg: "EP2048 × 1024 tokens"},
 		{name: "refusals size QP depth at 1024 ranks", args: []string{"size", "--ranks", "1024", "--experts", "1024", "--tokens", "1024", "--transport", "dc"}, code: 1, msg: "no candidate meets the limits"},
 		{name: "refusals run topk beyond LL's warps at 2048 ranks", args: with([]string{"run"}, ep2048, []string{"--tokens", "1024", "--topk", "33", "--transport", "mini-gda"}), code: 2, msg: "--topk: 33"},

@@ -129,7 +129,7 @@ func (o *outputFlags) register(fs *pflag.FlagSet) {
 
 func (o *outputFlags) check() error {
 	if err := report.CheckFormat(o.format); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return checkOut("--out", o.out)
 }
@@ -205,7 +205,7 @@ func (p *profileFlags) load() (*profile.Profile, error) {
 		return nil, err
 	}
 	if err := prof.ApplySets(p.sets); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return prof, nil
 }
@@ -215,7 +215,7 @@ func (p *profileFlags) load() (*profile.Profile, error) {
 func checkSetsRead(command string, prof *profile.Profile, sets []string) error {
 	names, err := profile.SetNames(sets)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if u := prof.Unread(names); len(u) > 0 {
 		return fmt.Errorf("%w: --set %s: %s does not use this constant here (moebench profile --list says what each one is for)", errUsage, strings.Join(u, ", "), command)

@@ -69,7 +69,7 @@ func (k *knobFlags) values(kn transport.Knob) ([]string, error) {
 	if p := k.strs[kn.Name]; p != nil {
 		for _, v := range splitList(*p) {
 			if err := kn.Check(v); err != nil {
-				return nil, fmt.Errorf("%w: %v", errUsage, err)
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
 			out = append(out, v)
 		}
@@ -78,7 +78,7 @@ func (k *knobFlags) values(kn transport.Knob) ([]string, error) {
 	for _, v := range *k.ints[kn.Name] {
 		s := strconv.Itoa(v)
 		if err := kn.Check(s); err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		if v == 0 {
 			s = ""
@@ -128,7 +128,7 @@ func (k *knobFlags) sizeLists() (map[string][]int, error) {
 				return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, kn.Name, v)
 			}
 			if err := kn.Check(strconv.Itoa(v)); err != nil {
-				return nil, fmt.Errorf("%w: %v", errUsage, err)
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
 		}
 		lists[kn.Name] = *p

@@ -43,7 +43,7 @@ func (x *layerExtras) check(fs *pflag.FlagSet, format string) error {
 	}
 	sh, err := shard.Parse(x.shardFlag, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	x.shard = sh
 	if !sh.All() && format != "json" {

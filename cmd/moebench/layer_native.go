@@ -168,7 +168,7 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 					return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, c.shape.Ranks, g*v)
 				}
 				if err := c2.shape.Validate(); err != nil {
-					return nil, fmt.Errorf("%w: %v (%d GPUs × %d virtual ranks)", errUsage, shapeErr(err), g, v)
+					return nil, fmt.Errorf("%w: %w (%d GPUs × %d virtual ranks)", errUsage, err, g, v)
 				}
 				out = append(out, c2)
 			}
@@ -222,7 +222,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 			st, err := nativelayer.RunNCCL(lib, rt, o, ncclLib(f.native.ncclLib))
 			if err != nil {
 				if errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument) {
-					return fmt.Errorf("%w: %v", errUsage, err)
+					return fmt.Errorf("%w: %w", errUsage, err)
 				}
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
@@ -374,7 +375,7 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 		return nil, nil, err
 	}
 	if _, err := profile.SetNames(f.prof.sets); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if err := f.prof.applyTopology(prof); err != nil {
 		return nil, nil, err
@@ -468,11 +469,11 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 						s.Experts, s.PhysicalExperts = ex, 0
 					}
 					if err := s.Validate(); err != nil {
-						return nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+						return nil, fmt.Errorf("%w: %w", errUsage, err)
 					}
 					for _, mode := range modes {
 						if err := s.CheckWrites(mode, f.chunk); err != nil {
-							return nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+							return nil, fmt.Errorf("%w: %w", errUsage, err)
 						}
 						nv := f.nvlink
 						if !fs.Changed("nvlink") {
@@ -503,21 +504,6 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	return out, nil
-}
-
-// shapeErr names the flag behind a shape validation error.
-func shapeErr(err error) error {
-	msg := err.Error()
-	for field, flag := range map[string]string{
-		"experts:": "--experts:", "physical experts:": "--experts:", "top-k:": "--topk:", "tokens:": "--tokens:",
-		"ranks:": "--ranks:", "gpus per node:": "--gpus-per-node:", "hidden:": "--hidden:", "chunk:": "--chunk:",
-		"dispatch dtype:": "--dispatch-dtype:", "combine dtype:": "--combine-dtype:",
-	} {
-		if strings.HasPrefix(msg, field) {
-			return errors.New(flag + strings.TrimPrefix(msg, field))
-		}
-	}
-	return err
 }
 
 // resolvePresets turns --transport (mechanisms) or --preset (names) into
@@ -604,8 +590,8 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 		}
-		if m := err.Error(); strings.HasPrefix(m, "num-sms:") || strings.HasPrefix(m, "top-k:") || strings.HasPrefix(m, "chunk:") || strings.HasPrefix(m, "nvlink:") {
-			return nil, fmt.Errorf("%w: --%v", errUsage, err)
+		if _, ok := err.(*field.Error); ok {
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
@@ -728,13 +714,13 @@ func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingS
 	if rt == nil {
 		var err error
 		if rt, err = moe.Generate(c.shape, spec, seed); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+			return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		routes[c.shape] = rt
 	}
 	prof, err := withSets(base, c.sets)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return rt, prof, nil
 }
@@ -754,7 +740,7 @@ func onProfiles(base *profile.Profile, configs []config, nvlinkSet bool) error {
 		}
 		s, err := c.shape.OnProfile(prof)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		c.shape = s
 		if !nvlinkSet {

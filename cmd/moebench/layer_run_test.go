@@ -134,7 +134,7 @@ func TestRunBadInputFailsClearlyAndWritesNothing(t *testing.T) {
 		{[]string{"--tokens", "0"}, "--tokens: 0 per rank"},
 		{[]string{"--preset", "warp-drive"}, `unknown preset "warp-drive"`},
 		{[]string{"--transport", "smoke-signals"}, `--transport "smoke-signals"`},
-		{[]string{"--tokens", "600", "--preset", "deepep-v1"}, "lower --tokens to at most 511"},
+		{[]string{"--tokens", "600", "--preset", "deepep-v1"}, "--tokens: QP depth too small: the transport's queues hold 1024 WQEs"},
 		{[]string{"--mode", "fast"}, `unknown mode "fast"`},
 		{[]string{"--background", "bulk:x"}, "--background"},
 		{[]string{"--routing", "zipf"}, "--routing"},

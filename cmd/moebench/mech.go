@@ -155,7 +155,7 @@ func mechFlag(err error) error {
 			return fmt.Errorf("%w: %s%s", errUsage, flag, strings.TrimPrefix(msg, field))
 		}
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	return fmt.Errorf("%w: %w", errUsage, err)
 }
 
 func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/moe"
 	"moebench/profile"
 	"moebench/transport"
@@ -21,7 +22,7 @@ func (f *layerFlags) precheck(command string, base *profile.Profile, configs []c
 	for _, c := range configs {
 		prof, err := withSets(base, c.sets)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		for _, p := range presets {
 			if _, err := precheckOne(f, c, prof, p); err != nil {
@@ -81,16 +82,12 @@ func precheckErr(c config, p preset.Preset, err error) error {
 	case errors.As(err, &ce):
 		return fmt.Errorf("%w: preset %s: %s: %v", errUsage, p.Name, capacityFlags(c, ce), err)
 	}
-	m := err.Error()
-	for _, field := range []string{"num-sms:", "top-k:", "chunk:", "nvlink:", "background:"} {
-		if strings.HasPrefix(m, field) {
-			return fmt.Errorf("%w: --%s", errUsage, strings.Replace(m, "top-k:", "topk:", 1))
-		}
+	// A refusal of one input (a shape field, --num-sms, --chunk) is the
+	// user's to change, whatever the preset.
+	if _, ok := err.(*field.Error); ok {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if e := shapeErr(err); e.Error() != m {
-		return fmt.Errorf("%w: %v", errUsage, e)
-	}
-	return fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
+	return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 }
 
 // capacityFlags names the flags that set what went over a capacity.

@@ -65,7 +65,7 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		p, err := profile.Load(fs.Arg(0))
 		if err != nil {
 			if errors.Is(err, profile.ErrUnknownName) {
-				return fmt.Errorf("%w: %v", errUsage, err)
+				return fmt.Errorf("%w: %w", errUsage, err)
 			}
 			return err
 		}
@@ -73,7 +73,7 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := p.ApplySets(sets); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		// Each constant says what kind of source its value rests on and,
 		// where a base profile set it, which; JSON carries the same as

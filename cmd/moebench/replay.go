@@ -384,16 +384,16 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 		return fmt.Errorf("%w: %d ranks (%s) do not fill whole nodes of %d GPUs (%s)", errUsage, s.Ranks, rp.ranksBy, s.GPUsPerNode, rp.perBy)
 	}
 	if err := s.Validate(); err != nil {
-		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
+		return fmt.Errorf("%w: layer shape from %s and the flags: %w", errUsage, rp.name, err)
 	}
 	if s, err = s.OnProfile(rp.prof); err != nil {
-		return fmt.Errorf("%w: layer shape from %s, the flags and the profile: %v", errUsage, rp.name, shapeErr(err))
+		return fmt.Errorf("%w: layer shape from %s, the flags and the profile: %w", errUsage, rp.name, err)
 	}
 	if !fs.Changed("nvlink") {
 		rp.nvlink = nvlinkDefault(s, rp.mode)
 	}
 	if err := s.CheckWrites(rp.mode, f.chunk); err != nil {
-		return fmt.Errorf("%w: layer shape from %s and the flags: %v", errUsage, rp.name, shapeErr(err))
+		return fmt.Errorf("%w: layer shape from %s and the flags: %w", errUsage, rp.name, err)
 	}
 	rp.base = s
 	if err := rp.setLimit(f, fs, w); err != nil {
@@ -431,7 +431,7 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 	case errors.As(err, &ge) && errors.Is(ge.Err, errUsage):
 		return fmt.Errorf("%w: %s: step %d, layer %d: %s", errUsage, ge.Trace, ge.Step, ge.Layer, message(ge.Err))
 	case errors.As(err, &ge):
-		return fmt.Errorf("%s: step %d, layer %d: %w", ge.Trace, ge.Step, ge.Layer, shapeErr(ge.Err))
+		return fmt.Errorf("%s: step %d, layer %d: %w", ge.Trace, ge.Step, ge.Layer, ge.Err)
 	}
 	return err
 }
@@ -460,9 +460,9 @@ func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error
 			}
 		}
 	}
-	if errors.Is(err, moe.ErrQueueDepth) {
-		msg, _, _ := strings.Cut(message(err), "; lower --tokens")
-		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: %s; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, msg)
+	// The tokens come from the trace, not a flag: say what else helps.
+	if de := (*moe.DepthError)(nil); errors.As(err, &de) {
+		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: preset %s: %v; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, p.Name, de)
 	}
 	return res, err
 }

@@ -133,7 +133,7 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 	if got := cell(out, "toy lanes/rank", "toy lanes=2"); got != "2" {
 		t.Errorf("size: toy lanes=2 holds %q lanes a rank, want 2:\n%s", got, out)
 	}
-	for _, want := range []string{`toy lanes=4: rejected: over --max-toy-lanes: 4 toy lanes per rank > 2`, `Recommended: toy lanes=1\n`,
+	for _, want := range []string{`toy lanes=4: rejected: over the limit of 2 toy lanes per rank: 4`, `Recommended: toy lanes=1\n`,
 		`the leanest there: toy lanes per rank 1 instead of 2, QPs per NIC 1 instead of 2\n`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("size lacks %q:\n%s", want, out)

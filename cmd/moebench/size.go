@@ -129,7 +129,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	defer log.Sync()
 	sh, err := shard.Parse(f.shard, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if !sh.All() && f.out.format != "json" {
 		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
@@ -170,7 +170,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, errUsage) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if !sh.All() {
 		doc := sizeShardDoc{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
@@ -262,10 +262,10 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 		return nil, h, err
 	}
 	if err := s.Validate(); err != nil {
-		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if s, err = s.OnProfile(prof); err != nil {
-		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	mode, err := moe.ParseMode(f.mode)
 	if err != nil {
@@ -288,7 +288,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 		return nil, h, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	if err := s.CheckWrites(mode, f.chunk); err != nil {
-		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
 	if err != nil {
@@ -348,7 +348,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	}
 	rt, err := moe.Generate(s, spec, f.seed)
 	if err != nil {
-		return nil, h, fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	lists, err := f.knobs.sizeLists()
 	if err != nil {

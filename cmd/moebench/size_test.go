@@ -121,7 +121,7 @@ func TestSizeErrors(t *testing.T) {
 		{[]string{"size", "--ranks", "8", "--gpus-per-node", "4", "--experts", "16", "--tokens", "4", "--target-us", "1", "--transport", "mini-gda"}, "no candidate meets the limits", false},
 	} {
 		_, _, err := runCLI(t, tc.args...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
+		if err == nil || !strings.Contains(message(err), tc.want) || errors.Is(err, errUsage) != tc.usage {
 			t.Errorf("%v: %v, want an error containing %q (usage %v)", tc.args, err, tc.want, tc.usage)
 		}
 	}

@@ -162,7 +162,7 @@ func checkTraceShape(d traces.GenOptions) error {
 		s.GPUsPerNode = d.Ranks
 	}
 	if err := s.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, shapeErr(err))
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
 }

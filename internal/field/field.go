@@ -3,10 +3,7 @@
 // it (the CLI shows the field as its flag).
 package field
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Error is an error about one input, named as the commands name its flag
 // without dashes ("tokens", "max-open"), and the value given, if the
@@ -37,16 +34,25 @@ func Valuef(field string, v any, format string, args ...any) error {
 	return &Error{Field: field, Value: fmt.Sprint(v), Err: fmt.Errorf(format, args...)}
 }
 
-// Fields are the fields err's chain names, outermost first.
+// Fields are the fields err's tree names, depth first, outermost first
+// (through fmt.Errorf's %w and errors.Join alike).
 func Fields(err error) []*Error {
 	var out []*Error
-	for err != nil {
-		var e *Error
-		if !errors.As(err, &e) {
-			break
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *Error:
+			out = append(out, e)
+			walk(e.Err)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
 		}
-		out = append(out, e)
-		err = e.Err
 	}
+	walk(err)
 	return out
 }

@@ -25,6 +25,9 @@ func TestFields(t *testing.T) {
 	if got, want := field.Valuef("num-sms", 40, "at most %d", 16).Error(), "num-sms 40: at most 16"; got != want {
 		t.Errorf("Valuef: %q, want %q", got, want)
 	}
+	if fs := field.Fields(errors.Join(field.Errorf("tokens", "0"), io.EOF, field.Errorf("hidden", "7"))); len(fs) != 2 || fs[1].Field != "hidden" {
+		t.Errorf("joined: %v", fs)
+	}
 	if field.Fields(io.EOF) != nil {
 		t.Error("a plain error names a field")
 	}

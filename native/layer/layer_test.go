@@ -521,8 +521,8 @@ func TestRunNCCLNeedsOneRankPerGPU(t *testing.T) {
 		gpus int
 		msg  string
 	}{
-		{1, "4 ranks on 1 GPU (use --gpus N without --virtual-ranks)"},
-		{4, "--gpus 4: this host has 1 GPU"},
+		{1, "virtual-ranks: nccl-a2a runs one rank per GPU: 4 ranks on 1 GPU (give gpus alone)"},
+		{4, "gpus 4: this host has 1 GPU"},
 	} {
 		_, err := RunNCCL(&modelLib{}, rt, Options{GPUs: tc.gpus}, "")
 		if !errors.Is(err, ErrPlan) || !strings.HasSuffix(err.Error(), tc.msg) {
