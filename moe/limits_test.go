@@ -122,61 +122,43 @@ func TestPrecheckLibraryLimits(t *testing.T) {
 	}
 }
 
-// DeepEP's rank cap is NUM_MAX_NVL_PEERS (8) × NUM_MAX_RDMA_PEERS (20),
-// its LL top-k kNumMaxTopK (11), its normal-mode RDMA buffer an int's
-// bytes and its LL one 16 B units an int counts.
-func TestDeepEPV1LimitValues(t *testing.T) {
+// The libraries' limits as their sources state them, on every preset that
+// runs the library, on IB and EFA alike. DeepEP V1: its rank cap is
+// NUM_MAX_NVL_PEERS (8) × NUM_MAX_RDMA_PEERS (20), its LL top-k
+// kNumMaxTopK (11), its normal-mode RDMA buffer an int's bytes and its LL
+// one 16 B units an int counts. UCCL-EP: NUM_MAX_RDMA_PEERS (20) nodes of
+// however many GPUs the host has, an int's bytes of RDMA buffer and
+// NUM_MAX_LOCAL_EXPERTS (1,024) experts a rank.
+func TestLibraryLimitValues(t *testing.T) {
 	t.Parallel()
-	want := map[string]int64{
-		"deepep-v1.normal_ranks":      8 * 20,
-		"deepep-v1.ll_topk":           11,
-		"deepep-v1.normal_rdma_bytes": 1<<31 - 1,
-		"deepep-v1.ll_rdma_bytes":     16*(1<<31-1) - 1,
-		"deepep-v1.local_experts":     1024,
-	}
-	for _, name := range []string{"deepep-v1", "deepep-v1-efa"} {
-		p, err := preset.Get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]int64{}
-		for _, l := range p.Limits {
-			if err := l.Validate(); err != nil {
-				t.Error(err)
+	for _, c := range []struct {
+		presets []string
+		want    map[string]int64
+	}{
+		{[]string{"deepep-v1", "deepep-v1-efa"}, map[string]int64{
+			"deepep-v1.normal_ranks":      8 * 20,
+			"deepep-v1.ll_topk":           11,
+			"deepep-v1.normal_rdma_bytes": 1<<31 - 1,
+			"deepep-v1.ll_rdma_bytes":     16*(1<<31-1) - 1,
+			"deepep-v1.local_experts":     1024,
+		}},
+		{[]string{"uccl-ep", "uccl-ep-efa"}, map[string]int64{"uccl-ep.normal_nodes": 20, "uccl-ep.normal_rdma_bytes": 1<<31 - 1, "uccl-ep.local_experts": 1024}},
+	} {
+		for _, name := range c.presets {
+			p, err := preset.Get(name)
+			if err != nil {
+				t.Fatal(err)
 			}
-			got[l.Name] = l.Max
-		}
-		for n, v := range want {
-			if got[n] != v {
-				t.Errorf("%s: %s = %d, want %d", name, n, got[n], v)
+			got := map[string]int64{}
+			for _, l := range p.Limits {
+				if err := l.Validate(); err != nil {
+					t.Error(err)
+				}
+				got[l.Name] = l.Max
 			}
-		}
-		if len(got) != len(want) {
-			t.Errorf("%s: limits %v, want %v", name, got, want)
-		}
-	}
-}
-
-// UCCL-EP's normal mode takes NUM_MAX_RDMA_PEERS (20) nodes of however
-// many GPUs the host has, an int's bytes of RDMA buffer and
-// NUM_MAX_LOCAL_EXPERTS (1,024) experts a rank, on IB and EFA alike.
-func TestUCCLEPLimitValues(t *testing.T) {
-	t.Parallel()
-	want := map[string]int64{"uccl-ep.normal_nodes": 20, "uccl-ep.normal_rdma_bytes": 1<<31 - 1, "uccl-ep.local_experts": 1024}
-	for _, name := range []string{"uccl-ep", "uccl-ep-efa"} {
-		p, err := preset.Get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]int64{}
-		for _, l := range p.Limits {
-			if err := l.Validate(); err != nil {
-				t.Error(err)
+			if !maps.Equal(got, c.want) {
+				t.Errorf("%s: limits %v, want %v", name, got, c.want)
 			}
-			got[l.Name] = l.Max
-		}
-		if !maps.Equal(got, want) {
-			t.Errorf("%s: limits %v, want %v", name, got, want)
 		}
 	}
 }
