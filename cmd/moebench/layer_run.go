@@ -146,12 +146,99 @@ var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", 
 
 func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	sweep := name == "sweep"
+	f, fs, err := parseLayerFlags(name, args, stdout)
+	if err != nil {
+		return err
+	}
+	log, err := f.logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	f.log = log
+	defer log.Sync()
+	if err := f.checkFlags(fs, name, sweep); err != nil {
+		return err
+	}
+	base, axes, err := f.loadProfile(sweep)
+	if err != nil {
+		return err
+	}
+	configs, err := f.expand(fs, axes)
+	if err != nil {
+		return err
+	}
+	if err := onProfiles(base, configs, fs.Changed("nvlink")); err != nil {
+		return err
+	}
+	if configs, err = f.faults.expand(configs); err != nil {
+		return err
+	}
+	spec, err := moe.ParseRoutingSpec(f.routing)
+	if err != nil {
+		return fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	native, err := f.checkEngine(fs)
+	if err != nil {
+		return err
+	}
+	if native {
+		return runNativeLayer(name, f, fs, base, axes, configs, spec, stdout, stderr)
+	}
+	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"), base)
+	if err != nil {
+		return err
+	}
+	if err := f.knobs.checkApplies(presets); err != nil {
+		return err
+	}
+	softMemoryLimit(f.budget.bytes)
+	// The model's synthetic routing; the native engine keeps its own.
+	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
+		return err
+	}
+	plan, err := f.placePoints(name, configs, presets)
+	if err != nil {
+		return err
+	}
+	// What makes a point impossible, and a --set nothing reads, refuse
+	// the command before any layer is built.
+	if err := f.precheck(name, base, configs, presets); err != nil {
+		return err
+	}
+	items, err := f.runPoints(name, fs, axes, base, configs, presets, spec, plan, stderr)
+	if err != nil {
+		return err
+	}
+	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
+	h.Seed = &f.seed
+	f.limitNote = describeLimit(spec.Limit, fs)
+	h.Extra = describe(f, configs, spec)
+	if n := topologyNote(base, configs[0].sets); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
+	if n := launchNote(base, configs, f.numSMs); n != "" {
+		h.Extra = append(h.Extra, n)
+	}
+	h.Extra = append(h.Extra, f.faults.note()...)
+	h.Extra = append(h.Extra, overNotes(items)...)
+	if err := f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets)); err != nil {
+		return err
+	}
+	if f.faults.seeds == 0 {
+		warnFailed(stderr, name, items)
+	}
+	return nil
+}
+
+// parseLayerFlags registers run's or sweep's flags and parses args.
+func parseLayerFlags(name string, args []string, stdout io.Writer) (*layerFlags, *pflag.FlagSet, error) {
+	sweep := name == "sweep"
 	usage, examples := "run [flags]", runExamples
 	if sweep {
 		usage, examples = "sweep [flags]", sweepExamples
 	}
 	fs := newFlags(name, usage, examples, stdout)
-	var f layerFlags
+	f := &layerFlags{}
 	f.register(fs)
 	f.limits.register(fs)
 	f.ext.register(fs, sweep)
@@ -165,14 +252,14 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, nil, err
 	}
-	log, err := f.logs.logger(stderr)
-	if err != nil {
-		return err
-	}
-	f.log = log
-	defer log.Sync()
+	return f, fs, nil
+}
+
+// checkFlags refuses what the flags say on their own: arguments, outputs,
+// files, the budget, limits, faults, and lists where run takes one value.
+func (f *layerFlags) checkFlags(fs *pflag.FlagSet, name string, sweep bool) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: %s takes no arguments (got %s)", errUsage, name, quoteArgs(fs.Args()))
 	}
@@ -202,66 +289,56 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	base, axes, err := f.loadProfile(sweep)
-	if err != nil {
-		return err
-	}
-	configs, err := f.expand(fs, axes)
-	if err != nil {
-		return err
-	}
-	if err := onProfiles(base, configs, fs.Changed("nvlink")); err != nil {
-		return err
-	}
-	if configs, err = f.faults.expand(configs); err != nil {
-		return err
-	}
-	spec, err := moe.ParseRoutingSpec(f.routing)
-	if err != nil {
-		return fmt.Errorf("%w: --routing: %v", errUsage, err)
-	}
+	return nil
+}
+
+// checkEngine refuses the flags the chosen engine does not take and says
+// whether it is the native one.
+func (f *layerFlags) checkEngine(fs *pflag.FlagSet) (native bool, err error) {
 	if f.native.engine == "native" && (fs.Changed("topk-groups") || fs.Changed("expert-groups")) {
-		return fmt.Errorf("%w: --topk-groups: group-limited routing is the model's; the native engine routes without a limit", errUsage)
+		return false, fmt.Errorf("%w: --topk-groups: group-limited routing is the model's; the native engine routes without a limit", errUsage)
 	}
 	switch f.native.engine {
 	case "native":
 		for _, fl := range []string{"plot", "shard", "topology", "fault", "fault-seed", "seeds", "loss", overLimitFlag} {
 			if fs.Changed(fl) {
-				return fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
+				return false, fmt.Errorf("%w: --%s: only with --engine model (a native run is measured on one host)", errUsage, fl)
 			}
 		}
-		return runNativeLayer(name, &f, fs, base, axes, configs, spec, stdout, stderr)
+		return true, nil
 	case "model":
 		for _, fl := range []string{"gpus", "virtual-ranks", "nic-sms", "bg-sms", "warmup", "reps", "flush-l2", "verify", "nic-pace", "lib", "nccl-lib", "timeout"} {
 			if fs.Changed(fl) {
-				return fmt.Errorf("%w: --%s: only with --engine native", errUsage, fl)
+				return false, fmt.Errorf("%w: --%s: only with --engine native", errUsage, fl)
 			}
 		}
 		if slices.Contains(splitList(f.transports), "direct") {
-			return fmt.Errorf("%w: --transport direct is the native engine's direct-store path; in the model, same-node peers use NVLink with --nvlink", errUsage)
+			return false, fmt.Errorf("%w: --transport direct is the native engine's direct-store path; in the model, same-node peers use NVLink with --nvlink", errUsage)
 		}
 		if slices.Contains(splitList(f.transports), "nccl-a2a") {
-			return fmt.Errorf("%w: --transport nccl-a2a is the native engine's NCCL baseline (--engine native --gpus N)", errUsage)
+			return false, fmt.Errorf("%w: --transport nccl-a2a is the native engine's NCCL baseline (--engine native --gpus N)", errUsage)
 		}
-	default:
-		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(f.native.engine))
+		return false, nil
 	}
-	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"), base)
-	if err != nil {
-		return err
-	}
-	if err := f.knobs.checkApplies(presets); err != nil {
-		return err
-	}
-	softMemoryLimit(f.budget.bytes)
-	// The model's synthetic routing; the native engine keeps its own.
-	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
-		return err
-	}
-	// Refuse, before generating anything, a point the machine cannot
-	// hold; the estimated messages are the progress bar's units, so that
-	// it moves within a long run too. Points run concurrently over the
-	// cores, as many at once as their estimates fit in the budget.
+	return false, fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(f.native.engine))
+}
+
+// pointPlan is what the budget decided of each point, in serial order
+// (configuration-major): its estimated messages (the progress bar's
+// units), whether it runs dispatch and combine in turn, and the estimate
+// it runs under.
+type pointPlan struct {
+	msgs   []int
+	inTurn []bool
+	weight []int64
+	total  int
+}
+
+// placePoints refuses, before generating anything, a point the machine
+// cannot hold, and places this shard's points in the memory budget:
+// points run concurrently over the cores, as many at once as their
+// estimates fit.
+func (f *layerFlags) placePoints(name string, configs []config, presets []preset.Preset) (pointPlan, error) {
 	var pts []point
 	var idx []int // each point's index in the serial order
 	for ci, c := range configs {
@@ -274,24 +351,24 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := f.budget.placePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
-		return err
+		return pointPlan{}, err
 	}
-	// What makes a point impossible, and a --set nothing reads, refuse
-	// the command before any layer is built.
-	if err := f.precheck(name, base, configs, presets); err != nil {
-		return err
-	}
-	msgs := make([]int, len(configs)*len(presets))
-	inTurn := make([]bool, len(msgs))
-	weight := make([]int64, len(msgs))
-	total := 0
+	n := len(configs) * len(presets)
+	pl := pointPlan{msgs: make([]int, n), inTurn: make([]bool, n), weight: make([]int64, n)}
 	for k, p := range pts {
 		i := idx[k]
-		inTurn[i], weight[i], msgs[i] = p.inTurn, p.weight, int(min(p.cost.Messages, 1<<40))
-		total += msgs[i]
+		pl.inTurn[i], pl.weight[i], pl.msgs[i] = p.inTurn, p.weight, int(min(p.cost.Messages, 1<<40))
+		pl.total += pl.msgs[i]
 	}
-	bar := report.NewProgress(stderr, "moebench "+name, total, report.ProgressOptions{Force: f.progress})
-	// Points run concurrently over the cores; items keep the serial order.
+	return pl, nil
+}
+
+// runPoints runs this shard's points concurrently over the cores, each
+// once the memory gate admits its estimate, with a progress bar moved by
+// delivered messages; the items keep the serial order.
+func (f *layerFlags) runPoints(name string, fs *pflag.FlagSet, axes []setAxis, base *profile.Profile, configs []config,
+	presets []preset.Preset, spec moe.RoutingSpec, pl pointPlan, stderr io.Writer) ([]item, error) {
+	bar := report.NewProgress(stderr, "moebench "+name, pl.total, report.ProgressOptions{Force: f.progress})
 	routes := map[moe.Shape]*moe.Routing{}
 	type job struct {
 		cfg    config
@@ -306,12 +383,12 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	for ci, c := range configs {
 		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for pi, p := range presets {
 			if i := ci*len(presets) + pi; f.ext.take(i) {
-				jobs = append(jobs, job{c, rt, prof, p, inTurn[i], weight[i]})
-				left = append(left, msgs[i])
+				jobs = append(jobs, job{c, rt, prof, p, pl.inTurn[i], pl.weight[i]})
+				left = append(left, pl.msgs[i])
 			}
 		}
 	}
@@ -332,36 +409,18 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", report.Bytes(j.weight)))
 		}
 		defer gate.release(j.weight)
-		res, err := runOne(&f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
+		res, err := runOne(f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
 		if err != nil {
 			return item{}, err
 		}
-		lim, err := headroom(&f, j.cfg, j.prof, j.p)
+		lim, err := headroom(f, j.cfg, j.prof, j.p)
 		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg), limits: lim}, err
 	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bar.Done()
-	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
-	h.Seed = &f.seed
-	f.limitNote = describeLimit(spec.Limit, fs)
-	h.Extra = describe(&f, configs, spec)
-	if n := topologyNote(base, configs[0].sets); n != "" {
-		h.Extra = append(h.Extra, n)
-	}
-	if n := launchNote(base, configs, f.numSMs); n != "" {
-		h.Extra = append(h.Extra, n)
-	}
-	h.Extra = append(h.Extra, f.faults.note()...)
-	h.Extra = append(h.Extra, overNotes(items)...)
-	if err := f.ext.emit(&f.out, stdout, h, items, len(configs)*len(presets)); err != nil {
-		return err
-	}
-	if f.faults.seeds == 0 {
-		warnFailed(stderr, name, items)
-	}
-	return nil
+	return items, nil
 }
 
 // loadProfile loads the base profile; --set entries with several values
