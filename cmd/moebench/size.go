@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"moebench/internal/report"
@@ -45,7 +46,7 @@ type sizeFlags struct {
 	ownMax                                     map[string]*int // declared limits by resource name
 	targetUs, tolerance                        float64
 	jobs                                       int
-	shard, plot                                string
+	shardSpec, plot                            string
 	noPayload, progress                        bool
 	prof                                       profileFlags
 	out                                        outputFlags
@@ -66,60 +67,11 @@ const (
 func runSize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("size", "size [flags]", sizeExamples, stdout)
 	var f sizeFlags
-	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
-	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
-	fs.IntVar(&f.tokens, "tokens", 0, "tokens per rank, the decode batch (default the workload's)")
-	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (GPUs; default the workload's)")
-	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the workload's)")
-	fs.IntVar(&f.experts, "experts", 0, "experts, placed evenly on the ranks (default the workload's)")
-	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
-	registerDTypes(fs, &f.dtype, &f.combine)
-	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
-	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
-	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: "+mechanismsHelp()+", or all")
-	fs.StringSliceVar(&f.presets, "preset", nil, "presets to consider instead of --transport: "+strings.Join(preset.Names(), ", "))
-	f.knobs.register(fs, true)
-	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
-	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
-	f.ownMax = map[string]*int{}
-	for _, d := range transport.Held() {
-		if d.Limit != nil {
-			f.ownMax[d.Name] = fs.Int(d.Limit.Flag, -1, d.Limit.Help)
-		}
-	}
-	fs.Float64Var(&f.targetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
-	fs.Float64Var(&f.tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
-	fs.IntVar(&f.jobs, "jobs", 0, "candidates modelled at once (0 = one per core)")
-	fs.StringVar(&f.shard, "shard", "", "run one slice of the study: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
-	fs.StringVar(&f.plot, "plot", "", "also draw the Pareto front to `FILE` (.svg or .png)")
-	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
-	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
-	f.prof.register(fs)
-	f.prof.registerTopology(fs)
-	f.out.register(fs)
-	f.logs.register(fs)
-	f.budget.registerInTurn(fs)
+	f.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, quoteArgs(fs.Args()))
-	}
-	if err := f.out.check(); err != nil {
-		return err
-	}
-	if err := f.budget.check(); err != nil {
-		return err
-	}
-	if err := checkPlotPath("--plot", f.plot); err != nil {
-		return err
-	}
-	if err := checkFiles(f.out.outputs(fileArg{"--plot", f.plot}), profileArgs("--profile", f.prof.spec)); err != nil {
+	if err := f.check(fs); err != nil {
 		return err
 	}
 	log, err := f.logs.logger(stderr)
@@ -127,15 +79,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer log.Sync()
-	sh, err := shard.Parse(f.shard, os.Getenv)
+	sh, err := f.shard()
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if !sh.All() && f.out.format != "json" {
-		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
-	}
-	if !sh.All() && f.plot != "" {
-		return fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
+		return err
 	}
 	prof, err := f.prof.load()
 	if err != nil {
@@ -182,6 +128,81 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return emitSize(&f.out, f.plot, stdout, h, res)
+}
+
+// register adds size's flags to fs.
+func (f *sizeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
+	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
+	fs.IntVar(&f.tokens, "tokens", 0, "tokens per rank, the decode batch (default the workload's)")
+	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (GPUs; default the workload's)")
+	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the workload's)")
+	fs.IntVar(&f.experts, "experts", 0, "experts, placed evenly on the ranks (default the workload's)")
+	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
+	registerDTypes(fs, &f.dtype, &f.combine)
+	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
+	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
+	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
+	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
+	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
+	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
+	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: "+mechanismsHelp()+", or all")
+	fs.StringSliceVar(&f.presets, "preset", nil, "presets to consider instead of --transport: "+strings.Join(preset.Names(), ", "))
+	f.knobs.register(fs, true)
+	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
+	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
+	f.ownMax = map[string]*int{}
+	for _, d := range transport.Held() {
+		if d.Limit != nil {
+			f.ownMax[d.Name] = fs.Int(d.Limit.Flag, -1, d.Limit.Help)
+		}
+	}
+	fs.Float64Var(&f.targetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
+	fs.Float64Var(&f.tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
+	fs.IntVar(&f.jobs, "jobs", 0, "candidates modelled at once (0 = one per core)")
+	fs.StringVar(&f.shardSpec, "shard", "", "run one slice of the study: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
+	fs.StringVar(&f.plot, "plot", "", "also draw the Pareto front to `FILE` (.svg or .png)")
+	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums in the runs")
+	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
+	f.prof.register(fs)
+	f.prof.registerTopology(fs)
+	f.out.register(fs)
+	f.logs.register(fs)
+	f.budget.registerInTurn(fs)
+}
+
+// check refuses what size's flags say on their own.
+func (f *sizeFlags) check(fs *pflag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, quoteArgs(fs.Args()))
+	}
+	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := f.budget.check(); err != nil {
+		return err
+	}
+	if err := checkPlotPath("--plot", f.plot); err != nil {
+		return err
+	}
+	return checkFiles(f.out.outputs(fileArg{"--plot", f.plot}), profileArgs("--profile", f.prof.spec))
+}
+
+// shard is --shard's slice of the study: a shard is JSON for merge, and
+// has no front to plot.
+func (f *sizeFlags) shard() (shard.Spec, error) {
+	sh, err := shard.Parse(f.shardSpec, os.Getenv)
+	if err != nil {
+		return sh, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if !sh.All() && f.out.format != "json" {
+		return sh, fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
+	}
+	if !sh.All() && f.plot != "" {
+		return sh, fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
+	}
+	return sh, nil
 }
 
 // totalCandidates is the size of the whole study, for merge to check.
@@ -242,7 +263,82 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --workload: %v", errUsage, err)
 	}
-	s := w.Shape
+	d, err := f.deployment(w.Shape, prof, nvlinkSet)
+	if err != nil {
+		return nil, h, err
+	}
+	s := d.shape
+	spec, err := moe.ParseRoutingSpec(f.routing)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
+	}
+	presets, err := resolvePresets(f.transports, f.presets, byPreset, prof)
+	if err != nil {
+		return nil, h, err
+	}
+	jobs, inTurn, err := f.fitJobs(s, d.mode, presets)
+	if err != nil {
+		return nil, h, err
+	}
+	rt, err := moe.Generate(s, spec, f.seed)
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	lists, err := f.knobs.sizeLists()
+	if err != nil {
+		return nil, h, err
+	}
+	if err := f.knobs.checkApplies(presets); err != nil {
+		return nil, h, err
+	}
+	lim, err := f.limits()
+	if err != nil {
+		return nil, h, err
+	}
+	if f.jobs < 0 {
+		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
+	}
+	st := &sizing.Study{
+		Deployment: sizing.Deployment{Routing: rt, Mode: d.mode, NVLink: d.nvlink, NumSMs: f.numSMs, Chunk: f.chunk,
+			Background: d.bg, BothQueues: d.both, NoPayload: f.noPayload, InTurn: inTurn},
+		Space:  sizing.Space{Presets: presets, Knobs: lists},
+		Limits: lim,
+		Jobs:   jobs,
+	}
+	h = header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
+	h.Seed = &f.seed
+	nvs := "off"
+	if d.nvlink {
+		nvs = "on"
+	}
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
+	}
+	h.Extra = []string{
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), d.mode, nvs, dtypeNote(s, w.Shape)),
+		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
+		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
+	}
+	return st, h, nil
+}
+
+// sizeDeployment is what a study sizes for: the layer's shape on the
+// profile, its mode, NVLink, and the background beside it (both: with
+// and without queues of its own).
+type sizeDeployment struct {
+	shape  moe.Shape
+	mode   moe.Mode
+	nvlink bool
+	bg     moe.Background
+	both   bool
+}
+
+// deployment is the workload's shape with the flags given over it, on
+// the profile, and the mode, NVLink and background the flags ask for.
+func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet bool) (sizeDeployment, error) {
+	var d sizeDeployment
 	for _, o := range []struct {
 		flag string
 		v    int
@@ -259,17 +355,18 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 		s.Experts, s.PhysicalExperts = f.experts, 0
 	}
 	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
-		return nil, h, err
+		return d, err
 	}
 	if err := s.Validate(); err != nil {
-		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
+		return d, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if s, err = s.OnProfile(prof); err != nil {
-		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
+	s, err := s.OnProfile(prof)
+	if err != nil {
+		return d, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	mode, err := moe.ParseMode(f.mode)
 	if err != nil {
-		return nil, h, fmt.Errorf("%w: --mode: %v", errUsage, err)
+		return d, fmt.Errorf("%w: --mode: %v", errUsage, err)
 	}
 	nv := f.nvlink
 	if !nvlinkSet {
@@ -277,30 +374,28 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	}
 	bg, err := workloads.ParseBackground(f.background)
 	if err != nil {
-		return nil, h, fmt.Errorf("%w: --background: %v", errUsage, err)
+		return d, fmt.Errorf("%w: --background: %v", errUsage, err)
 	}
 	lower := strings.ToLower(f.background)
 	both := bg.CTAs > 0 && !strings.Contains(lower, "shared") && !strings.Contains(lower, "reserved")
 	if f.numSMs < 0 || f.chunk < 0 {
-		return nil, h, fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
+		return d, fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
 	}
 	if f.changed("chunk") && mode != moe.Normal {
-		return nil, h, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+		return d, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
 	if err := s.CheckWrites(mode, f.chunk); err != nil {
-		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
+		return d, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	spec, err := moe.ParseRoutingSpec(f.routing)
-	if err != nil {
-		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
-	}
-	presets, err := resolvePresets(f.transports, f.presets, byPreset, prof)
-	if err != nil {
-		return nil, h, err
-	}
-	// Refuse, before generating anything, a study the machine cannot
-	// hold: the largest candidate on each mechanism it considers, --jobs
-	// at once. Left to its default, --jobs comes down to what fits.
+	return sizeDeployment{shape: s, mode: mode, nvlink: nv, bg: bg, both: both}, nil
+}
+
+// fitJobs refuses, before generating anything, a study the machine
+// cannot hold: the largest candidate on each mechanism it considers,
+// --jobs at once. Left to its default, --jobs comes down to what fits;
+// like run, an LL study too large side by side runs its layers in turn
+// when that fits.
+func (f *sizeFlags) fitJobs(s moe.Shape, mode moe.Mode, presets []preset.Preset) (jobs int, inTurn bool, err error) {
 	costs := f.sizeCosts(s, mode, presets)
 	most := f.jobs
 	if most == 0 {
@@ -310,7 +405,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if f.jobs == 0 {
 		least = 1
 	}
-	jobs, inTurn := least, false
+	jobs = least
 	for j := most; j >= least; j-- {
 		side, turn := true, mode == moe.LL
 		for _, c := range costs {
@@ -318,8 +413,6 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 			turn = turn && f.budget.fits(clampMul(c.InTurn, int64(j)))
 		}
 		if side || turn {
-			// Like run, an LL study too large side by side runs its
-			// layers in turn when that fits.
 			jobs, inTurn = j, !side
 			break
 		}
@@ -343,26 +436,21 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 			c.Bytes = clampMul(c.InTurn, int64(jobs))
 		}
 		if err := f.budget.allow(what, c); err != nil {
-			return nil, h, err
+			return 0, false, err
 		}
 	}
-	rt, err := moe.Generate(s, spec, f.seed)
-	if err != nil {
-		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	lists, err := f.knobs.sizeLists()
-	if err != nil {
-		return nil, h, err
-	}
-	if err := f.knobs.checkApplies(presets); err != nil {
-		return nil, h, err
-	}
+	return jobs, inTurn, nil
+}
+
+// limits are the study's limits from the flags, the mechanisms' own
+// among them.
+func (f *sizeFlags) limits() (sizing.Limits, error) {
 	for _, c := range []struct {
 		flag   string
 		v, max float64
 	}{{"max-buffer-gib", f.maxBufGiB, maxBufferGiB}, {"target-us", f.targetUs, maxTargetUs}, {"tolerance", f.tolerance, 1}} {
 		if err := checkFloat(c.flag, c.v, 0, c.max); err != nil {
-			return nil, h, err
+			return sizing.Limits{}, err
 		}
 	}
 	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)),
@@ -373,7 +461,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	}{{"max-qps-per-nic", f.maxQPs < 0}, {"max-buffer-gib", f.maxBufGiB < 0},
 		{"target-us", f.targetUs < 0}, {"tolerance", f.tolerance < 0 || f.tolerance > 1}} {
 		if c.bad {
-			return nil, h, fmt.Errorf("%w: --%s: %v", errUsage, c.flag, lim.Validate())
+			return sizing.Limits{}, fmt.Errorf("%w: --%s: %v", errUsage, c.flag, lim.Validate())
 		}
 	}
 	// The limits the mechanisms declare on their own resources.
@@ -382,7 +470,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 		switch {
 		case !ok || *v == -1:
 		case *v < -1:
-			return nil, h, fmt.Errorf("%w: --%s: %d, want -1 (no limit) or more", errUsage, d.Limit.Flag, *v)
+			return sizing.Limits{}, fmt.Errorf("%w: --%s: %d, want -1 (no limit) or more", errUsage, d.Limit.Flag, *v)
 		default:
 			if lim.Own == nil {
 				lim.Own = map[string]int{}
@@ -390,33 +478,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 			lim.Own[d.Name] = *v
 		}
 	}
-	if f.jobs < 0 {
-		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
-	}
-	st := &sizing.Study{
-		Deployment: sizing.Deployment{Routing: rt, Mode: mode, NVLink: nv, NumSMs: f.numSMs, Chunk: f.chunk,
-			Background: bg, BothQueues: both, NoPayload: f.noPayload, InTurn: inTurn},
-		Space:  sizing.Space{Presets: presets, Knobs: lists},
-		Limits: lim,
-		Jobs:   jobs,
-	}
-	h = header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
-	h.Seed = &f.seed
-	nvs := "off"
-	if nv {
-		nvs = "on"
-	}
-	names := make([]string, len(presets))
-	for i, p := range presets {
-		names[i] = p.Name
-	}
-	h.Extra = []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), mode, nvs, dtypeNote(s, w.Shape)),
-		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
-		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
-	}
-	return st, h, nil
+	return lim, nil
 }
 
 // sizeDoc is the JSON of a finished study.
