@@ -608,3 +608,17 @@ func TestBlockBatchesFollowFill(t *testing.T) {
 		t.Errorf("%d full slots and one more took %d blocks, want %d", blockSingles, got, blockSingles+blockBatch)
 	}
 }
+
+func TestTimeString(t *testing.T) {
+	for _, c := range []struct {
+		t    Time
+		want string
+	}{
+		{500, "500ps"}, {1500, "1.5ns"}, {2500 * Nanosecond, "2.5µs"}, {4295 * Millisecond, "4295ms"},
+		{38650 * Millisecond, "38.65s"}, {9999 * Second, "9999s"}, {123456 * Second, "123456s"}, {-3 * Nanosecond, "-3ns"},
+	} {
+		if got := c.t.String(); got != c.want {
+			t.Errorf("Time(%d).String() = %q, want %q", int64(c.t), got, c.want)
+		}
+	}
+}

@@ -47,7 +47,12 @@ func (t Time) String() string {
 		return fmt.Sprintf("%.3gns", t.NsF())
 	case a < Millisecond:
 		return fmt.Sprintf("%.3gµs", t.Us())
-	default:
+	case a < 10*Second:
 		return fmt.Sprintf("%.4gms", float64(t)/float64(Millisecond))
+	case a < 10000*Second:
+		return fmt.Sprintf("%.4gs", float64(t)/float64(Second))
+	default:
+		// Whole seconds: %g would turn to an exponent here.
+		return fmt.Sprintf("%.0fs", float64(t)/float64(Second))
 	}
 }
