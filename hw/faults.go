@@ -449,8 +449,8 @@ func (f *Fabric) landedSRD(e *sim.Engine, id int32, m *rec, fl flight, mf *msgFa
 	e.At(at, n.id, opRetx, int64(id))
 }
 
-// srdGiveUp reports a datagram message whose peer stopped answering.
-func (n *NIC) srdGiveUp(e *sim.Engine, id int32) {
+// datagramGiveUp reports a datagram message whose peer stopped answering.
+func (n *NIC) datagramGiveUp(e *sim.Engine, id int32) {
 	f := n.fab
 	x := f.flt
 	m := f.msgs.At(id)

@@ -774,7 +774,7 @@ func (n *NIC) Handle(e *sim.Engine, op int32, arg int64) {
 		n.retx(e, int32(arg))
 	case opQPError:
 		if n.fab.dgram {
-			n.srdGiveUp(e, int32(arg))
+			n.datagramGiveUp(e, int32(arg))
 		} else {
 			n.qpError(e, int32(arg))
 		}

@@ -61,7 +61,7 @@ type Options struct {
 	// preset's.
 	Ordering string
 	// Own are the other knobs by name: those a mechanism declares for
-	// itself (srd's srd-qps), passed on to the mechanism that takes them.
+	// itself (an SRD QP count, say), passed on to the mechanism that takes them.
 	Own transport.Settings
 }
 
