@@ -8,12 +8,15 @@ FUZZTIME  ?= 10000x
 # Packages with concurrent code run again under the race detector, less the
 # tests that only re-run single-goroutine models (ten times slower under it,
 # nothing to find): among them the budget's in-turn placement, whose layers
-# must be large enough for in turn to save memory. moe's one concurrency,
-# dispatch and combine side by side or in turn with their progress hook and
-# checks, has tests of its own there.
+# must be large enough for in turn to save memory, and the README's
+# figures, each re-run by one model (the points' concurrency has tests of
+# its own). moe's one concurrency,
+# dispatch and combine side by side or in turn with their progress hook,
+# checks and a failure under faults stopping a phase, has tests of its own
+# there.
 RACE_PKGS := ./cmd/... ./internal/... ./traces/... ./native/... ./sizing/...
-RACE_SKIP := ^TestValidate|^TestFit(Reproduces|NVLink|ReproducesTheCommittedFragment|BoundsAndLeaveOneOut)$$|^TestTransferRefitPredictsUnfittedRuns$$|^TestReplayMemoryBounded$$|^Test(Run|Replay|Size)InTurnToFitMemory$$
-MOE_RACE  := ^(TestLayerProgress|TestLayerInTurnIsTheSame|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay)$$
+RACE_SKIP := ^TestValidate|^TestFit(Reproduces|NVLink|ReproducesTheCommittedFragment|BoundsAndLeaveOneOut)$$|^TestTransferRefitPredictsUnfittedRuns$$|^TestReplayMemoryBounded$$|^Test(Run|Replay|Size)InTurnToFitMemory$$|^TestREADME
+MOE_RACE  := ^(TestLayerProgress|TestLayerInTurnIsTheSame|TestBreakdownSumsUnderBackground|TestLayerIsDeterministic|TestLLCombineChecksCatchFaults|TestCombineCheckOverflowStartsTheReplay|TestFailedPhaseStopsAndSaysWhy|TestFlapIsOnTheLayersClock)$$
 
 # The HTML report's browser check runs on its own, verbosely, so that a
 # skip (no Chromium installed) is seen.
