@@ -282,9 +282,12 @@ func recommendReasons(r, fastest *Candidate, l Limits, front int) []string {
 	f := r.Figures
 	out := []string{fmt.Sprintf("layer %s µs modelled (dispatch %s µs, combine %s µs on the slowest rank; mean %s and %s µs), bound by %s",
 		report.NumGrouped(f.LayerUs), report.NumGrouped(f.Dispatch.MaxUs), report.NumGrouped(f.Combine.MaxUs), report.NumGrouped(f.Dispatch.MeanUs), report.NumGrouped(f.Combine.MeanUs), f.BoundBy)}
-	if r == fastest {
+	switch {
+	case r == fastest && front == 1:
+		out = append(out, "the only candidate on the Pareto front")
+	case r == fastest:
 		out = append(out, fmt.Sprintf("the fastest of the %d candidates on the Pareto front, and the leanest within %s of it", front, pct(l.Tolerance)))
-	} else {
+	default:
 		out = append(out, fmt.Sprintf("within %s of the fastest, %s (%s µs), and the leanest there: %s", pct(l.Tolerance),
 			fastest.Name, report.NumGrouped(fastest.Figures.LayerUs), lessThan(r, fastest)))
 	}
