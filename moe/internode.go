@@ -270,9 +270,9 @@ func (b *nodeBase) warpCopy(rank int, start sim.Time, bytes int64, extra sim.Tim
 	return b.g.copyN(rank, start, bytes, bytes, b.g.kern.warpCopy+extra)
 }
 
-// nodeBase is what both internode phases share beyond llBase.
+// nodeBase is what both internode phases share beyond phaseRun.
 type nodeBase struct {
-	llBase
+	phaseRun
 	plan   *nodePlan
 	n      *NormalLayout
 	nvl    *nvlModel

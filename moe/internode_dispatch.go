@@ -8,7 +8,7 @@ import (
 	"moebench/transport"
 )
 
-// Event ops of the internode phases (beyond llBase's).
+// Event ops of the internode phases (beyond phaseRun's).
 const (
 	opNodeStart int32 = iota + 100
 	opSendStep

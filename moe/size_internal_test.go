@@ -19,7 +19,7 @@ func docSays(t *testing.T, claim string) {
 // cache line, so that a post touching a cold warp misses once, not twice;
 // docs/performance.md quotes its 64 bytes.
 func TestLLWarpSize(t *testing.T) {
-	n := unsafe.Sizeof(pooled[llWarp]{})
+	n := unsafe.Sizeof(pooled[warpState]{})
 	if n != 64 {
 		t.Fatalf("a pooled LL warp is %d bytes, want 64", n)
 	}
