@@ -592,32 +592,3 @@ func TestHelpOnStdout(t *testing.T) {
 		})
 	}
 }
-
-func FuzzParseBytes(f *testing.F) {
-	for _, s := range []string{"8GiB", "500MB", "1073741824", "1.5g", " 2 KiB ", "0", "-1", "1e3", "9999999999TiB"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := parseBytes(s)
-		if err != nil {
-			return
-		}
-		if v < 1 {
-			t.Fatalf("parseBytes(%q) = %d, below 1 byte", s, v)
-		}
-	})
-}
-
-func TestParseBytes(t *testing.T) {
-	t.Parallel()
-	for s, want := range map[string]int64{"8GiB": 8 << 30, "500MB": 500e6, "1024": 1024, "1.5g": 3 << 29, " 2 KiB ": 2048, "1t": 1 << 40} {
-		if v, err := parseBytes(s); err != nil || v != want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, v, err, want)
-		}
-	}
-	for _, s := range []string{"", "0", "-1", "GiB", "1e3", "3 parsecs", "1..2G", "9999999999TiB"} {
-		if _, err := parseBytes(s); err == nil {
-			t.Errorf("parseBytes(%q) accepted", s)
-		}
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"moebench/budget"
 	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
@@ -191,7 +192,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	if err := f.knobs.checkApplies(presets); err != nil {
 		return err
 	}
-	softMemoryLimit(f.budget.bytes)
+	budget.SoftLimit(f.budget.limit)
 	// The model's synthetic routing; the native engine keeps its own.
 	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
 		return err
@@ -339,25 +340,25 @@ type pointPlan struct {
 // points run concurrently over the cores, as many at once as their
 // estimates fit.
 func (f *layerFlags) placePoints(name string, configs []config, presets []preset.Preset) (pointPlan, error) {
-	var pts []point
+	var pts []budget.Point
 	var idx []int // each point's index in the serial order
 	for ci, c := range configs {
 		for pi, p := range presets {
 			if i := ci*len(presets) + pi; f.ext.shard.Has(i) {
 				what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-				pts = append(pts, point{what: what, mode: c.mode, cost: layerCost(c, p.Mechanism, f.numSMs)})
+				pts = append(pts, budget.Point{What: what, Mode: c.mode, Cost: layerCost(c, p.Mechanism, f.numSMs)})
 				idx = append(idx, i)
 			}
 		}
 	}
-	if err := f.budget.placePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
-		return pointPlan{}, err
+	if err := f.budget.limit.PlacePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
+		return pointPlan{}, f.budget.usage(err)
 	}
 	n := len(configs) * len(presets)
 	pl := pointPlan{msgs: make([]int, n), inTurn: make([]bool, n), weight: make([]int64, n)}
 	for k, p := range pts {
 		i := idx[k]
-		pl.inTurn[i], pl.weight[i], pl.msgs[i] = p.inTurn, p.weight, int(min(p.cost.Messages, 1<<40))
+		pl.inTurn[i], pl.weight[i], pl.msgs[i] = p.InTurn, p.Weight, int(min(p.Cost.Messages, 1<<40))
 		pl.total += pl.msgs[i]
 	}
 	return pl, nil
@@ -402,13 +403,13 @@ func (f *layerFlags) runPoints(name string, fs *pflag.FlagSet, axes []setAxis, b
 		left[i] -= n
 		bar.Add(n, jobs[i].p.Name)
 	}
-	gate := newMemGate(f.budget.bytes)
-	items, err := runIndexed(len(jobs), 0, func(i int) (item, error) {
+	gate := budget.NewGate(f.budget.limit)
+	items, err := budget.Indexed(len(jobs), 0, func(i int) (item, error) {
 		j := jobs[i]
-		if gate.acquire(j.weight) {
+		if gate.Acquire(j.weight) {
 			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", report.Bytes(j.weight)))
 		}
-		defer gate.release(j.weight)
+		defer gate.Release(j.weight)
 		res, err := runOne(f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
 		if err != nil {
 			return item{}, err

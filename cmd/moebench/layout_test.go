@@ -59,7 +59,7 @@ var layers = [][]string{
 	{"transport/preset", "transport/toymech"},
 	{"routing"},
 	{"moe"},
-	{"workloads", "traces", "microbench", "sizing", "native", "native/emunic"},
+	{"workloads", "traces", "microbench", "sizing", "budget", "native", "native/emunic"},
 	{"replay", "native/layer", "native/calib", "native/calib/calibtest"},
 	// Published results sit beside the CLI, above every fit.
 	{"published", "cmd/moebench"},

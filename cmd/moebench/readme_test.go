@@ -14,6 +14,7 @@ import (
 
 	"github.com/montanaflynn/stats"
 
+	"moebench/budget"
 	readmetext "moebench/internal/readme"
 	"moebench/internal/report"
 	"moebench/moe"
@@ -638,7 +639,7 @@ func TestREADMEScaleTableBudgets(t *testing.T) {
 		t.Fatal("README lacks the scale table's budgets")
 	}
 	for i, ranks := range []int{512, 1024, 2048, 4096} {
-		budget, err := parseBytes(m[1+i])
+		budget, err := budget.ParseBytes(m[1+i])
 		if err != nil {
 			t.Fatalf("budget %q: %v", m[1+i], err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/budget"
 	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/moe"
@@ -132,7 +133,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := f.faults.check(fs); err != nil {
 		return err
 	}
-	f.imp.MaxBytes = f.budget.bytes
+	f.imp.MaxBytes = f.budget.limit.Bytes
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return err
 	}
 	rp.lf.log, rp.lf.budget, rp.lf.faults, rp.stderr = log, f.budget, f.faults, stderr
-	softMemoryLimit(f.budget.bytes)
+	budget.SoftLimit(f.budget.limit)
 	src, err := f.open()
 	if err != nil {
 		return err
@@ -447,9 +448,9 @@ func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error
 	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName, fault: rp.fault}
 	cost := layerCost(c, p.Mechanism, rp.lf.numSMs)
 	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-	inTurn, _, err := rp.lf.budget.place(rp.lf.log, what, c.mode, cost)
+	inTurn, _, err := rp.lf.budget.limit.Place(rp.lf.log, what, c.mode, cost)
 	if err != nil {
-		return nil, err
+		return nil, rp.lf.budget.usage(err)
 	}
 	res, err := runOne(&rp.lf, c, rt, rp.prof, p, inTurn, nil)
 	if err == nil && rp.stderr != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"moebench/budget"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/moe"
@@ -98,9 +99,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	// Every candidate's models are built by then, none modelled yet.
 	study.Ready = func() error { return checkSetsRead("size", prof, f.prof.sets) }
 	if study.Deployment.InTurn {
-		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", report.Bytes(f.budget.bytes)))
+		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", report.Bytes(f.budget.limit.Bytes)))
 	}
-	softMemoryLimit(f.budget.bytes)
+	budget.SoftLimit(f.budget.limit)
 	bar := (*report.Progress)(nil)
 	study.Progress = func(done, total int, name string) {
 		if bar == nil {
@@ -405,23 +406,10 @@ func (f *sizeFlags) fitJobs(s moe.Shape, mode moe.Mode, presets []preset.Preset)
 	if f.jobs == 0 {
 		least = 1
 	}
-	jobs = least
-	for j := most; j >= least; j-- {
-		side, turn := true, mode == moe.LL
-		for _, c := range costs {
-			side = side && f.budget.fits(clampMul(c.Bytes, int64(j)))
-			turn = turn && f.budget.fits(clampMul(c.InTurn, int64(j)))
-		}
-		if side || turn {
-			jobs, inTurn = j, !side
-			break
-		}
-		// Refused: say what it would need at the least.
-		inTurn = mode == moe.LL
-	}
+	jobs, inTurn = f.budget.limit.Jobs(costs, mode, least, most)
 	if jobs < most {
 		f.log.Info("size runs fewer candidates at once to fit memory", zap.Int("jobs", jobs), zap.Int("cores", most),
-			zap.String("budget", report.Bytes(f.budget.bytes)))
+			zap.String("budget", report.Bytes(f.budget.limit.Bytes)))
 	}
 	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d", s.Ranks, s.Tokens, s.TopK)
 	if jobs > 1 {
@@ -431,11 +419,7 @@ func (f *sizeFlags) fitJobs(s moe.Shape, mode moe.Mode, presets []preset.Preset)
 		what += ", dispatch and combine in turn"
 	}
 	for _, c := range costs {
-		c.Bytes = clampMul(c.Bytes, int64(jobs))
-		if inTurn {
-			c.Bytes = clampMul(c.InTurn, int64(jobs))
-		}
-		if err := f.budget.allow(what, c); err != nil {
+		if err := f.budget.allow(what, budget.Times(c, jobs, inTurn)); err != nil {
 			return 0, false, err
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"moebench/budget"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/routing"
@@ -180,12 +182,20 @@ func checkTraceBytes(d traces.GenOptions, f traces.Format, out string) error {
 	}
 	records := float64(d.Steps) * float64(d.Layers) * float64(d.Ranks)
 	bytes := records * (float64(d.TokensPerRank)*float64(d.TopK)*per + 32)
-	free := freeBytes(out)
+	free := budget.FreeBytes(out)
 	if free > 0 && bytes > float64(free) {
 		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
 			errUsage, report.Bytes(clampInt64(bytes)), records, report.Bytes(free), out)
 	}
 	return nil
+}
+
+// clampInt64 is v, at most math.MaxInt64.
+func clampInt64(v float64) int64 {
+	if v >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
 }
 
 // outputFormat takes --format, else guesses from the output name; binary
@@ -269,7 +279,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	// An imported array is held whole: its header must fit the budget.
-	opt.MaxBytes = budget.bytes
+	opt.MaxBytes = budget.limit.Bytes
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: trace convert needs an input file", errUsage)
 	}

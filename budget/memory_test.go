@@ -1,4 +1,4 @@
-package main
+package budget
 
 import (
 	"os"
@@ -60,24 +60,24 @@ func TestSoftMemoryLimitFollowsTheBudget(t *testing.T) {
 		hugepage.Watch(nil)
 		debug.SetMemoryLimit(prev)
 	})
-	avail := memAvailable("/proc/meminfo")
+	avail := MemAvailable("/proc/meminfo")
 	if avail < 2<<30 {
 		t.Skipf("needs /proc/meminfo and 2 GiB available (have %d bytes)", avail)
 	}
 	t.Setenv("GOMEMLIMIT", "")
 	const budget = 1 << 30
-	softMemoryLimit(budget)
+	SoftLimit(Budget{Bytes: budget})
 	if got, want := heapLimitFor(budget); got != want {
 		t.Errorf("--max-memory 1GiB: the limit is %d, want %d", got, want)
 	}
-	softMemoryLimit(1 << 50)
+	SoftLimit(Budget{Bytes: 1 << 50})
 	if got := debug.SetMemoryLimit(-1); got <= budget || got > avail*2 {
 		t.Errorf("a budget past the machine's memory: the limit is %d, want the machine's (about %d)", got, avail/10*9)
 	}
 	t.Setenv("GOMEMLIMIT", "123MiB")
 	hugepage.Watch(nil) // no unmap may reset what this part checks
 	debug.SetMemoryLimit(prev)
-	softMemoryLimit(budget)
+	SoftLimit(Budget{Bytes: budget})
 	if got := debug.SetMemoryLimit(-1); got != prev {
 		t.Errorf("with GOMEMLIMIT set: the limit is %d, want it left at %d", got, prev)
 	}
@@ -98,11 +98,40 @@ func TestMemAvailable(t *testing.T) {
 		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := memAvailable(p); got != tc.want {
+		if got := MemAvailable(p); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if got := memAvailable(filepath.Join(dir, "missing")); got != 0 {
+	if got := MemAvailable(filepath.Join(dir, "missing")); got != 0 {
 		t.Errorf("missing file: %d, want 0", got)
+	}
+}
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"8GiB", "500MB", "1073741824", "1.5g", " 2 KiB ", "0", "-1", "1e3", "9999999999TiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseBytes(s)
+		if err != nil {
+			return
+		}
+		if v < 1 {
+			t.Fatalf("ParseBytes(%q) = %d, below 1 byte", s, v)
+		}
+	})
+}
+
+func TestParseBytes(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int64{"8GiB": 8 << 30, "500MB": 500e6, "1024": 1024, "1.5g": 3 << 29, " 2 KiB ": 2048, "1t": 1 << 40} {
+		if v, err := ParseBytes(s); err != nil || v != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, v, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "-1", "GiB", "1e3", "3 parsecs", "1..2G", "9999999999TiB"} {
+		if _, err := ParseBytes(s); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", s)
+		}
 	}
 }

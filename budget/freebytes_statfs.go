@@ -1,15 +1,15 @@
 //go:build linux || darwin || freebsd
 
-package main
+package budget
 
 import (
 	"path/filepath"
 	"syscall"
 )
 
-// freeBytes is the space free to an unprivileged writer on the filesystem
+// FreeBytes is the space free to an unprivileged writer on the filesystem
 // that holds path's directory, or 0 where it cannot be told (stdout).
-func freeBytes(path string) int64 {
+func FreeBytes(path string) int64 {
 	if path == "" || path == "-" {
 		return 0
 	}
@@ -17,5 +17,5 @@ func freeBytes(path string) int64 {
 	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
 		return 0
 	}
-	return clampMul(int64(st.Bavail), int64(st.Bsize))
+	return ClampMul(int64(st.Bavail), int64(st.Bsize))
 }

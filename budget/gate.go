@@ -1,16 +1,16 @@
-package main
+package budget
 
 import (
 	"runtime"
 	"sync"
 )
 
-// runIndexed runs do(0..n-1) on up to jobs goroutines (GOMAXPROCS when
+// Indexed runs do(0..n-1) on up to jobs goroutines (GOMAXPROCS when
 // jobs <= 0) and returns the results in index order, so that the output is
 // the serial run's whatever finishes first. done is called after each, one
 // call at a time. The error is the lowest index's, as a serial run would
 // have stopped at it; once one fails, indices not yet started are skipped.
-func runIndexed[T any](n, jobs int, do func(i int) (T, error), done func(i int)) ([]T, error) {
+func Indexed[T any](n, jobs int, do func(i int) (T, error), done func(i int)) ([]T, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
@@ -58,12 +58,12 @@ func runIndexed[T any](n, jobs int, do func(i int) (T, error), done func(i int))
 	return out, nil
 }
 
-// memGate admits work while the memory estimates of what runs stay within
-// a budget, in the order it was asked for, so that a sweep runs as many
+// Gate admits work while the memory estimates of what runs stay within a
+// budget, in the order it was asked for, so that a sweep runs as many
 // points at once as fit and a large one alone rather than refusing it. An
 // estimate over the budget by itself runs once nothing else does (the
 // commands refuse those before they start).
-type memGate struct {
+type Gate struct {
 	mu         sync.Mutex
 	cond       sync.Cond
 	budget     int64 // 0: no limit
@@ -71,15 +71,16 @@ type memGate struct {
 	next, head uint64 // tickets: the next to hand out, the next to admit
 }
 
-func newMemGate(budget int64) *memGate {
-	g := &memGate{budget: max(budget, 0)}
+// NewGate is a gate for the budget b.
+func NewGate(b Budget) *Gate {
+	g := &Gate{budget: max(b.Bytes, 0)}
 	g.cond.L = &g.mu
 	return g
 }
 
-// acquire waits until bytes fit beside what runs and every earlier caller
+// Acquire waits until bytes fit beside what runs and every earlier caller
 // was admitted; it reports whether it waited.
-func (g *memGate) acquire(bytes int64) (waited bool) {
+func (g *Gate) Acquire(bytes int64) (waited bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t := g.next
@@ -94,10 +95,18 @@ func (g *memGate) acquire(bytes int64) (waited bool) {
 	return waited
 }
 
-// release returns what acquire took.
-func (g *memGate) release(bytes int64) {
+// Release returns what Acquire took.
+func (g *Gate) Release(bytes int64) {
 	g.mu.Lock()
 	g.used -= bytes
 	g.mu.Unlock()
 	g.cond.Broadcast()
+}
+
+// asked is how many callers have asked so far (tests order their calls
+// by it).
+func (g *Gate) asked() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.next
 }
