@@ -298,15 +298,7 @@ type headVal struct {
 
 func (b *nodeBase) init(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase, combine bool) {
 	s := n.Shape
-	b.cfg, b.s, b.g, b.probs, b.phase = cfg, s, g, probs, ph
-	b.ls = llShape{S: normalSMsOr(cfg.NumSMs), G: 1, wpg: warpsPerSM}
-	b.nl, b.R, b.E = s.LocalExperts(), s.Ranks, s.Physical()
-	b.issueDone = make([]sim.Time, b.R)
-	b.lastStart = make([]sim.Time, b.R)
-	b.sendDone = make([]sim.Time, b.R)
-	b.sendLeft = make([]int32, b.R)
-	b.readyLeft = b.R
-	ph.Ranks = make([]RankTiming, b.R)
+	b.phaseRun.init(nil, cfg, s, normalLaunch(cfg.NumSMs), g, probs, ph)
 	b.plan, b.n = plan, n
 	b.nvl = newNVLModel(cfg.Profile, b.R)
 	b.cfgN = recommendedConfig(s.Ranks, combine)
@@ -475,54 +467,20 @@ func (m *peerMask) below(j int) int {
 func runNotifyNodes(cfg *LayerConfig, ph *Phase, g *gpuModel) ([]sim.Time, transport.Resources, int64, error) {
 	s := cfg.Routing.Shape
 	R, N, G := s.Ranks, s.Domains(), s.DomainGPUs()
-	last := make([]sim.Time, R)
-	left := make([]int, R)
-	for r := range left {
-		left[r] = N - 1
-	}
-	e, conn, err := openPhase(cfg, ph, func(_ *sim.Engine, d transport.Delivery) {
-		last[d.Op.Dst] = max(last[d.Op.Dst], d.Times.Visible)
-		left[d.Op.Dst]--
-	})
-	if err != nil {
-		return nil, transport.Resources{}, 0, err
-	}
 	// Counts for the node's ranks and their experts, plus the token total.
 	bytes := 4 * (1 + G + G*s.LocalExperts())
-	sms := make([]hw.SM, R)
-	warps := make([]transport.Warp, R)
-	next := make([]int, R)
-	var id sim.HandlerID
-	var msgs int64
-	resume := func(e *sim.Engine, w *transport.Warp) { e.At(max(w.T.T, e.Now()), id, 0, int64(w.ID)) }
-	id = e.Register(sim.HandlerFunc(func(e *sim.Engine, _ int32, arg int64) {
-		w := &warps[arg]
-		r := int(arg)
-		next[r]++
-		if next[r] >= N {
-			return
-		}
-		dn := (s.DomainOf(r) + next[r]) % N
-		msgs++
-		conn.Post(e, w, transport.Op{Src: r, Dst: dn*G + r%G, Bytes: bytes, Flush: true})
-	}))
-	for r := range warps {
-		sms[r].Lanes = 1
-		warps[r] = transport.Warp{Rank: int32(r), ID: int32(r), T: hw.NewThread(g.costsOf(r), &sms[r]), Resume: resume}
-		e.At(0, id, 0, int64(r))
-	}
-	e.Run()
-	if ph.notifyFailed(R) {
-		return nil, conn.Resources(), msgs, nil
+	last, res, msgs, err := notifyWrites(cfg, ph, g, 1, N-1, bytes, func(r, _, k int) (int, int, bool) {
+		dn := (s.DomainOf(r) + k + 1) % N
+		return dn*G + r%G, 0, k+1 < N
+	})
+	if last == nil {
+		return nil, res, msgs, err
 	}
 	nvl := newNVLModel(cfg.Profile, R)
 	hostSee := sim.Ns(cfg.Profile.Get("pcie.dma_write_ns"))
 	// The node's ranks forward what they received to their local peers.
 	nodeSeen := make([]sim.Time, N)
 	for r := range R {
-		if left[r] != 0 {
-			return nil, transport.Resources{}, 0, fmt.Errorf("transport %s: notify step lost %d messages to rank %d", cfg.Transport.Name(), left[r], r)
-		}
 		_, vis := nvl.copy(r, g.pollDetect(last[r]), int64(bytes*N))
 		nodeSeen[s.DomainOf(r)] = max(nodeSeen[s.DomainOf(r)], vis)
 	}
@@ -530,7 +488,7 @@ func runNotifyNodes(cfg *LayerConfig, ph *Phase, g *gpuModel) ([]sim.Time, trans
 	for r := range R {
 		out[r] = g.pollDetect(nodeSeen[s.DomainOf(r)]) + hostSee + hostLaunch
 	}
-	return out, conn.Resources(), msgs, nil
+	return out, res, msgs, nil
 }
 
 // validateNodes reports what internode normal mode cannot run: DeepEP's

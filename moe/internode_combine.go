@@ -67,12 +67,10 @@ type nodeCombine struct {
 func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
 	c := &nodeCombine{}
 	c.init(cfg, n, plan, g, probs, ph, true)
-	e, conn, err := openPhase(cfg, ph, c.delivered)
-	if err != nil {
+	if err := c.open(c, c.delivered, nil); err != nil {
 		return transport.Resources{}, err
 	}
-	c.e, c.conn = e, conn
-	c.id = e.Register(c)
+	e, conn := c.e, c.conn
 	R, C, G, N := plan.R, plan.C, plan.G, plan.N
 	s := n.Shape
 	c.tb = int64(s.NormalCombineTokenBytes())
@@ -155,16 +153,7 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	if err := c.run(); err != nil {
 		return transport.Resources{}, err
 	}
-	per := make([]int64, R)
-	cb := int64(s.Hidden * s.Combine.Bytes())
-	for r := range R {
-		for _, x := range cfg.Routing.Idx[r] {
-			if x >= 0 {
-				per[r] += cb
-			}
-		}
-	}
-	c.finishNodes(per, deepepTokenBytes(s, true), cfg.Background.origin())
+	c.finishNodes(selectionBytes(cfg.Routing, int64(s.Hidden*s.Combine.Bytes())), deepepTokenBytes(s, true), cfg.Background.origin())
 	if ph.Failure != nil {
 		// What a failed combine left unreduced is no problem of the
 		// layer's checks.

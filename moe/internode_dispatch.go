@@ -1,8 +1,6 @@
 package moe
 
 import (
-	"fmt"
-
 	"moebench/hw"
 	"moebench/sim"
 	"moebench/transport"
@@ -93,12 +91,10 @@ type nodeDispatch struct {
 func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase, notify []sim.Time) (transport.Resources, error) {
 	d := &nodeDispatch{}
 	d.init(cfg, n, plan, g, probs, ph, false)
-	e, conn, err := openPhase(cfg, ph, d.delivered)
-	if err != nil {
+	if err := d.open(d, d.delivered, nil); err != nil {
 		return transport.Resources{}, err
 	}
-	d.e, d.conn = e, conn
-	d.id = e.Register(d)
+	e, conn := d.e, d.conn
 	R, C, G, N := plan.R, plan.C, plan.G, plan.N
 	d.tb = int64(n.Shape.NormalTokenBytes())
 	nst := R * C * N
@@ -174,41 +170,11 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	if err := d.run(); err != nil {
 		return transport.Resources{}, err
 	}
-	per := make([]int64, R)
-	for r := range R {
-		for _, x := range cfg.Routing.Idx[r] {
-			if x >= 0 {
-				per[r] += d.tb
-			}
-		}
-	}
-	d.finishNodes(per, deepepTokenBytes(n.Shape, false), cfg.Background.origin())
-	// A failed phase left tokens undelivered: only duplicates are
-	// problems then.
+	d.finishNodes(selectionBytes(cfg.Routing, d.tb), deepepTokenBytes(n.Shape, false), cfg.Background.origin())
 	whole := ph.Failure == nil
-	for i, c := range d.seenTok {
-		if c > 1 || (c == 0 && whole) {
-			what := "never arrived"
-			if c > 1 {
-				what = fmt.Sprintf("arrived %d times", c)
-			}
-			probs.add("internode dispatch: token-to-rank pair %d %s", i, what)
-		}
-	}
+	checkPairs(probs, d.seenTok, whole, "internode dispatch")
 	if !cfg.NoPayload && whole {
-		want := make([]uint64, R)
-		for src := range R {
-			for t := range cfg.Routing.Tokens[src] {
-				for _, dst := range n.RanksOf(src, t) {
-					want[dst] += Payload(src, t)
-				}
-			}
-		}
-		for r := range R {
-			if want[r] != d.sumGot[r] {
-				probs.add("internode dispatch payload checksum: rank %d received %016x, want %016x", r, d.sumGot[r], want[r])
-			}
-		}
+		checkPayloads(probs, cfg.Routing, n, d.sumGot, "internode dispatch")
 	}
 	return conn.Resources(), nil
 }

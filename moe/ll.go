@@ -27,9 +27,6 @@ import (
 // send buffer first), then one flag atomic for the expert. A rank waits
 // for every expert's flag, the grid sync, then reduces top-k.
 
-// llShape is the LL kernels' launch: S SMs of G warp groups of wpg warps.
-type llShape struct{ S, G, wpg int }
-
 // LLLaunch is the low-latency kernels' launch for a shape: SMs per rank,
 // warp groups per SM and warps per group. numSMs 0 is DeepEP's choice on
 // a GPU of deviceSMs SMs; the native engine launches the same.
@@ -50,7 +47,7 @@ func LLBeyondDeepEP(s Shape, numSMs, deviceSMs int) (limit int, beyond bool) {
 	return l.S * l.G, s.Physical() > l.S*l.G
 }
 
-func llLaunch(s Shape, numSMs, deviceSMs int) llShape {
+func llLaunch(s Shape, numSMs, deviceSMs int) launchShape {
 	e := s.Physical()
 	var S, G int
 	if numSMs > 0 {
@@ -62,7 +59,7 @@ func llLaunch(s Shape, numSMs, deviceSMs int) llShape {
 		S = (e + G - 1) / G
 		S = min(S, deviceSMs)
 	}
-	return llShape{S: S, G: G, wpg: warpsPerSM / G}
+	return launchShape{S: S, G: G, wpg: warpsPerSM / G}
 }
 
 // LLBufferBytes is DeepEP's low-latency buffer per rank

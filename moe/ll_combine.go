@@ -38,13 +38,12 @@ type llCombine struct {
 // goroutine once free is closed (see combineCheck).
 func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase, free <-chan struct{}) (transport.Resources, error) {
 	c := &llCombine{blocks: blocks}
-	c.init(c, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, ph, c.delivered, c.prefetchDelivery, g.mem)
-	if err != nil {
+	c.init(c, cfg, l.Shape, llLaunch(l.Shape, cfg.NumSMs, g.costs.SMs), g, probs, ph)
+	c.l = l
+	if err := c.open(c, c.delivered, c.prefetchDelivery); err != nil {
 		return transport.Resources{}, err
 	}
-	c.e, c.conn = e, conn
-	c.id = e.Register(c)
+	e, conn := c.e, c.conn
 	S, G, R, E := c.ls.S, c.ls.G, c.R, c.E
 	// Each group gets as many warps as its largest block needs, up to wpg.
 	SG := S * G
@@ -92,7 +91,7 @@ func runLLCombine(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, p
 	}
 	c.check = newCombineCheck(l, cfg.Routing, free)
 	c.bg = newBackground(e, cfg.Background, conn, g, R, c.nl)
-	err = c.run()
+	err := c.run()
 	c.check.partial = ph.Failure != nil
 	checked := c.check.wait()
 	if err != nil {

@@ -64,16 +64,15 @@ type llDispatch struct {
 
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, *DispatchCheck, error) {
 	d := &llDispatch{}
-	d.init(d, cfg, l, g, probs, ph)
-	e, conn, err := openPhaseOn(cfg, ph, d.delivered, d.prefetchDelivery, g.mem)
-	if err != nil {
+	d.init(d, cfg, l.Shape, llLaunch(l.Shape, cfg.NumSMs, g.costs.SMs), g, probs, ph)
+	d.l = l
+	if err := d.open(d, d.delivered, d.prefetchDelivery); err != nil {
 		return transport.Resources{}, nil, err
 	}
-	d.e, d.conn = e, conn
 	if err := checkDepth(d.s, cfg.Transport.QueueDepth()); err != nil {
 		return transport.Resources{}, nil, err
 	}
-	d.id = e.Register(d)
+	e, conn := d.e, d.conn
 	S, G, R, E := d.ls.S, d.ls.G, d.R, d.E
 	k := d.s.TopK
 	d.nw = max(k, G)

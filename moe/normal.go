@@ -1,6 +1,8 @@
 package moe
 
 import (
+	"fmt"
+
 	"moebench/sim"
 	"moebench/transport"
 )
@@ -119,6 +121,61 @@ func NormalBufferBytes(s Shape, channels int) int64 {
 	return rdma + nvl
 }
 
+// normalLaunch is normal mode's launch: num_sms SMs (DeepEP's 24 unless
+// asked), one group of a block's warps each.
+func normalLaunch(numSMs int) launchShape {
+	return launchShape{S: normalSMsOr(numSMs), G: 1, wpg: warpsPerSM}
+}
+
+// selectionBytes is each rank's algorithm bytes as DeepEP counts them:
+// every selection's token bytes.
+func selectionBytes(r *Routing, tokenBytes int64) []int64 {
+	per := make([]int64, r.Shape.Ranks)
+	for rank := range per {
+		sel := 0
+		for _, x := range r.Idx[rank] {
+			if x >= 0 {
+				sel++
+			}
+		}
+		per[rank] = int64(sel) * tokenBytes
+	}
+	return per
+}
+
+// checkPairs reports token-to-rank pairs that arrived more than once or,
+// when the phase ran whole, never: a failed phase left tokens undelivered,
+// so only duplicates are problems then. what names the phase.
+func checkPairs(probs *problemList, seen []uint8, whole bool, what string) {
+	for i, c := range seen {
+		if c > 1 || (c == 0 && whole) {
+			how := "never arrived"
+			if c > 1 {
+				how = fmt.Sprintf("arrived %d times", c)
+			}
+			probs.add("%s: token-to-rank pair %d %s", what, i, how)
+		}
+	}
+}
+
+// checkPayloads compares each rank's sum of received payloads with what
+// normal dispatch sends it: each token once to every rank it selects.
+func checkPayloads(probs *problemList, r *Routing, n *NormalLayout, got []uint64, what string) {
+	want := make([]uint64, r.Shape.Ranks)
+	for src := range want {
+		for t := range r.Tokens[src] {
+			for _, dst := range n.RanksOf(src, t) {
+				want[dst] += Payload(src, t)
+			}
+		}
+	}
+	for rank := range want {
+		if want[rank] != got[rank] {
+			probs.add("%s payload checksum: rank %d received %016x, want %016x", what, rank, got[rank], want[rank])
+		}
+	}
+}
+
 func runNormal(cfg *LayerConfig, res *Result) error {
 	s := cfg.Routing.Shape
 	if s.Domains() > 1 {
@@ -142,9 +199,9 @@ func runNormal(cfg *LayerConfig, res *Result) error {
 		if notify == nil {
 			return r0, nil // the notify step failed: dispatch never launched
 		}
-		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Dispatch, false, notify)
+		return runNormalDispatch(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Dispatch, notify)
 	}, func(pl *problemList) (transport.Resources, error) {
-		return runNormalPhase(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Combine, true, nil)
+		return runNormalCombine(cfg, n, plan, newGPUModelOn(cfg, s.Ranks, cfg.RanksPerGPU), pl, &res.Combine)
 	})
 	if err != nil {
 		return err

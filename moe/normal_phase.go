@@ -1,8 +1,6 @@
 package moe
 
 import (
-	"fmt"
-
 	"moebench/hw"
 	"moebench/sim"
 	"moebench/transport"
@@ -61,30 +59,20 @@ type normalPhase struct {
 
 const opStartKernel int32 = 50
 
-func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuModel, probs *problemList, ph *Phase, combine bool, notify []sim.Time) (transport.Resources, error) {
+// newNormalPhase builds one direction of normal mode on one node, its
+// kernels launched after notify (nil: at once).
+func newNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuModel, probs *problemList, ph *Phase, combine bool, notify []sim.Time) (*normalPhase, error) {
 	p := &normalPhase{plan: plan, combine: combine}
-	p.ph = p
-	p.cfg, p.s, p.g, p.probs, p.phase = cfg, n.Shape, g, probs, ph
 	s := n.Shape
-	p.ls = llShape{S: normalSMsOr(cfg.NumSMs), G: 1, wpg: warpsPerSM}
-	p.nl, p.R, p.E = s.LocalExperts(), s.Ranks, s.Physical()
+	p.init(p, cfg, s, normalLaunch(cfg.NumSMs), g, probs, ph)
 	R, C := p.R, plan.C
-	p.issueDone = make([]sim.Time, R)
-	p.lastStart = make([]sim.Time, R)
-	p.sendDone = make([]sim.Time, R)
-	p.sendLeft = make([]int32, R)
-	p.readyLeft = R
-	ph.Ranks = make([]RankTiming, R)
 	p.bytesTok = s.NormalTokenBytes()
 	if combine {
 		p.bytesTok = s.Hidden * s.Combine.Bytes()
 	}
-	e, conn, err := openPhaseOn(cfg, ph, p.delivered, nil, g.mem)
-	if err != nil {
-		return transport.Resources{}, err
+	if err := p.open(p, p.delivered, nil); err != nil {
+		return nil, err
 	}
-	p.e, p.conn = e, conn
-	p.id = e.Register(p)
 	if cfg.NVLink && carriesNVLink(cfg.Transport) {
 		p.nvlSenders()
 	} else {
@@ -122,7 +110,7 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 			p.out[r] = make([]float64, cfg.Routing.Tokens[r])
 		}
 	}
-	p.bg = newBackground(e, cfg.Background, conn, g, R, C)
+	p.bg = newBackground(p.e, cfg.Background, p.conn, g, R, C)
 	p.notify = notify
 	for r := range R {
 		st := cfg.Background.origin()
@@ -130,55 +118,25 @@ func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuM
 			st += notify[r]
 		}
 		p.start[r] = st
-		e.At(st, p.id, opStartKernel, int64(r))
+		p.e.At(st, p.id, opStartKernel, int64(r))
+	}
+	return p, nil
+}
+
+// runNormalPhase simulates one direction of normal mode on one node and
+// checks that every token-to-rank pair arrived once; each direction checks
+// what it delivered (runNormalDispatch, runNormalCombine).
+func runNormalPhase(cfg *LayerConfig, n *NormalLayout, plan *normalPlan, g *gpuModel, probs *problemList, ph *Phase, combine bool, notify []sim.Time) (*normalPhase, error) {
+	p, err := newNormalPhase(cfg, n, plan, g, probs, ph, combine, notify)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.run(); err != nil {
-		return transport.Resources{}, err
+		return nil, err
 	}
-	// Algorithm bytes: DeepEP counts every selection's token bytes.
-	per := make([]int64, R)
-	for r := range R {
-		sel := 0
-		for _, x := range cfg.Routing.Idx[r] {
-			if x >= 0 {
-				sel++
-			}
-		}
-		per[r] = int64(sel) * int64(p.bytesTok)
-	}
-	ph.finish(per, cfg.Background.origin())
-	// A failed phase left tokens undelivered: only duplicates are
-	// problems then.
-	whole := ph.Failure == nil
-	for i, c := range p.seenTok {
-		if c > 1 || (c == 0 && whole) {
-			what := "never arrived"
-			if c > 1 {
-				what = fmt.Sprintf("arrived %d times", c)
-			}
-			probs.add("normal %s: token-to-rank pair %d %s", phaseName(combine), i, what)
-		}
-	}
-	if combine && whole {
-		for r := range R {
-			probs.addErr(cfg.Routing.CheckCombine(r, p.out[r]))
-		}
-	} else if !combine && whole && !cfg.NoPayload {
-		want := make([]uint64, R)
-		for src := range R {
-			for t := range cfg.Routing.Tokens[src] {
-				for _, dst := range n.RanksOf(src, t) {
-					want[dst] += Payload(src, t)
-				}
-			}
-		}
-		for r := range R {
-			if want[r] != p.sumGot[r] {
-				probs.add("normal dispatch payload checksum: rank %d received %016x, want %016x", r, p.sumGot[r], want[r])
-			}
-		}
-	}
-	return conn.Resources(), nil
+	ph.finish(selectionBytes(cfg.Routing, int64(p.bytesTok)), cfg.Background.origin())
+	checkPairs(probs, p.seenTok, ph.Failure == nil, "normal "+phaseName(combine))
+	return p, nil
 }
 
 // warpSenders lays out the sender warps through a NIC: W per (rank,

@@ -43,14 +43,9 @@ func (p *warpPool[S]) init(n int) {
 // openPhase builds a fresh engine and connection for one phase: each
 // kernel starts from idle queues, as after the barrier DeepEP's tests put
 // between timed runs. The transport is handed the layer's faults as ph
-// sees them (faultEnv).
-func openPhase(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery)) (*sim.Engine, transport.Conn, error) {
-	return openPhaseOn(cfg, ph, delivered, nil, nil)
-}
-
-// openPhaseOn is openPhase whose transport copies between ranks of one GPU
-// through mem, the GPU's bandwidth the layer's own copies take too.
-func openPhaseOn(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+// sees them (faultEnv), and copies between ranks of one GPU through mem,
+// the GPU's bandwidth the layer's own copies take too.
+func openPhase(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
 	if report := cfg.Progress; report != nil {
 		inner, n := delivered, 0
 		delivered = func(e *sim.Engine, d transport.Delivery) {
@@ -201,6 +196,10 @@ const (
 	opLaunch
 )
 
+// launchShape is a phase's kernel launch: S SMs of G warp groups of wpg
+// warps (LL: llLaunch; normal mode: normalLaunch).
+type launchShape struct{ S, G, wpg int }
+
 // opSource is the op pooled warp i is posting (LL rebuilds it from the
 // warp's tag and role).
 type opSource interface {
@@ -221,7 +220,7 @@ type phaseRun struct {
 	e      *sim.Engine
 	conn   transport.Conn
 	id     sim.HandlerID
-	ls     llShape
+	ls     launchShape
 	nl, R  int
 	E      int
 	pool   warpPool[warpState]
@@ -241,10 +240,13 @@ type phaseRun struct {
 	deliveries int64
 }
 
-func (b *phaseRun) init(ph opSource, cfg *LayerConfig, l *LLLayout, g *gpuModel, probs *problemList, phase *Phase) {
-	b.ph = ph
-	b.cfg, b.s, b.l, b.g, b.probs, b.phase = cfg, l.Shape, l, g, probs, phase
-	b.ls = llLaunch(b.s, cfg.NumSMs, g.costs.SMs)
+// init sets the phase up for shape s, its kernels launched as ls; src
+// gives the op a pooled warp posts (nil for a phase that posts through
+// send only).
+func (b *phaseRun) init(src opSource, cfg *LayerConfig, s Shape, ls launchShape, g *gpuModel, probs *problemList, phase *Phase) {
+	b.ph = src
+	b.cfg, b.s, b.g, b.probs, b.phase = cfg, s, g, probs, phase
+	b.ls = ls
 	b.nl, b.R, b.E = b.s.LocalExperts(), b.s.Ranks, b.s.Physical()
 	b.issueDone = make([]sim.Time, b.R)
 	b.lastStart = make([]sim.Time, b.R)
@@ -252,6 +254,18 @@ func (b *phaseRun) init(ph opSource, cfg *LayerConfig, l *LLLayout, g *gpuModel,
 	b.sendLeft = make([]int32, b.R)
 	b.readyLeft = b.R
 	phase.Ranks = make([]RankTiming, b.R)
+}
+
+// open builds the phase's engine and connection (openPhase) and
+// registers h, the phase's event handler, on the engine.
+func (b *phaseRun) open(h sim.Handler, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64)) error {
+	e, conn, err := openPhase(b.cfg, b.phase, delivered, prefetch, b.g.mem)
+	if err != nil {
+		return err
+	}
+	b.e, b.conn = e, conn
+	b.id = e.Register(h)
+	return nil
 }
 
 func (b *phaseRun) newWarp(i, rank, sm int, resume func(*sim.Engine, *transport.Warp)) {
