@@ -44,25 +44,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // layerFlags are the knobs of run and sweep; sweep accepts lists for
 // every numeric knob, run only for --transport and --preset.
 type layerFlags struct {
-	workload    string
-	modes       []string
-	tokens      []int
-	ranks       []int
-	perNode     []int
-	experts     []int
-	topk        int
-	hidden      int
-	dtype       string
-	combine     string
-	routing     string
-	groups      groupFlags
-	limitNote   string // the group limit in force, for the header
-	transports  []string
-	presets     []string
-	knobs       knobFlags
-	nvlink      bool
-	numSMs      int
-	chunk       int
+	shapeFlags
+	dtype     string
+	combine   string
+	routing   string
+	groups    groupFlags
+	limitNote string // the group limit in force, for the header
+	transportFlags
+	knobs knobFlags
+	kernelFlags
 	backgrounds []string
 	seed        uint64
 	noPayload   bool
@@ -79,24 +69,14 @@ type layerFlags struct {
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
-	fs.StringSliceVar(&f.modes, "mode", []string{"ll"}, "DeepEP mode: ll (low latency) or normal (high throughput)")
-	fs.IntSliceVar(&f.tokens, "tokens", nil, "tokens per rank (DeepEP's max tokens per rank; default the workload's, 128)")
-	fs.IntSliceVar(&f.ranks, "ranks", nil, "expert-parallel ranks (GPUs; default the workload's, 16)")
-	fs.IntSliceVar(&f.perNode, "gpus-per-node", nil, "GPUs per node (default the workload's, 8)")
-	fs.IntSliceVar(&f.experts, "experts", nil, "experts, placed evenly on the ranks (default the workload's)")
-	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
+	f.shapeFlags.register(fs, true)
 	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	f.groups.register(fs, "group-limited gating of the synthetic routing")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
-	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
+	f.transportFlags.register(fs)
 	f.knobs.register(fs, false)
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes); with --engine native, tokens per published tail (0 = 6, DeepEP's intranode config)")
-	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
+	f.kernelFlags.register(fs, true)
+	fs.StringSliceVar(&f.backgrounds, "background", []string{"none"}, backgroundHelp)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")

@@ -37,23 +37,20 @@ const defaultMaxOpen = 256
 // replayFlags are replay's knobs: the trace and how to import it, the
 // layer around it, and the run options shared with run.
 type replayFlags struct {
-	traces     []string
-	from       string
-	layout     string
-	imp        traces.ImportOptions
-	workload   string
-	mode       string
-	ranks      int
-	perNode    int
-	hidden     int
-	dtype      string
-	combine    string
-	transports []string
-	presets    []string
-	knobs      knobFlags
-	nvlink     bool
-	numSMs     int
-	chunk      int
+	traces   []string
+	from     string
+	layout   string
+	imp      traces.ImportOptions
+	workload string
+	mode     string
+	ranks    int
+	perNode  int
+	hidden   int
+	dtype    string
+	combine  string
+	transportFlags
+	knobs knobFlags
+	kernelFlags
 	background string
 	groups     groupFlags
 	noPayload  bool
@@ -82,13 +79,10 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the trace's, else the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	registerDTypes(fs, &f.dtype, &f.combine)
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all")
-	fs.StringSliceVar(&f.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
+	f.transportFlags.register(fs)
 	f.knobs.register(fs, false)
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice; normal mode: 24, two per channel)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16 on one node, DeepEP's recommended config for the rank count across nodes)")
-	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none, bulk-shared, bulk-reserved or bulk:N[:shared|reserved][:BYTES]")
+	f.kernelFlags.register(fs, false)
+	fs.StringVar(&f.background, "background", "none", backgroundHelp)
 	f.groups.register(fs, "group-limited gating to check the trace's tokens against (reported, not enforced; the workload's applies when the trace has its expert count)")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
 	fs.IntVar(&f.steps, "steps", 0, "replay only steps 0..N-1 (0 = every step)")
@@ -311,7 +305,7 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, fmt.Errorf("%w: --max-open %d: must be at least 1", errUsage, f.maxOpen)
 	}
 	rp.steps, rp.maxLayers, rp.maxOpen = f.steps, f.maxLayers, f.maxOpen
-	rp.lf = layerFlags{numSMs: f.numSMs, chunk: f.chunk, noPayload: f.noPayload}
+	rp.lf = layerFlags{kernelFlags: kernelFlags{numSMs: f.numSMs, chunk: f.chunk}, noPayload: f.noPayload}
 	if rp.prof, err = f.prof.load(); err != nil {
 		return nil, err
 	}

@@ -34,27 +34,25 @@ const sizeExamples = `  moebench size --workload deepseek-v3 --ranks 256 --gpus-
 
 // sizeFlags are the deployment, the space and the limits of a study.
 type sizeFlags struct {
-	workload, mode, dtype, routing, background string
-	combine                                    string
-	tokens, ranks, perNode, experts            int
-	topk, hidden, numSMs, chunk                int
-	nvlink                                     bool
-	seed                                       uint64
-	transports, presets                        []string
-	knobs                                      knobFlags
-	maxQPs                                     int
-	maxBufGiB                                  float64
-	ownMax                                     map[string]*int // declared limits by resource name
-	targetUs, tolerance                        float64
-	jobs                                       int
-	shardSpec, plot                            string
-	noPayload, progress                        bool
-	prof                                       profileFlags
-	out                                        outputFlags
-	logs                                       logFlags
-	budget                                     budgetFlags
-	changed                                    func(flag string) bool
-	log                                        *zap.Logger
+	shapeFlags
+	dtype, routing, background, combine string
+	kernelFlags
+	seed uint64
+	transportFlags
+	knobs               knobFlags
+	maxQPs              int
+	maxBufGiB           float64
+	ownMax              map[string]*int // declared limits by resource name
+	targetUs, tolerance float64
+	jobs                int
+	shardSpec, plot     string
+	noPayload, progress bool
+	prof                profileFlags
+	out                 outputFlags
+	logs                logFlags
+	budget              budgetFlags
+	changed             func(flag string) bool
+	log                 *zap.Logger
 }
 
 // Bounds of size's float limits: a per-GPU buffer of a pebibyte is past
@@ -133,23 +131,13 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 
 // register adds size's flags to fs.
 func (f *sizeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.workload, "workload", "deepseek-v3", "layer shape preset: "+strings.Join(workloads.Names(), ", "))
-	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
-	fs.IntVar(&f.tokens, "tokens", 0, "tokens per rank, the decode batch (default the workload's)")
-	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (GPUs; default the workload's)")
-	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the workload's)")
-	fs.IntVar(&f.experts, "experts", 0, "experts, placed evenly on the ranks (default the workload's)")
-	fs.IntVar(&f.topk, "topk", 0, "experts per token (default the workload's)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
+	f.shapeFlags.register(fs, false)
 	registerDTypes(fs, &f.dtype, &f.combine)
 	fs.StringVar(&f.routing, "routing", "uniform", "synthetic routing (one value): "+routing.Syntax)
 	fs.Uint64Var(&f.seed, "seed", 1, "routing seed")
-	fs.BoolVar(&f.nvlink, "nvlink", false, "let peers of one NVLink domain (a node, or a rack the profile joins) use NVLink (default on in normal mode, and in ll mode where the domain spans hosts)")
-	fs.IntVar(&f.numSMs, "num-sms", 0, "SMs the kernels use (0 = DeepEP's choice)")
-	fs.IntVar(&f.chunk, "chunk", 0, "normal mode: tokens per RDMA write (0 = 16)")
-	fs.StringVar(&f.background, "background", "none", "traffic beside the layer: none or bulk:N[:shared|reserved][:BYTES]; without shared or reserved both are tried")
-	fs.StringSliceVar(&f.transports, "transport", []string{"all"}, "mechanisms to consider, each through its own preset: "+mechanismsHelp()+", or all")
-	fs.StringSliceVar(&f.presets, "preset", nil, "presets to consider instead of --transport: "+strings.Join(preset.Names(), ", "))
+	f.kernelFlags.register(fs, false)
+	fs.StringVar(&f.background, "background", "none", backgroundHelp+"; without shared or reserved both are tried")
+	f.transportFlags.register(fs)
 	f.knobs.register(fs, true)
 	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
 	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
@@ -344,7 +332,7 @@ func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet boo
 		flag string
 		v    int
 		dst  *int
-	}{{"tokens", f.tokens, &s.Tokens}, {"ranks", f.ranks, &s.Ranks}, {"gpus-per-node", f.perNode, &s.GPUsPerNode},
+	}{{"tokens", one(f.tokens), &s.Tokens}, {"ranks", one(f.ranks), &s.Ranks}, {"gpus-per-node", one(f.perNode), &s.GPUsPerNode},
 		{"topk", f.topk, &s.TopK}, {"hidden", f.hidden, &s.Hidden}} {
 		// Given, a value is used as it is (0 included, for the shape's
 		// check to refuse); only an absent flag means the workload's.
@@ -352,8 +340,8 @@ func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet boo
 			*o.dst = o.v
 		}
 	}
-	if f.changed("experts") && f.experts != s.Experts {
-		s.Experts, s.PhysicalExperts = f.experts, 0
+	if f.changed("experts") && one(f.experts) != s.Experts {
+		s.Experts, s.PhysicalExperts = one(f.experts), 0
 	}
 	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
 		return d, err
@@ -365,7 +353,7 @@ func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet boo
 	if err != nil {
 		return d, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	mode, err := moe.ParseMode(f.mode)
+	mode, err := moe.ParseMode(one(f.modes))
 	if err != nil {
 		return d, fmt.Errorf("%w: --mode: %v", errUsage, err)
 	}
