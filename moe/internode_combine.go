@@ -21,8 +21,7 @@ type nodeCombine struct {
 	nsNext []int32    // round-robin source node
 	nsPos  []int32    // [sw·N + sn]: next entry of that source's stream
 	nsFree []sim.Time // per sw
-	subs   []cSub
-	freeS  []int32
+	subs   slots[cSub]
 	// per entry
 	cnt     []int32
 	acc     []float64
@@ -34,34 +33,17 @@ type nodeCombine struct {
 	fgPos  []int32
 	fgFree []sim.Time // [st·wf + w]
 	fgWP   []critPath // [st·wf + w]: the path to the warp's last reduction
-	sReady []sim.Time
-	head   []int32
-	waitFg []bool
 	fgGate []critPath // per stream: the credit it last waited for
-	sPath  []critPath // per stream: the latest reduced token's path
-	cPath  []critPath // per chunk
-	pq     [][]int32  // ready chunks to post
-	pBusy  []bool
-	pTail  []bool
-	pCur   []int32
-	// chunks
-	cTimes   []transport.Times
-	cLocal   []bool
-	cDetect  []sim.Time
-	dataSeen []bool
-	tailSeen []bool
+	// chunks: their tail seen at the source
+	cDetect []sim.Time
 	// receivers rc = s·C + ch
-	arrived  []int32 // per stream: entries whose chunk's tail was seen
-	rPos     []int32 // per rc: next token offset in the channel
-	rIdx     []int32 // per rc: tokens reduced (warp rotation)
-	rFill    []int32 // per stream: entries reduced at the source
-	rFree    []sim.Time
-	rWP      []critPath // per receiver warp: the path to its last reduction
-	headSent []int32
-	hq       [][]int64 // per rc
-	hBusy    []bool
-	out      [][]float64
-	p0, q0   int // pool: stream posters, then receiver coordinators
+	arrived []int32 // per stream: entries whose chunk's tail was seen
+	rPos    []int32 // per rc: next token offset in the channel
+	rIdx    []int32 // per rc: tokens reduced (warp rotation)
+	rFill   []int32 // per stream: entries reduced at the source
+	rFree   []sim.Time
+	rWP     []critPath // per receiver warp: the path to its last reduction
+	out     [][]float64
 }
 
 func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, error) {
@@ -89,38 +71,22 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	c.entDet = make([]sim.Time, nent)
 	c.entLocal = make([]bool, nent)
 	c.fgGate = make([]critPath, nst)
-	c.sPath = make([]critPath, nst)
 	for i := range c.fgGate {
 		c.fgGate[i] = c.root()
 	}
-	c.cPath = make([]critPath, nch)
 	for i := range plan.sMask {
 		c.cnt[i] = int32(plan.sMask[i].count())
 	}
 	c.fgPos = make([]int32, nst)
 	c.fgFree = make([]sim.Time, nst*c.wf)
 	c.fgWP = make([]critPath, nst*c.wf)
-	c.sReady = make([]sim.Time, nst)
-	c.head = make([]int32, nst)
-	c.waitFg = make([]bool, nst)
-	c.pq = make([][]int32, nst)
-	c.pBusy = make([]bool, nst)
-	c.pTail = make([]bool, nst)
-	c.pCur = make([]int32, nst)
-	c.cTimes = make([]transport.Times, nch)
-	c.cLocal = make([]bool, nch)
 	c.cDetect = make([]sim.Time, nch)
-	c.dataSeen = make([]bool, nch)
-	c.tailSeen = make([]bool, nch)
 	c.arrived = make([]int32, nst)
 	c.rPos = make([]int32, R*C)
 	c.rIdx = make([]int32, R*C)
 	c.rFill = make([]int32, nst)
 	c.rFree = make([]sim.Time, R*C*c.wr)
 	c.rWP = make([]critPath, R*C*c.wr)
-	c.headSent = make([]int32, nst)
-	c.hq = make([][]int64, R*C)
-	c.hBusy = make([]bool, R*C)
 	c.out = make([][]float64, R)
 	for r := range R {
 		c.out[r] = make([]float64, cfg.Routing.Tokens[r])
@@ -133,9 +99,9 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 	// Posting warps: each forwarder group's last warp writes its chunks
 	// (forwarder SM); a coordinator per channel returns credit (sender SM).
 	c.p0 = 0
-	c.q0 = nst
+	c.h0 = nst
 	c.sms = make([]hw.SM, R*C*2)
-	c.pool.init(c.q0 + R*C)
+	c.pool.init(c.h0 + R*C)
 	resume := c.resume
 	for st := range nst {
 		src, ch, dn := plan.streamSrc(st)
@@ -143,7 +109,7 @@ func runNodeCombine(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMod
 		c.newTransportWarp(c.p0+st, f, (f*C+ch)*2+1, resume)
 	}
 	for rc := range R * C {
-		c.newTransportWarp(c.q0+rc, rc/C, rc*2, resume)
+		c.newTransportWarp(c.h0+rc, rc/C, rc*2, resume)
 	}
 	c.bg = newBackground(e, cfg.Background, conn, g, R, 2*C)
 	for r := range R {
@@ -190,28 +156,20 @@ func (c *nodeCombine) Handle(e *sim.Engine, op int32, arg int64) {
 	case opNVLSeen:
 		c.contribution(e, int(arg))
 	case opChunkReady:
-		st := int(c.ck.cSt[arg])
-		c.pq[st] = append(c.pq[st], int32(arg))
-		if !c.pBusy[st] {
-			c.postNext(e, st)
-		}
+		c.chunkReady(e, int(arg))
 	case opCoordNext:
 		c.postNext(e, int(arg))
 	case opTailSeen:
 		ci := int(arg)
 		c.cDetect[ci] = e.Now()
-		c.cPath[ci].delivery(c.cTimes[ci], c.cLocal[ci], c.g.nic.floor(transport.Op{Atomic: true, Bytes: 8}, false))
-		c.cPath[ci].step(CauseObserve, e.Now())
+		c.tailObserved(e, ci)
 		st, _, hi := c.ck.bounds(c.plan, ci)
 		c.arrived[st] = max(c.arrived[st], int32(hi))
 		src, ch, _ := c.plan.streamSrc(st)
 		c.recvAdvance(e, src*c.plan.C+ch)
 	case opHeadSeen:
 		hv := c.takeHead(arg)
-		st := int(hv.st)
-		c.head[st] = max(c.head[st], hv.value)
-		if c.waitFg[st] {
-			c.waitFg[st] = false
+		if st := int(hv.st); c.headSeen(hv) {
 			c.fgGate[st] = hv.path
 			c.fgAdvance(e, st)
 		}
@@ -262,28 +220,16 @@ func (c *nodeCombine) nvlStep(e *sim.Engine, sw int) {
 		}
 		c.nsFree[sw] = done
 		c.work(j, done)
-		k := c.newSub(cSub{st: int32(st), lo: int32(lo), hi: int32(pos), j: int32(lj), vis: vis, local: f == j})
+		k := c.subs.put(cSub{st: int32(st), lo: int32(lo), hi: int32(pos), j: int32(lj), vis: vis, local: f == j})
 		e.At(c.g.pollDetect(vis), c.id, opNVLSeen, int64(k))
 		e.At(done, c.id, opNVLStep, int64(sw))
 		return
 	}
 }
 
-func (c *nodeCombine) newSub(s cSub) int32 {
-	if k := len(c.freeS); k > 0 {
-		i := c.freeS[k-1]
-		c.freeS = c.freeS[:k-1]
-		c.subs[i] = s
-		return i
-	}
-	c.subs = append(c.subs, s)
-	return int32(len(c.subs) - 1)
-}
-
 // contribution adds a batch's tokens to their entries at the forwarder.
 func (c *nodeCombine) contribution(e *sim.Engine, k int) {
-	sub := c.subs[k]
-	c.freeS = append(c.freeS, int32(k))
+	sub := c.subs.take(int32(k))
 	p := c.plan
 	st := int(sub.st)
 	src, _, dn := p.streamSrc(st)
@@ -321,7 +267,7 @@ func (c *nodeCombine) fgAdvance(e *sim.Engine, st int) {
 			return
 		}
 		if pos-int(c.head[st]) >= c.cfgN.rdmaBuf {
-			c.waitFg[st] = true
+			c.wait[st] = true
 			return
 		}
 		w := st*c.wf + pos%c.wf
@@ -344,103 +290,30 @@ func (c *nodeCombine) fgAdvance(e *sim.Engine, st int) {
 			}
 			path.step(CauseObserve, c.entDet[x])
 		}
-		if c.fgWP[w].cur > path.cur {
-			path = c.fgWP[w] // the warp was still reducing earlier tokens
-		}
+		path = warpPath(path, c.fgWP[w]) // the warp may still reduce earlier tokens
 		path.step(CauseSync, start)
 		path.step(CauseReduce, end)
 		c.fgWP[w] = path
-		if end >= c.sReady[st] {
-			c.sReady[st], c.sPath[st] = end, path
-		}
 		c.fgPos[st]++
-		if (pos+1)%c.ck.size == 0 || pos+1 == L {
-			ci := int(c.ck.cOff[st]) + pos/c.ck.size
-			c.cPath[ci] = c.sPath[st]
-			e.At(c.sReady[st], c.id, opChunkReady, int64(ci))
-		}
+		c.filled(e, st, pos, end, path)
 	}
-}
-
-// postNext writes the stream's next reduced chunk to its source: an RDMA
-// write and a tail atomic, or a local tail bump on the source's own node.
-func (c *nodeCombine) postNext(e *sim.Engine, st int) {
-	if len(c.pq[st]) == 0 {
-		c.pBusy[st] = false
-		return
-	}
-	c.pBusy[st] = true
-	ci := int(c.pq[st][0])
-	c.pq[st] = c.pq[st][1:]
-	c.pCur[st] = int32(ci)
-	p := c.plan
-	_, lo, hi := c.ck.bounds(p, ci)
-	src, ch, dn := p.streamSrc(st)
-	f := dn*p.G + src%p.G
-	i := c.p0 + st
-	if f == src {
-		w := &c.pool.a[i].w
-		w.T.T = max(w.T.T, e.Now())
-		t0 := w.T.T
-		w.T.Compute(w.T.C().FenceGPU + w.T.C().Atomic)
-		c.noteIssue(w, t0)
-		c.cLocal[ci], c.dataSeen[ci], c.tailSeen[ci] = true, true, true
-		c.cTimes[ci] = transport.Times{IssueStart: t0, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
-		e.At(c.g.pollDetect(w.T.T), c.id, opTailSeen, int64(ci))
-		e.At(w.T.T, c.id, opCoordNext, int64(st))
-		return
-	}
-	c.pTail[st] = false
-	c.send(e, i, transport.Op{Src: f, Dst: src, Channel: ch, Bytes: (hi - lo) * int(c.tb), Tag: int64(ci)})
 }
 
 func (c *nodeCombine) resume(e *sim.Engine, w *transport.Warp) {
 	i := int(w.ID)
 	c.noteIssue(w, c.pool.a[i].st.start)
-	if i >= c.q0 {
-		c.headNext(e, i-c.q0)
+	if i >= c.h0 {
+		c.headNext(e, i-c.h0)
 		return
 	}
-	st := i - c.p0
-	if !c.pTail[st] {
-		ci := int(c.pCur[st])
-		src, ch, dn := c.plan.streamSrc(st)
-		c.pTail[st] = true
-		c.send(e, i, transport.Op{Src: dn*c.plan.G + src%c.plan.G, Dst: src, Channel: ch, Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)})
-		return
-	}
-	e.At(max(w.T.T, e.Now()), c.id, opCoordNext, int64(st))
+	c.postResume(e, w, i-c.p0)
 }
 
 func (c *nodeCombine) delivered(e *sim.Engine, dl transport.Delivery) {
 	if !c.accept(dl) {
 		return
 	}
-	tag := dl.Op.Tag
-	det := c.g.pollDetect(dl.Times.Visible)
-	switch {
-	case tag&tagHead != 0:
-		c.headDelivered(tag, dl.Times, det)
-		e.At(det, c.id, opHeadSeen, tag)
-	case tag&tagCount != 0:
-		ci := int(tag &^ tagCount)
-		if !c.dataSeen[ci] {
-			c.probs.add("internode combine: chunk %d's tail arrived before its data", ci)
-		}
-		if c.tailSeen[ci] {
-			c.probs.add("internode combine: chunk %d's tail arrived twice", ci)
-			return
-		}
-		c.tailSeen[ci] = true
-		c.cTimes[ci] = dl.Times
-		e.At(det, c.id, opTailSeen, int64(ci))
-	default:
-		ci := int(tag)
-		if c.dataSeen[ci] {
-			c.probs.add("internode combine: chunk %d's data arrived twice", ci)
-		}
-		c.dataSeen[ci] = true
-	}
+	c.nodeBase.delivered(e, dl, c.g.pollDetect(dl.Times.Visible))
 }
 
 // recvAdvance has the source's receiver warps of channel rc add up each
@@ -479,10 +352,7 @@ func (c *nodeCombine) recvAdvance(e *sim.Engine, rc int) {
 		k := int64(len(nodes))
 		end := c.warpCopy(s, start, k*c.tb, c.g.kern.reduceToken)
 		c.rFree[w] = end
-		path := c.cPath[gate]
-		if c.rWP[w].cur > path.cur {
-			path = c.rWP[w]
-		}
+		path := warpPath(c.cPath[gate], c.rWP[w])
 		path.step(CauseSync, start)
 		path.step(CauseReduce, end)
 		c.rWP[w] = path
@@ -491,44 +361,8 @@ func (c *nodeCombine) recvAdvance(e *sim.Engine, rc int) {
 			x := int(p.sOff[st]) + int(c.rFill[st])
 			c.out[s][t] += c.acc[x]
 			c.rFill[st]++
-			c.credit(e, st, path)
+			c.returnCredit(e, st, int(c.rFill[st]), path)
 		}
 		c.doneRecv(s, 1, end, path)
 	}
-}
-
-// credit returns rdma_chunk tokens of buffer to the stream's forwarder.
-func (c *nodeCombine) credit(e *sim.Engine, st int, path critPath) {
-	cons := int(c.rFill[st])
-	if cons-int(c.headSent[st]) < c.cfgN.rdmaChunk {
-		return
-	}
-	c.headSent[st] = int32(cons)
-	p := c.plan
-	src, ch, dn := p.streamSrc(st)
-	if dn == c.s.DomainOf(src) {
-		at, tag := c.headLocal(e, st, cons, path)
-		e.At(at, c.id, opHeadSeen, tag)
-		return
-	}
-	tag := c.newHead(st, cons, path)
-	rc := src*p.C + ch
-	c.hq[rc] = append(c.hq[rc], tag)
-	if !c.hBusy[rc] {
-		c.headNext(e, rc)
-	}
-}
-
-func (c *nodeCombine) headNext(e *sim.Engine, rc int) {
-	if len(c.hq[rc]) == 0 {
-		c.hBusy[rc] = false
-		return
-	}
-	c.hBusy[rc] = true
-	tag := c.hq[rc][0]
-	c.hq[rc] = c.hq[rc][1:]
-	hv := c.headVals[tag&^tagHead]
-	src, ch, dn := c.plan.streamSrc(int(hv.st))
-	f := dn*c.plan.G + src%c.plan.G
-	c.send(e, c.q0+rc, transport.Op{Src: src, Dst: f, Channel: c.plan.C + ch, Bytes: 8, Atomic: true, Flush: true, Tag: tag})
 }

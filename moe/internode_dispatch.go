@@ -39,26 +39,10 @@ type nodeDispatch struct {
 	sNext     []int32
 	sFree     []sim.Time // [sc·7 + w]
 	sMetaLeft []int32
-	// streams
-	sFill  []int32    // tokens copied into the stream's send buffer
-	sReady []sim.Time // when all of them were (the in-order window)
-	head   []int32    // credit returned by the forwarder
-	waitSt []bool     // the stream's sender waits for credit
-	// Critical paths: of the credit a channel last waited for, of each
-	// stream's latest copied token, of each chunk up to its forwarding.
+	sFill     []int32 // per stream: tokens copied into its send buffer
+	// the critical path of the credit a channel last waited for
 	chanGate []critPath
-	sPath    []critPath
-	cPath    []critPath
-	// sender coordinators
-	cq    [][]int32
-	cBusy []bool
-	cTail []bool
-	cCur  []int32
 	// chunks
-	cTimes   []transport.Times
-	cLocal   []bool
-	dataSeen []bool
-	tailSeen []bool
 	cPending []int32
 	cDone    []bool
 	// forwarders fc = f·C + ch, their warps fw = fc·G + j
@@ -71,12 +55,8 @@ type nodeDispatch struct {
 	fPath     []critPath // the path to the warp's last copy
 	rPath     []critPath // the path to the receiver warp's last copy
 	stCons    []int32    // per stream: chunks consumed in order
-	headSent  []int32
-	hq        [][]int64 // per fc: head tags to post
-	hBusy     []bool
 	// receivers rw = (r·C + ch)·G + l
-	subs  []nvlSub
-	freeS []int32
+	subs  slots[nvlSub]
 	rq    [][]int32
 	rBusy []bool
 	rFree []sim.Time
@@ -84,8 +64,6 @@ type nodeDispatch struct {
 	// checks
 	seenTok []uint8
 	sumGot  []uint64
-	// pool layout: sender warps, then coordinators, then head posters
-	c0, h0 int
 }
 
 func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuModel, probs *problemList, ph *Phase, notify []sim.Time) (transport.Resources, error) {
@@ -103,17 +81,6 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	d.sFree = make([]sim.Time, R*C*rdmaSenderWarps)
 	d.sMetaLeft = make([]int32, R*C)
 	d.sFill = make([]int32, nst)
-	d.sReady = make([]sim.Time, nst)
-	d.head = make([]int32, nst)
-	d.waitSt = make([]bool, nst)
-	d.cq = make([][]int32, R*C)
-	d.cBusy = make([]bool, R*C)
-	d.cTail = make([]bool, R*C)
-	d.cCur = make([]int32, R*C)
-	d.cTimes = make([]transport.Times, nch)
-	d.cLocal = make([]bool, nch)
-	d.dataSeen = make([]bool, nch)
-	d.tailSeen = make([]bool, nch)
 	d.cPending = make([]int32, nch)
 	d.cDone = make([]bool, nch)
 	d.fMetaLeft = make([]int32, R*C)
@@ -128,12 +95,7 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	for i := range d.chanGate {
 		d.chanGate[i] = d.root()
 	}
-	d.sPath = make([]critPath, nst)
-	d.cPath = make([]critPath, nch)
 	d.stCons = make([]int32, nst)
-	d.headSent = make([]int32, nst)
-	d.hq = make([][]int64, R*C)
-	d.hBusy = make([]bool, R*C)
 	d.rq = make([][]int32, R*C*G)
 	d.rBusy = make([]bool, R*C*G)
 	d.rFree = make([]sim.Time, R*C*G)
@@ -146,10 +108,11 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	for r := range R {
 		d.left[r] = n.RecvPerRank[r]
 	}
-	// Posting warps: per channel seven sender warps and a coordinator on
-	// the sender SM, a head poster on the forwarder SM.
-	d.c0 = R * C * rdmaSenderWarps
-	d.h0 = d.c0 + R*C
+	// Posting warps: per channel seven sender warps and a coordinator (the
+	// channel's chunk poster) on the sender SM, a head poster on the
+	// forwarder SM.
+	d.p0 = R * C * rdmaSenderWarps
+	d.h0 = d.p0 + R*C
 	d.sms = make([]hw.SM, R*C*2)
 	d.pool.init(d.h0 + R*C)
 	resume := d.resume
@@ -158,7 +121,7 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 		for w := range rdmaSenderWarps {
 			d.newTransportWarp(sc*rdmaSenderWarps+w, r, sc*2, resume)
 		}
-		d.newTransportWarp(d.c0+sc, r, sc*2, resume)
+		d.newTransportWarp(d.p0+sc, r, sc*2, resume)
 		d.newTransportWarp(d.h0+sc, r, sc*2+1, resume)
 		d.sMetaLeft[sc] = rdmaSenderWarps
 	}
@@ -186,13 +149,9 @@ func (d *nodeDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 	case opSendStep:
 		d.sendStep(e, int(arg))
 	case opChunkReady:
-		sc := int(d.ck.cSt[arg]) / d.plan.N
-		d.cq[sc] = append(d.cq[sc], int32(arg))
-		if !d.cBusy[sc] {
-			d.coordNext(e, sc)
-		}
+		d.chunkReady(e, int(arg))
 	case opCoordNext:
-		d.coordNext(e, int(arg))
+		d.postNext(e, int(arg))
 	case opTailSeen:
 		d.tailSeenAt(e, int(arg))
 	case opMetaSeen:
@@ -202,7 +161,7 @@ func (d *nodeDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 	case opFwdDone:
 		d.fwdDone(e, int(arg))
 	case opNVLSeen:
-		sub := &d.subs[arg]
+		sub := &d.subs.a[arg]
 		sub.detect = e.Now()
 		rw := d.recvWarp(sub)
 		d.rq[rw] = append(d.rq[rw], int32(arg))
@@ -295,7 +254,7 @@ func (d *nodeDispatch) sendStep(e *sim.Engine, sc int) {
 		for _, dn := range nodes {
 			st := p.stream(src, ch, int(dn))
 			if int(d.sFill[st]-d.head[st]) >= d.cfgN.rdmaBuf {
-				d.waitSt[st] = true
+				d.wait[st] = true
 				return
 			}
 		}
@@ -315,66 +274,19 @@ func (d *nodeDispatch) sendStep(e *sim.Engine, sc int) {
 			st := p.stream(src, ch, int(dn))
 			k := int(d.sFill[st])
 			d.sFill[st]++
-			if end >= d.sReady[st] {
-				d.sReady[st], d.sPath[st] = end, path
-			}
-			if (k+1)%d.ck.size == 0 || k+1 == p.streamLen(st) {
-				ci := int(d.ck.cOff[st]) + k/d.ck.size
-				d.cPath[ci] = d.sPath[st]
-				e.At(d.sReady[st], d.id, opChunkReady, int64(ci))
-			}
+			d.filled(e, st, k, end, path)
 		}
 	}
-}
-
-// coordNext has sender coordinator sc write its next ready chunk: an RDMA
-// write and a tail atomic to a remote node, a local tail bump for its own.
-func (d *nodeDispatch) coordNext(e *sim.Engine, sc int) {
-	if len(d.cq[sc]) == 0 {
-		d.cBusy[sc] = false
-		return
-	}
-	d.cBusy[sc] = true
-	ci := int(d.cq[sc][0])
-	d.cq[sc] = d.cq[sc][1:]
-	d.cCur[sc] = int32(ci)
-	st, lo, hi := d.ck.bounds(d.plan, ci)
-	src, ch, dn := d.plan.streamSrc(st)
-	i := d.c0 + sc
-	if dn == d.s.DomainOf(src) {
-		w := &d.pool.a[i].w
-		w.T.T = max(w.T.T, e.Now())
-		t0 := w.T.T
-		w.T.Compute(w.T.C().FenceGPU + w.T.C().Atomic)
-		d.noteIssue(w, t0)
-		d.cLocal[ci], d.dataSeen[ci], d.tailSeen[ci] = true, true, true
-		d.cTimes[ci] = transport.Times{IssueStart: t0, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
-		e.At(d.g.pollDetect(w.T.T), d.id, opTailSeen, int64(ci))
-		e.At(w.T.T, d.id, opCoordNext, int64(sc))
-		return
-	}
-	f := dn*d.plan.G + src%d.plan.G
-	d.cTail[sc] = false
-	d.send(e, i, transport.Op{Src: src, Dst: f, Channel: ch, Bytes: (hi - lo) * int(d.tb), Tag: int64(ci)})
 }
 
 func (d *nodeDispatch) resume(e *sim.Engine, w *transport.Warp) {
 	i := int(w.ID)
 	d.noteIssue(w, d.pool.a[i].st.start)
 	switch {
-	case i < d.c0:
+	case i < d.p0:
 		d.nextMeta(e, i)
 	case i < d.h0:
-		sc := i - d.c0
-		if !d.cTail[sc] {
-			// The data write is posted; its tail follows on the same QP.
-			ci := int(d.cCur[sc])
-			src, ch, dn := d.plan.streamSrc(int(d.ck.cSt[ci]))
-			d.cTail[sc] = true
-			d.send(e, i, transport.Op{Src: src, Dst: dn*d.plan.G + src%d.plan.G, Channel: ch, Bytes: 8, Atomic: true, Flush: true, Tag: tagCount | int64(ci)})
-			return
-		}
-		e.At(max(w.T.T, e.Now()), d.id, opCoordNext, int64(sc))
+		d.postResume(e, w, i-d.p0)
 	default:
 		d.headNext(e, i-d.h0)
 	}
@@ -384,33 +296,12 @@ func (d *nodeDispatch) delivered(e *sim.Engine, dl transport.Delivery) {
 	if !d.accept(dl) {
 		return
 	}
-	tag := dl.Op.Tag
 	det := d.g.pollDetect(dl.Times.Visible)
-	switch {
-	case tag&tagMeta != 0:
+	if dl.Op.Tag&tagMeta != 0 {
 		e.At(det, d.id, opMetaSeen, int64(dl.Op.Dst*d.plan.C+dl.Op.Channel))
-	case tag&tagHead != 0:
-		d.headDelivered(tag, dl.Times, det)
-		e.At(det, d.id, opHeadSeen, tag)
-	case tag&tagCount != 0:
-		ci := int(tag &^ tagCount)
-		if !d.dataSeen[ci] {
-			d.probs.add("internode dispatch: chunk %d's tail arrived before its data", ci)
-		}
-		if d.tailSeen[ci] {
-			d.probs.add("internode dispatch: chunk %d's tail arrived twice", ci)
-			return
-		}
-		d.tailSeen[ci] = true
-		d.cTimes[ci] = dl.Times
-		e.At(det, d.id, opTailSeen, int64(ci))
-	default:
-		ci := int(tag)
-		if d.dataSeen[ci] {
-			d.probs.add("internode dispatch: chunk %d's data arrived twice", ci)
-		}
-		d.dataSeen[ci] = true
+		return
 	}
+	d.nodeBase.delivered(e, dl, det)
 }
 
 // openForwarder starts forwarder channel fc once its rank's kernel runs
@@ -433,8 +324,7 @@ func (d *nodeDispatch) openForwarder(e *sim.Engine, fc int) {
 // tailSeenAt hands an arrived chunk to the forwarder warps of the local
 // ranks its tokens go to.
 func (d *nodeDispatch) tailSeenAt(e *sim.Engine, ci int) {
-	d.cPath[ci].delivery(d.cTimes[ci], d.cLocal[ci], d.g.nic.floor(transport.Op{Atomic: true, Bytes: 8}, false))
-	d.cPath[ci].step(CauseObserve, e.Now())
+	d.tailObserved(e, ci)
 	st, lo, hi := d.ck.bounds(d.plan, ci)
 	src, ch, dn := d.plan.streamSrc(st)
 	f := dn*d.plan.G + src%d.plan.G
@@ -481,10 +371,7 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 	t += sim.Time(hi-lo) * d.g.costsOf(f).L2Load
 	local := j == f%p.G
 	// A warp still busy with earlier copies gates this chunk by them.
-	path := d.cPath[ci]
-	if d.fPath[fw].cur > path.cur {
-		path = d.fPath[fw]
-	}
+	path := warpPath(d.cPath[ci], d.fPath[fw])
 	cause := CauseNVLink
 	if local {
 		cause = CauseCopy
@@ -512,7 +399,7 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 			path.step(cause, sub.fwdEnd)
 			sub.path = path
 			sub.path.step(cause, sub.visible)
-			k := d.newSub(sub)
+			k := d.subs.put(sub)
 			e.At(d.g.pollDetect(sub.visible), d.id, opNVLSeen, int64(k))
 		}
 		a = b
@@ -521,17 +408,6 @@ func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
 	d.fFree[fw] = t
 	d.work(f, t)
 	e.At(t, d.id, opFwdDone, int64(fw))
-}
-
-func (d *nodeDispatch) newSub(s nvlSub) int32 {
-	if k := len(d.freeS); k > 0 {
-		i := d.freeS[k-1]
-		d.freeS = d.freeS[:k-1]
-		d.subs[i] = s
-		return i
-	}
-	d.subs = append(d.subs, s)
-	return int32(len(d.subs) - 1)
 }
 
 func (d *nodeDispatch) fwdDone(e *sim.Engine, fw int) {
@@ -561,47 +437,13 @@ func (d *nodeDispatch) chunkConsumed(e *sim.Engine, ci int, path critPath) {
 		}
 		d.stCons[st]++
 	}
-	cons := min(int(d.stCons[st])*d.ck.size, p.streamLen(st))
-	if cons-int(d.headSent[st]) < d.cfgN.rdmaChunk {
-		return
-	}
-	d.headSent[st] = int32(cons)
-	src, ch, dn := p.streamSrc(st)
-	if dn == d.s.DomainOf(src) {
-		at, tag := d.headLocal(e, st, cons, path)
-		e.At(at, d.id, opHeadSeen, tag)
-		return
-	}
-	tag := d.newHead(st, cons, path)
-	fc := (dn*p.G+src%p.G)*p.C + ch
-	d.hq[fc] = append(d.hq[fc], tag)
-	if !d.hBusy[fc] {
-		d.headNext(e, fc)
-	}
-}
-
-// headNext posts forwarder channel fc's next credit return.
-func (d *nodeDispatch) headNext(e *sim.Engine, fc int) {
-	if len(d.hq[fc]) == 0 {
-		d.hBusy[fc] = false
-		return
-	}
-	d.hBusy[fc] = true
-	tag := d.hq[fc][0]
-	d.hq[fc] = d.hq[fc][1:]
-	hv := d.headVals[tag&^tagHead]
-	src, ch, _ := d.plan.streamSrc(int(hv.st))
-	f := fc / d.plan.C
-	d.send(e, d.h0+fc, transport.Op{Src: f, Dst: src, Channel: d.plan.C + ch, Bytes: 8, Atomic: true, Flush: true, Tag: tag})
+	d.returnCredit(e, st, min(int(d.stCons[st])*d.ck.size, p.streamLen(st)), path)
 }
 
 // creditSeen raises a stream's head at its sender and wakes the sender if
 // it waited for room.
 func (d *nodeDispatch) creditSeen(e *sim.Engine, hv headVal) {
-	st := int(hv.st)
-	d.head[st] = max(d.head[st], hv.value)
-	if d.waitSt[st] {
-		d.waitSt[st] = false
+	if st := int(hv.st); d.headSeen(hv) {
 		d.chanGate[st/d.plan.N] = hv.path
 		e.At(e.Now(), d.id, opSendStep, int64(st/d.plan.N))
 	}
@@ -626,7 +468,7 @@ func (d *nodeDispatch) recvNext(e *sim.Engine, rw int) {
 	k := d.rq[rw][0]
 	d.rq[rw] = d.rq[rw][1:]
 	d.rCur[rw] = k
-	sub := &d.subs[k]
+	sub := &d.subs.a[k]
 	target := rw / d.plan.G / d.plan.C
 	start := max(e.Now(), d.rFree[rw], d.start[target])
 	bytes := int64(sub.n) * d.tb
@@ -642,8 +484,7 @@ func (d *nodeDispatch) recvNext(e *sim.Engine, rw int) {
 func (d *nodeDispatch) recvDone(e *sim.Engine, rw int) {
 	p := d.plan
 	k := d.rCur[rw]
-	sub := d.subs[k]
-	d.freeS = append(d.freeS, k)
+	sub := d.subs.take(k)
 	st := int(d.ck.cSt[sub.ci])
 	src, _, dn := p.streamSrc(st)
 	target := dn*p.G + int(sub.j)
@@ -663,9 +504,7 @@ func (d *nodeDispatch) recvDone(e *sim.Engine, rw int) {
 	rt.LastDelivered = max(rt.LastDelivered, sub.visible)
 	path := sub.path
 	path.step(CauseObserve, sub.detect)
-	if d.rPath[rw].cur > path.cur {
-		path = d.rPath[rw] // the warp was still copying earlier batches
-	}
+	path = warpPath(path, d.rPath[rw]) // the warp may still copy earlier batches
 	path.step(CauseSync, sub.recvStart)
 	path.step(CauseCopy, e.Now())
 	d.rPath[rw] = path

@@ -123,8 +123,7 @@ func (c *llCombine) Handle(e *sim.Engine, op int32, arg int64) {
 	case opPost:
 		c.post(e, int(arg))
 	case opLocal:
-		dl := c.locals[arg]
-		c.freeL = append(c.freeL, int32(arg))
+		dl := c.locals.take(int32(arg))
 		c.delivered(e, dl)
 	case opGridSync, opRecvDone:
 		c.maybeReduce(e, int(arg))

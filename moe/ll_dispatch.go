@@ -153,8 +153,7 @@ func (d *llDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 			d.tryGroup(e, r, grp)
 		}
 	case opLocal:
-		dl := d.locals[arg]
-		d.freeL = append(d.freeL, int32(arg))
+		dl := d.locals.take(int32(arg))
 		d.delivered(e, dl)
 	}
 }

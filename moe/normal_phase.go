@@ -281,8 +281,7 @@ func (p *normalPhase) Handle(e *sim.Engine, op int32, arg int64) {
 	case opPost:
 		p.post(e, int(arg))
 	case opLocal:
-		dl := p.locals[arg]
-		p.freeL = append(p.freeL, int32(arg))
+		dl := p.locals.take(int32(arg))
 		p.delivered(e, dl)
 	case opTaskReady:
 		p.receive(e, int(arg))

@@ -228,8 +228,7 @@ type phaseRun struct {
 	bg     *bgRunner
 	probs  *problemList
 	phase  *Phase
-	locals []transport.Delivery
-	freeL  []int32
+	locals slots[transport.Delivery] // local copies until visible
 	// per rank
 	issueDone  []sim.Time
 	lastStart  []sim.Time // IssueStart of the post that ended last
@@ -293,15 +292,7 @@ func (b *phaseRun) post(e *sim.Engine, i int) {
 		w.T.T = b.g.copyN(int(w.Rank), w.T.T, int64(op.Bytes), int64(op.Bytes), b.g.kern.warpCopy)
 	}
 	t := transport.Times{IssueStart: ws.start, IssueEnd: w.T.T, Posted: w.T.T, Served: w.T.T, Sent: w.T.T, Arrived: w.T.T, Visible: w.T.T}
-	var idx int32
-	if n := len(b.freeL); n > 0 {
-		idx = b.freeL[n-1]
-		b.freeL = b.freeL[:n-1]
-	} else {
-		b.locals = append(b.locals, transport.Delivery{})
-		idx = int32(len(b.locals) - 1)
-	}
-	b.locals[idx] = transport.Delivery{Op: op, Times: t}
+	idx := b.locals.put(transport.Delivery{Op: op, Times: t})
 	e.At(t.Visible, b.id, opLocal, int64(idx))
 	w.Resume(e, w)
 }
@@ -396,3 +387,28 @@ const runLimit = 10 * sim.Second
 // tagCount marks control atomics (counts, flags, tails); the low bits are
 // the block.
 const tagCount = int64(1) << 61
+
+// slots holds the values of events in flight, indexed by the event's
+// argument, reusing freed slots so that a long phase does not grow them.
+type slots[T any] struct {
+	a    []T
+	free []int32
+}
+
+// put files v and returns its index.
+func (s *slots[T]) put(v T) int32 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.a[i] = v
+		return i
+	}
+	s.a = append(s.a, v)
+	return int32(len(s.a) - 1)
+}
+
+// take returns slot i's value and frees the slot.
+func (s *slots[T]) take(i int32) T {
+	s.free = append(s.free, i)
+	return s.a[i]
+}
