@@ -247,6 +247,9 @@ type Result struct {
 	// Faults is what went wrong under the layer (nil when healthy);
 	// Failed says which phase it made fail, if any.
 	Faults *fault.Plan
+	// Compute is the layer with its experts' compute (RunWithCompute);
+	// nil for communication alone.
+	Compute *Timeline
 }
 
 // finish fills a phase's summaries from its per-rank timings, measured

@@ -18,7 +18,7 @@ type Def struct {
 // the constants of one part of the model, so parts can grow independently.
 func schema() []Def {
 	var all []Def
-	for _, part := range [][]Def{gpuDefs, nicDefs, fabricDefs, proxyDefs, dcDefs, connDefs, nvlinkDefs, kernelDefs, emunicDefs, topoDefs, capacityDefs, efaDefs, faultDefs} {
+	for _, part := range [][]Def{gpuDefs, nicDefs, fabricDefs, proxyDefs, dcDefs, connDefs, nvlinkDefs, kernelDefs, emunicDefs, topoDefs, capacityDefs, efaDefs, faultDefs, computeDefs} {
 		all = append(all, part...)
 	}
 	return all

@@ -119,3 +119,25 @@ func TestPresetGroups(t *testing.T) {
 		}
 	}
 }
+
+// Every model's preset has its experts' FFN, read from its config;
+// DeepEP's test shape has no model behind it.
+func TestPresetsHaveTheirFFN(t *testing.T) {
+	want := map[string]moe.FFN{
+		"deepseek-v3": {Intermediate: 2048, SharedIntermediate: 2048}, "kimi-k2": {Intermediate: 2048, SharedIntermediate: 2048},
+		"qwen3-235b": {Intermediate: 1536}, "mixtral-8x7b": {Intermediate: 14336}, "gpt-oss-120b": {Intermediate: 2880},
+		"deepep-ll": {},
+	}
+	for _, name := range workloads.Names() {
+		w, err := workloads.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Compute != want[name] {
+			t.Errorf("%s: FFN %+v, want %+v", name, w.Compute, want[name])
+		}
+		if !w.Compute.Zero() && !strings.Contains(w.ComputeSource, "config.json") {
+			t.Errorf("%s: FFN source %q names no config", name, w.ComputeSource)
+		}
+	}
+}
