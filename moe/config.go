@@ -3,7 +3,6 @@ package moe
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"go.uber.org/zap"
 
@@ -82,7 +81,7 @@ func (c *LayerConfig) Validate() error {
 		return errors.New("transport: none given")
 	case c.Profile == nil:
 		return errors.New("profile: none given")
-	case c.Mode != LL && c.Mode != Normal:
+	case !c.Mode.valid():
 		return field.Errorf("mode", "%v, want ll or normal", c.Mode)
 	case c.NumSMs < 0:
 		return field.Errorf("num-sms", "%d is negative (0 = DeepEP's choice)", c.NumSMs)
@@ -90,16 +89,14 @@ func (c *LayerConfig) Validate() error {
 		return field.Errorf("chunk", "%d is negative (0 = the default)", c.Chunk)
 	case c.RanksPerGPU < 0 || (c.RanksPerGPU > 1 && c.Routing.Shape.Ranks%c.RanksPerGPU != 0):
 		return fmt.Errorf("ranks per GPU: %d does not divide the ranks", c.RanksPerGPU)
-	case c.RanksPerGPU > 1 && c.Mode == Normal && c.Routing.Shape.Domains() > 1:
+	case c.RanksPerGPU > 1 && c.Mode.spec().oneRankPerGPU(c.Routing.Shape):
 		return errors.New("ranks per GPU: internode normal mode places one rank on each GPU")
 	}
 	if err := c.Routing.Shape.Validate(); err != nil {
 		return err
 	}
-	if err := c.validateNodes(); err != nil {
-		return err
-	}
-	if err := c.Routing.Shape.CheckWrites(c.Mode, c.Chunk); err != nil {
+	m := c.Mode.spec()
+	if err := m.checkShape(c); err != nil {
 		return err
 	}
 	if sms := int(c.Profile.Get("gpu.sms")); c.NumSMs > sms {
@@ -111,10 +108,8 @@ func (c *LayerConfig) Validate() error {
 	if err := c.Faults.Validate(c.Routing.Shape.Ranks); err != nil {
 		return fmt.Errorf("faults: %w", err)
 	}
-	if s := c.Routing.Shape; c.Mode == LL && int64(s.Physical())*int64(s.Ranks) > math.MaxInt32 {
-		// A sending warp keeps its count's index, expert·R + rank, in 32 bits.
-		return field.Errorf("experts", "%d experts on %d ranks make %d (expert, rank) counts, more than the %d an LL layer indexes",
-			s.Physical(), s.Ranks, int64(s.Physical())*int64(s.Ranks), math.MaxInt32)
+	if err := m.checkScale(c); err != nil {
+		return err
 	}
 	if layer, reserved := Channels(c.Routing.Shape, c.Mode, c.NumSMs, c.Background); layer+reserved > hw.MaxChannel+1 {
 		// A message record carries its channel in 16 bits.
@@ -130,27 +125,7 @@ func (c *LayerConfig) Validate() error {
 // keeps chunk counts within 32 bits. Callers may check it before building
 // anything; LayerConfig.Validate checks it too.
 func (s Shape) CheckWrites(mode Mode, chunk int) error {
-	if mode != Normal {
-		return nil
-	}
-	tb := s.NormalTokenBytes()
-	if chunk > hw.MaxMsgBytes/tb {
-		return field.Errorf("chunk", "%d tokens of %d B are more than the %d B one message carries (InfiniBand's largest message is 2^31 B; at most %d tokens)",
-			chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
-	}
-	if chunk > 0 {
-		return nil
-	}
-	chunk = defaultChunk
-	if s.Domains() > 1 {
-		d, cm := NodeConfigs(s.Ranks, 0)
-		chunk = max(d.RDMAChunk, cm.RDMAChunk)
-	}
-	if chunk > hw.MaxMsgBytes/tb {
-		return field.Errorf("hidden", "%d channels make the default chunks of %d tokens of %d B more than the %d B one message carries (InfiniBand's largest message is 2^31 B; give a chunk of at most %d tokens)",
-			s.Hidden, chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
-	}
-	return nil
+	return mode.spec().writes(s, chunk)
 }
 
 // Channels is how many transport channels (queues per peer) the layer's
@@ -161,14 +136,7 @@ func (s Shape) CheckWrites(mode Mode, chunk int) error {
 // second per channel for the credit returns (DeepEP asks NVSHMEM for at
 // least num_sms QPs per peer).
 func Channels(s Shape, mode Mode, numSMs int, bg Background) (layer, reserved int) {
-	if mode == Normal {
-		layer = max(1, normalSMsOr(numSMs)/2)
-		if s.Domains() > 1 {
-			layer *= 2
-		}
-	} else {
-		layer = s.LocalExperts()
-	}
+	layer = mode.spec().channels(s, numSMs)
 	if bg.Reserved && bg.CTAs > 0 {
 		reserved = bg.queues()
 	}

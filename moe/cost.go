@@ -85,14 +85,33 @@ func EstimateCost(s Shape, mode Mode, q transport.SimCost) Cost {
 		l := llLaunch(s, 0, costSMs)
 		warps = r * float64(l.S*max(s.TopK, l.G))
 	}
-	msgs := clampInt64(2 * (sel + pairs))
+	return mode.spec().cost(costIn{s: s, q: q, r: r, sel: sel, pairs: pairs, warps: warps, msgs: clampInt64(2 * (sel + pairs))})
+}
+
+// costIn is what EstimateCost's modes price: the shape, the mechanism's
+// state, and the ranks, selections, (rank, expert) pairs, LL warps and
+// messages of the layer.
+type costIn struct {
+	s                    Shape
+	q                    transport.SimCost
+	r, sel, pairs, warps float64
+	msgs                 int64
+}
+
+// normalCost is EstimateCost in normal mode: one fit, side by side or in
+// turn.
+func normalCost(in costIn) Cost {
+	// A proxy's records are per op, and normal mode's ops are chunks:
+	// 128 ranks x 4,096 tokens peaked 9 MiB above mini-gda's.
+	b := clampInt64(costBase + costPerRank*in.r + costPerWarp*in.warps + costPerPair*in.pairs + costPerSel*in.sel + costPerQP*float64(in.q.Queues) + in.q.Bytes)
+	return Cost{Bytes: b, InTurn: b, Messages: in.msgs}
+}
+
+// llCost is EstimateCost in LL mode, whose mechanisms may keep state per
+// operation.
+func llCost(in costIn) Cost {
+	s, q, r, sel, pairs, warps := in.s, in.q, in.r, in.sel, in.pairs, in.warps
 	queues := q.Bytes
-	if mode == Normal {
-		// A proxy's records are per op, and normal mode's ops are chunks:
-		// 128 ranks x 4,096 tokens peaked 9 MiB above mini-gda's.
-		b := clampInt64(costBase + costPerRank*r + costPerWarp*warps + costPerPair*pairs + costPerSel*sel + costPerQP*float64(q.Queues) + queues)
-		return Cost{Bytes: b, InTurn: b, Messages: msgs}
-	}
 	// The fit's layers ran on their presets' queues, counted by the
 	// callers as the larger of the local experts and four a peer; queues
 	// a knob adds beyond those cost their counters each.
@@ -108,7 +127,7 @@ func EstimateCost(s Shape, mode Mode, q transport.SimCost) Cost {
 	// Below a few hundred ranks in turn saves nothing: its fixed share is
 	// larger, and a 64-rank layer peaked at 69-100 MiB in turn against
 	// 55-58 MiB side by side. Such a layer never runs in turn.
-	return Cost{Bytes: clampInt64(side), InTurn: clampInt64(min(turn, side)), Messages: msgs}
+	return Cost{Bytes: clampInt64(side), InTurn: clampInt64(min(turn, side)), Messages: in.msgs}
 }
 
 func clampInt64(v float64) int64 {

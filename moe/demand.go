@@ -15,7 +15,7 @@ import (
 // marks the demands inexact. ok is false for normal mode, whose chunked,
 // forwarded traffic is not enumerated here.
 func Demands(rt *Routing, mode Mode, nvlink bool, bg Background) (dispatch, combine *transport.Demand, ok bool) {
-	if mode != LL {
+	if !mode.valid() || !mode.spec().enumerated {
 		return nil, nil, false
 	}
 	s := rt.Shape

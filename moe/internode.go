@@ -703,7 +703,7 @@ func runNotifyNodes(cfg *LayerConfig, ph *Phase, g *gpuModel) ([]sim.Time, trans
 // assert that an RDMA chunk fits twice in the receive buffer.
 func (c *LayerConfig) validateNodes() error {
 	s := c.Routing.Shape
-	if c.Mode != Normal || s.Domains() < 2 {
+	if s.Domains() < 2 {
 		return nil
 	}
 	switch {

@@ -42,16 +42,7 @@ func RunLayer(cfg LayerConfig) (*Result, error) {
 	log.Debug("layer start", zap.Int("tokens", s.Tokens), zap.Int("experts", s.Physical()), zap.Int("topk", s.TopK),
 		zap.String("background", cfg.Background.String()))
 	wall := time.Now()
-	switch cfg.Mode {
-	case LL:
-		err = runLL(&cfg, res)
-		// DeepEP's LL tests count what AlgoGBps counts: every selection's
-		// message over the phase time.
-		res.Dispatch.DeepEPGBps, res.Combine.DeepEPGBps = res.Dispatch.AlgoGBps, res.Combine.AlgoGBps
-	case Normal:
-		err = runNormal(&cfg, res)
-	}
-	if err != nil {
+	if err = cfg.Mode.spec().run(&cfg, res); err != nil {
 		log.Debug("layer failed", zap.Error(err))
 		return nil, err
 	}

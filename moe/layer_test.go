@@ -295,7 +295,7 @@ func TestLayerRejectsBadConfig(t *testing.T) {
 
 func TestParseMode(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]moe.Mode{"ll": moe.LL, "LL": moe.LL, "normal": moe.Normal} {
+	for in, want := range map[string]moe.Mode{"ll": moe.LL, "LL": moe.LL, " low-latency ": moe.LL, "normal": moe.Normal, "ht": moe.Normal} {
 		if got, err := moe.ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %v, %v", in, got, err)
 		}

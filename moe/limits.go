@@ -54,14 +54,7 @@ func figure(f Figure, s Shape, m Mode, channels int) int64 {
 	case FigureLocalExperts:
 		return int64(s.LocalExperts())
 	case FigureRDMABytes:
-		if m == LL {
-			return satBytes(LLBufferBytes(s), llBound(s))
-		}
-		if s.Domains() == 1 {
-			return 0
-		}
-		return satBytes(2*int64(channels)*int64(s.Domains())*128*int64(s.NormalTokenBytes()),
-			2*float64(channels)*float64(s.Domains())*128*float64(s.NormalTokenBytes()))
+		return m.spec().rdmaBytes(s, channels)
 	}
 	return 0
 }

@@ -99,6 +99,20 @@ func llBytes(l *LLLayout, msg int) []int64 {
 	return out
 }
 
+// llBuffer is DeepEP's LL buffer (LLBufferBytes).
+func llBuffer(s Shape, _ int) (int64, float64, string) {
+	return LLBufferBytes(s), llBound(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
+}
+
+// precheckLL refuses top-k beyond a kernel block's warps, and queues that
+// cannot hold what LL keeps in flight (checkDepth).
+func precheckLL(s Shape, cfg *LayerConfig) error {
+	if s.TopK > warpsPerSM {
+		return field.Errorf("topk", "%d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
+	}
+	return checkDepth(s, cfg.Transport.QueueDepth())
+}
+
 // runLL runs both LL phases and the checks.
 func runLL(cfg *LayerConfig, res *Result) error {
 	s := cfg.Routing.Shape
@@ -144,6 +158,9 @@ func runLL(cfg *LayerConfig, res *Result) error {
 	res.Events = res.Dispatch.Events + res.Combine.Events
 	res.Resources = Resources{Resources: r1.Max(r2), BufferBytesPerRank: LLBufferBytes(s)}
 	res.Problems, res.ProblemCount = probs.out(), probs.n
+	// DeepEP's LL tests count what AlgoGBps counts: every selection's
+	// message over the phase time.
+	res.Dispatch.DeepEPGBps, res.Combine.DeepEPGBps = res.Dispatch.AlgoGBps, res.Combine.AlgoGBps
 	return nil
 }
 

@@ -2,6 +2,8 @@ package moe
 
 import (
 	"fmt"
+	"moebench/hw"
+	"moebench/internal/field"
 
 	"moebench/sim"
 	"moebench/transport"
@@ -174,6 +176,55 @@ func checkPayloads(probs *problemList, r *Routing, n *NormalLayout, got []uint64
 			probs.add("%s payload checksum: rank %d received %016x, want %016x", what, rank, got[rank], want[rank])
 		}
 	}
+}
+
+// normalWrites is normal mode's Shape.CheckWrites.
+func normalWrites(s Shape, chunk int) error {
+	tb := s.NormalTokenBytes()
+	if chunk > hw.MaxMsgBytes/tb {
+		return field.Errorf("chunk", "%d tokens of %d B are more than the %d B one message carries (InfiniBand's largest message is 2^31 B; at most %d tokens)",
+			chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
+	}
+	if chunk > 0 {
+		return nil
+	}
+	chunk = defaultChunk
+	if s.Domains() > 1 {
+		d, cm := NodeConfigs(s.Ranks, 0)
+		chunk = max(d.RDMAChunk, cm.RDMAChunk)
+	}
+	if chunk > hw.MaxMsgBytes/tb {
+		return field.Errorf("hidden", "%d channels make the default chunks of %d tokens of %d B more than the %d B one message carries (InfiniBand's largest message is 2^31 B; give a chunk of at most %d tokens)",
+			s.Hidden, chunk, tb, int64(hw.MaxMsgBytes), hw.MaxMsgBytes/tb)
+	}
+	return nil
+}
+
+// normalChannels is normal mode's Channels: one per channel (num_sms/2),
+// and across nodes a second per channel for the credit returns.
+func normalChannels(s Shape, numSMs int) int {
+	layer := max(1, normalSMsOr(numSMs)/2)
+	if s.Domains() > 1 {
+		layer *= 2
+	}
+	return layer
+}
+
+// normalBuffer is DeepEP's normal-mode buffers on num_sms/2 channels.
+func normalBuffer(s Shape, numSMs int) (int64, float64, string) {
+	normal := NormalBufferChannels(numSMs)
+	bound := float64(normal) * float64(256*s.Domains()+288*s.DomainGPUs()) * float64(s.NormalTokenBytes())
+	return NormalBufferBytes(s, normal), bound, fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
+}
+
+// normalRDMABytes is normal mode's RDMA buffer on channels channels: none
+// on one NVLink domain.
+func normalRDMABytes(s Shape, channels int) int64 {
+	if s.Domains() == 1 {
+		return 0
+	}
+	return satBytes(2*int64(channels)*int64(s.Domains())*128*int64(s.NormalTokenBytes()),
+		2*float64(channels)*float64(s.Domains())*128*float64(s.NormalTokenBytes()))
 }
 
 func runNormal(cfg *LayerConfig, res *Result) error {

@@ -102,13 +102,8 @@ func PrecheckWith(s Shape, cfg LayerConfig, lim Limits) error {
 	if _, err := ownCausesOf(cfg.Transport); err != nil {
 		return err
 	}
-	if cfg.Mode == LL {
-		if s.TopK > warpsPerSM {
-			return field.Errorf("topk", "%d exceeds the %d warps an LL kernel block posts from", s.TopK, warpsPerSM)
-		}
-		if err := checkDepth(s, cfg.Transport.QueueDepth()); err != nil {
-			return err
-		}
+	if err := cfg.Mode.spec().precheck(s, &cfg); err != nil {
+		return err
 	}
 	if err := checkLimits(s, &cfg, lim); err != nil {
 		return err
@@ -157,18 +152,10 @@ func (c *capacity) queueWords() string {
 func capacityOf(s Shape, cfg *LayerConfig) (capacity, error) {
 	var c capacity
 	layer, _ := Channels(s, cfg.Mode, cfg.NumSMs, cfg.Background)
-	c.buffer, c.what = LLBufferBytes(s), fmt.Sprintf("DeepEP's LL buffer for %d experts × %d tokens × hidden %d", s.Physical(), s.Tokens, s.Hidden)
-	if cfg.Mode == Normal {
-		normal := NormalBufferChannels(cfg.NumSMs)
-		c.buffer, c.what = NormalBufferBytes(s, normal), fmt.Sprintf("DeepEP's normal-mode buffers for %d channels, %d NVLink domains × %d GPUs, hidden %d", normal, s.Domains(), s.DomainGPUs(), s.Hidden)
-	}
-	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: bound
-	// them in floating point first.
-	bound := llBound(s)
-	if cfg.Mode == Normal {
-		normal := NormalBufferChannels(cfg.NumSMs)
-		bound = float64(normal) * float64(256*s.Domains()+288*s.DomainGPUs()) * float64(s.NormalTokenBytes())
-	}
+	// The formulas' int64 wraps past 2^63 bytes, far past any GPU: the
+	// mode bounds them in floating point too.
+	var bound float64
+	c.buffer, bound, c.what = cfg.Mode.spec().buffer(s, cfg.NumSMs)
 	c.atLeast = bound > math.MaxInt64/2
 	if c.atLeast {
 		c.buffer = math.MaxInt64 / 2
