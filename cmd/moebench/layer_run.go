@@ -547,74 +547,13 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 }
 
 // resolvePresets turns --transport (mechanisms) or --preset (names) into
-// presets. A mechanism runs through the preset of its own name, else its
-// first preset, so that new presets appear without changes here. "all"
-// takes what prof's platform can run (transport.InAll).
+// presets (preset.Resolve).
 func resolvePresets(transports, names []string, byName bool, prof *profile.Profile) ([]preset.Preset, error) {
-	all := preset.All()
-	if byName {
-		var out []preset.Preset
-		for _, n := range splitList(names) {
-			if n == "all" {
-				for _, p := range all {
-					if transport.InAll(p.Mechanism, prof) {
-						out = append(out, p)
-					}
-				}
-				continue
-			}
-			p, err := preset.Get(n)
-			if err != nil {
-				return nil, fmt.Errorf("%w: --preset: %v", errUsage, err)
-			}
-			out = append(out, p)
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("%w: --preset: no preset given", errUsage)
-		}
-		return out, nil
+	ps, err := preset.Resolve(splitList(transports), splitList(names), byName, prof)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	var mechs []string
-	for _, p := range all {
-		if !slices.Contains(mechs, p.Mechanism) {
-			mechs = append(mechs, p.Mechanism)
-		}
-	}
-	rep := func(m string) (preset.Preset, bool) {
-		for _, p := range all {
-			if p.Name == m && p.Mechanism == m {
-				return p, true
-			}
-		}
-		for _, p := range all {
-			if p.Mechanism == m {
-				return p, true
-			}
-		}
-		return preset.Preset{}, false
-	}
-	var out []preset.Preset
-	for _, t := range splitList(transports) {
-		if t == "all" {
-			for _, m := range mechs {
-				if !transport.InAll(m, prof) {
-					continue
-				}
-				p, _ := rep(m)
-				out = append(out, p)
-			}
-			continue
-		}
-		p, ok := rep(t)
-		if !ok {
-			return nil, fmt.Errorf("%w: --transport %s: no preset of that mechanism (have: %s, or all)", errUsage, report.Quote(t), strings.Join(mechs, ", "))
-		}
-		out = append(out, p)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: --transport: no transport given", errUsage)
-	}
-	return out, nil
+	return ps, nil
 }
 
 // runOne runs one point; progress, when not nil, hears of delivered
