@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/native"
@@ -19,51 +17,9 @@ import (
 	"moebench/profile"
 )
 
-// layerMeasured is how a layer calibration's raw measurement rides in a
-// profile fragment ("measured": {"layer": ...}), apart from the GPU-side
-// calibration's.
-type layerMeasured struct {
-	Layer *nativelayer.Raw `json:"layer"`
-}
-
-// parseLayerMeasured reads a layer measurement: a fragment's measured
-// section, a whole fragment, or calibrate --layer's raw file. ok is false
-// when data holds no layer measurement.
+// parseLayerMeasured reads a layer measurement (nativelayer.ParseMeasured).
 func parseLayerMeasured(data []byte) (*nativelayer.Raw, bool, error) {
-	var probe struct {
-		Layer    json.RawMessage `json:"layer"`
-		Measured json.RawMessage `json:"measured"`
-		Runs     json.RawMessage `json:"runs"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, false, inputfile.JSONError("", data, err)
-	}
-	top := true
-	switch {
-	case probe.Layer != nil:
-		data, top = probe.Layer, false
-	case probe.Measured != nil:
-		r, ok, err := parseLayerMeasured(probe.Measured)
-		if err != nil {
-			err = fmt.Errorf("measured: %w", err)
-		}
-		return r, ok, err
-	case probe.Runs == nil:
-		return nil, false, nil
-	}
-	var raw nativelayer.Raw
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		if !top { // a section: its lines are not the file's
-			return nil, true, fmt.Errorf("layer: %s", inputfile.JSONProblem(err))
-		}
-		return nil, true, inputfile.JSONError("", data, err)
-	}
-	if err := raw.Check(); err != nil {
-		return nil, true, err
-	}
-	return &raw, true, nil
+	return nativelayer.ParseMeasured(data)
 }
 
 // calibrateLayer is calibrate --layer: measure the grid on this host's GPU
@@ -105,7 +61,7 @@ func layerRuns(o calibrateOptions, progress func(string)) (*nativelayer.Raw, err
 		if err != nil {
 			return nil, err
 		}
-		r, ok, err := parseLayerMeasured(data)
+		r, ok, err := nativelayer.ParseMeasured(data)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
@@ -187,7 +143,7 @@ func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, p
 	if err != nil {
 		return nil, fmt.Errorf("calibrate --layer: leave one out: %w", err)
 	}
-	meas, err := json.Marshal(layerMeasured{Layer: raw})
+	meas, err := json.Marshal(nativelayer.Measured{Layer: raw})
 	if err != nil {
 		return nil, err
 	}
