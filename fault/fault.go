@@ -281,6 +281,7 @@ func Parse(specs []string, seed uint64) (*Plan, error) {
 	return p, nil
 }
 
+// add adds one fault, f in Syntax.
 func (p *Plan) add(f string) error {
 	kind, arg, ok := strings.Cut(f, ":")
 	if !ok || arg == "" {
@@ -288,88 +289,13 @@ func (p *Plan) add(f string) error {
 	}
 	switch kind {
 	case "loss", "corrupt":
-		rate, at, _ := strings.Cut(arg, "@")
-		r, err := fraction(rate, "rate", false)
-		if err != nil {
-			return err
-		}
-		classes := []Class{Host, Spine}
-		switch at {
-		case "":
-		case "host":
-			classes = classes[:1]
-		case "spine":
-			classes = classes[1:]
-		default:
-			return fmt.Errorf("link class %q, want host or spine", at)
-		}
-		for _, c := range classes {
-			// Independent drops on one crossing: the packet survives
-			// both (and a single rate stays the number given).
-			if p.Loss[c] == 0 {
-				p.Loss[c] = r
-			} else {
-				p.Loss[c] = 1 - (1-p.Loss[c])*(1-r)
-			}
-		}
-		return nil
+		return p.addLoss(arg)
 	case "slow":
-		rank, v, err := rankAnd(arg)
-		if err != nil {
-			return err
-		}
-		fct, err := factor(v, 1, 1e6)
-		if err != nil {
-			return err
-		}
-		for _, s := range p.Slow {
-			if s.Rank == rank {
-				return fmt.Errorf("rank %d is slow twice", rank)
-			}
-		}
-		p.Slow = append(p.Slow, Slow{Rank: rank, Factor: fct})
-		return nil
+		return p.addSlow(arg)
 	case "link":
-		rank, v, err := rankAnd(arg)
-		if err != nil {
-			return err
-		}
-		fct, err := fraction(v, "factor", true)
-		if err != nil {
-			return err
-		}
-		l := p.link(rank)
-		if l.Factor != 1 {
-			return fmt.Errorf("rank %d's link is degraded twice", rank)
-		}
-		l.Factor = fct
-		return nil
+		return p.addLink(arg)
 	case "flap":
-		rank, v, err := rankAnd(arg)
-		if err != nil {
-			return err
-		}
-		at, span, ok := strings.Cut(v, "+")
-		if !ok {
-			return errors.New("want flap:RANK:AT+FOR, e.g. flap:3:50us+2ms")
-		}
-		down, err := duration(at, "at")
-		if err != nil {
-			return err
-		}
-		length, err := duration(span, "for")
-		if err != nil {
-			return err
-		}
-		if length == 0 || down > sim.Never-length {
-			return fmt.Errorf("for: %s, want a positive duration that ends before %s", span, sim.Never)
-		}
-		l := p.link(rank)
-		if l.Flaps() {
-			return fmt.Errorf("rank %d's link flaps twice", rank)
-		}
-		l.Down, l.Up = down, down+length
-		return nil
+		return p.addFlap(arg)
 	case "spine":
 		fct, err := fraction(arg, "factor", true)
 		if err != nil {
@@ -382,6 +308,101 @@ func (p *Plan) add(f string) error {
 		return nil
 	}
 	return fmt.Errorf("kind %q, want one of %s", kind, Syntax)
+}
+
+// addLoss adds loss or corruption, RATE[@host|@spine].
+func (p *Plan) addLoss(arg string) error {
+	rate, at, _ := strings.Cut(arg, "@")
+	r, err := fraction(rate, "rate", false)
+	if err != nil {
+		return err
+	}
+	classes := []Class{Host, Spine}
+	switch at {
+	case "":
+	case "host":
+		classes = classes[:1]
+	case "spine":
+		classes = classes[1:]
+	default:
+		return fmt.Errorf("link class %q, want host or spine", at)
+	}
+	for _, c := range classes {
+		// Independent drops on one crossing: the packet survives
+		// both (and a single rate stays the number given).
+		if p.Loss[c] == 0 {
+			p.Loss[c] = r
+		} else {
+			p.Loss[c] = 1 - (1-p.Loss[c])*(1-r)
+		}
+	}
+	return nil
+}
+
+// addSlow adds a slow rank, RANK:FACTOR.
+func (p *Plan) addSlow(arg string) error {
+	rank, v, err := rankAnd(arg)
+	if err != nil {
+		return err
+	}
+	fct, err := factor(v, 1, 1e6)
+	if err != nil {
+		return err
+	}
+	for _, s := range p.Slow {
+		if s.Rank == rank {
+			return fmt.Errorf("rank %d is slow twice", rank)
+		}
+	}
+	p.Slow = append(p.Slow, Slow{Rank: rank, Factor: fct})
+	return nil
+}
+
+// addLink adds a degraded link, RANK:FACTOR.
+func (p *Plan) addLink(arg string) error {
+	rank, v, err := rankAnd(arg)
+	if err != nil {
+		return err
+	}
+	fct, err := fraction(v, "factor", true)
+	if err != nil {
+		return err
+	}
+	l := p.link(rank)
+	if l.Factor != 1 {
+		return fmt.Errorf("rank %d's link is degraded twice", rank)
+	}
+	l.Factor = fct
+	return nil
+}
+
+// addFlap adds a link that goes down, RANK:AT+FOR.
+func (p *Plan) addFlap(arg string) error {
+	rank, v, err := rankAnd(arg)
+	if err != nil {
+		return err
+	}
+	at, span, ok := strings.Cut(v, "+")
+	if !ok {
+		return errors.New("want flap:RANK:AT+FOR, e.g. flap:3:50us+2ms")
+	}
+	down, err := duration(at, "at")
+	if err != nil {
+		return err
+	}
+	length, err := duration(span, "for")
+	if err != nil {
+		return err
+	}
+	if length == 0 || down > sim.Never-length {
+		return fmt.Errorf("for: %s, want a positive duration that ends before %s", span, sim.Never)
+	}
+	l := p.link(rank)
+	if l.Flaps() {
+		return fmt.Errorf("rank %d's link flaps twice", rank)
+	}
+	l.Down, l.Up = down, down+length
+	return nil
 }
 
 // link is rank's link fault, added healthy when it has none.

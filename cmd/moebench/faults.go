@@ -90,40 +90,26 @@ func (f *faultFlags) expand(configs []config) ([]config, error) {
 	if !f.any() {
 		return configs, nil
 	}
-	losses := []float64{-1}
+	sw := fault.Sweep{Specs: f.specs, Seeds: []uint64{f.seed}}
 	if f.lossSet {
-		losses = f.loss
+		sw.Loss = append([]float64{}, f.loss...) // non-nil: swept, even if empty
 	}
-	seeds := []uint64{f.seed}
 	if f.seeds > 0 {
-		seeds = seeds[:0]
+		sw.Seeds = sw.Seeds[:0]
 		for s := 1; s <= f.seeds; s++ {
-			seeds = append(seeds, uint64(s))
+			sw.Seeds = append(sw.Seeds, uint64(s))
 		}
 	}
 	var out []config
 	point := 0
 	for _, c := range configs {
-		for _, l := range losses {
-			specs, loss := f.specs, ""
-			if l >= 0 {
-				loss = strconv.FormatFloat(l, 'g', -1, 64)
-				if l > 0 {
-					specs = append(slices.Clone(specs), "loss:"+loss)
-				}
-			}
-			for _, s := range seeds {
-				p, err := fault.Parse(specs, s)
-				if err != nil {
-					return nil, fmt.Errorf("%w: --fault: %v", errUsage, err)
-				}
-				if err := p.Validate(c.shape.Ranks); err != nil {
-					return nil, fmt.Errorf("%w: --fault: %v", errUsage, err)
-				}
-				if p.Empty() {
-					p = nil
-				}
-				c.fault = faultPoint{plan: p, loss: loss, point: point, seeds: f.seeds, seed: s}
+		vs, err := sw.Variants(c.shape.Ranks)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
+		}
+		for _, byLoss := range vs {
+			for _, v := range byLoss {
+				c.fault = faultPoint{plan: v.Plan, loss: v.Loss, point: point, seeds: f.seeds, seed: v.Seed}
 				out = append(out, c)
 			}
 			point++
