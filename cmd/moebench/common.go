@@ -128,7 +128,7 @@ func (o *outputFlags) register(fs *pflag.FlagSet) {
 }
 
 func (o *outputFlags) check() error {
-	if err := report.CheckFormat(o.format); err != nil {
+	if err := checkFormat(o.format); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return checkOut("--out", o.out)

@@ -152,69 +152,6 @@ func warnFailed(w io.Writer, command string, items []item) {
 	}
 }
 
-// jsonFailure is a failed phase's failure, as the JSON has it.
-type jsonFailure struct {
-	Phase     string  `json:"phase"`
-	Mechanism string  `json:"mechanism"`
-	Rank      int     `json:"rank"`
-	Peer      int     `json:"peer"`
-	NIC       int     `json:"nic"`
-	QP        int     `json:"qp"`
-	AtUs      float64 `json:"at_us"`
-	Retries   int     `json:"retries"`
-	Status    string  `json:"status"`
-	Reason    string  `json:"reason"`
-	Message   string  `json:"message"`
-}
-
-// failureOf is r's failure for the JSON, its first phase's that failed;
-// nil when it completed.
-func failureOf(r *moe.Result) *jsonFailure {
-	phase, f := r.Failed()
-	return toJSONFailure(phase, f)
-}
-
-// toJSONFailure is phase's failure f for the JSON, nil when none.
-func toJSONFailure(phase string, f *fault.Failure) *jsonFailure {
-	if f == nil {
-		return nil
-	}
-	return &jsonFailure{Phase: phase, Mechanism: f.Mechanism, Rank: f.Rank, Peer: f.Peer, NIC: f.NIC, QP: f.QP,
-		AtUs: f.At.Us(), Retries: f.Retries, Status: f.Status, Reason: f.Reason, Message: f.Error()}
-}
-
-// faultsOf is the faults a result ran under, as --fault writes them; ""
-// when healthy.
-func faultsOf(r *moe.Result) string {
-	if r.Faults.Empty() {
-		return ""
-	}
-	return r.Faults.String()
-}
-
-// boundOrFailed is a phase's bound-by cell: "failed" when it failed.
-func boundOrFailed(p *moe.Phase) string {
-	if p.Failure != nil {
-		return "failed"
-	}
-	return p.BoundBy
-}
-
-// failureLines are the lines under the tables for the layers that
-// failed under their faults.
-func failureLines(w io.Writer, items []item) error {
-	for _, it := range items {
-		for _, ph := range phases(it.res) {
-			if f := ph.p.Failure; f != nil {
-				if _, err := fmt.Fprintf(w, "! %s: %s failed under faults %s: %v\n", it.preset.Name, ph.name, it.res.Faults, f); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // --- tails over seeds ---
 
 // tail is one point's figure over its seeds: the slowest rank's time of a

@@ -10,6 +10,7 @@ import (
 	"moebench/fault"
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/results"
 	"moebench/sim"
 	"moebench/transport/preset"
 )
@@ -34,7 +35,7 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	t.Parallel()
 	items := []item{failedItem()}
 	var text bytes.Buffer
-	if err := renderLayer(&text, "text", report.Header{}, items); err != nil {
+	if err := renderLayer(&text, "table", report.Header{}, "", items); err != nil {
 		t.Fatal(err)
 	}
 	var dispatchRow, combineRow string
@@ -60,23 +61,23 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 		}
 	}
 	var csvOut bytes.Buffer
-	if err := renderLayer(&csvOut, "csv", report.Header{}, items); err != nil {
+	if err := renderLayer(&csvOut, "csv", report.Header{}, "", items); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(csvOut.String(), ",failed,"); n != 2 {
 		t.Errorf("CSV: %d phases bound by failed, want 2:\n%s", n, csvOut.String())
 	}
 	var js bytes.Buffer
-	if err := renderLayer(&js, "json", report.Header{}, items); err != nil {
+	if err := renderLayer(&js, "json", report.Header{}, "", items); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
 		Results []struct {
-			Faults    string      `json:"faults"`
-			FaultSeed uint64      `json:"fault_seed"`
-			Failure   jsonFailure `json:"failure"`
+			Faults    string          `json:"faults"`
+			FaultSeed uint64          `json:"fault_seed"`
+			Failure   results.Failure `json:"failure"`
 			Combine   struct {
-				Failure jsonFailure `json:"failure"`
+				Failure results.Failure `json:"failure"`
 			} `json:"combine"`
 		} `json:"results"`
 	}
@@ -84,7 +85,7 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := doc.Results[0]
-	want := jsonFailure{Phase: "dispatch", Mechanism: "mini-gda", Rank: 3, Peer: 12, QP: 5, AtUs: 1234, Retries: 7, Status: "IBV_WC_RETRY_EXC_ERR",
+	want := results.Failure{Phase: "dispatch", Mechanism: "mini-gda", Rank: 3, Peer: 12, QP: 5, AtUs: 1234, Retries: 7, Status: "IBV_WC_RETRY_EXC_ERR",
 		Reason: "the last of retry_cnt retransmissions timed out", Message: items[0].res.Dispatch.Failure.Error()}
 	if got.Faults != "loss:0.01@host,loss:0.01@spine" || got.FaultSeed != 4 || got.Failure != want {
 		t.Errorf("JSON: %+v\nwant faults loss:0.01 on both classes, seed 4, failure %+v", got, want)
@@ -301,8 +302,8 @@ func TestReplayFailedLayersSaySo(t *testing.T) {
 	}
 	var doc struct {
 		Layers []struct {
-			Faults  string       `json:"faults"`
-			Failure *jsonFailure `json:"failure"`
+			Faults  string           `json:"faults"`
+			Failure *results.Failure `json:"failure"`
 		} `json:"layers"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/internal/shard"
+	"moebench/results"
 )
 
 // layerExtras are run's and sweep's flags beyond the layer's own: a plot
@@ -68,50 +67,41 @@ func (x *layerExtras) take(i int) bool {
 func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
 
 // emit renders the result (a shard's slice as JSON) and draws the plot.
-func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, items []item, total int) error {
+func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []item, total int) error {
+	doc := layerDoc(h, workload, items)
 	if !x.shard.All() {
-		var doc shard.Sweep
-		if err := decodeVia(func(w io.Writer) error { return renderLayer(w, "json", h, items) }, &doc); err != nil {
-			return err
-		}
-		doc.Shard = shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}
-		if doc.Results == nil {
-			doc.Results = []json.RawMessage{}
-		}
-		return o.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+		sh := &results.LayerShard{Header: h, Results: doc.Results,
+			Shard: shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}}
+		return o.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", sh) })
 	}
 	o.hold() // the result and the plot, both or neither
 	defer o.discard()
 	// The figure first: one with nothing to draw is refused before the
 	// output is written.
-	var fig plot.Figure
-	if x.plot != "" {
-		var b bytes.Buffer
-		if err := renderLayer(&b, "json", h, items); err != nil {
-			return err
-		}
-		var doc layerDoc
-		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		fig = runFigure(&doc)
-		if x.sweep {
-			fig = sweepFigure(&doc)
-		}
-		if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
-			fig = tailsFigure(items)
-		}
-		if err := checkFigure(x.plot, fig, "no run has a time to draw"); err != nil {
-			return err
-		}
+	var pd plotDoc = doc
+	if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
+		pd = figureDoc{h, tailsFigure(items)}
 	}
-	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, items) }); err != nil {
+	if err := checkFigure(x.plot, pd, "no run has a time to draw"); err != nil {
+		return err
+	}
+	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, workload, items) }); err != nil {
 		return err
 	}
 	if x.plot != "" {
-		if err := o.writePlot(x.plot, fig); err != nil {
+		if err := o.writePlot(x.plot, pd); err != nil {
 			return err
 		}
 	}
 	return o.commit()
 }
+
+// figureDoc is a figure drawn from the items rather than a document:
+// the tails over fault seeds.
+type figureDoc struct {
+	h   report.Header
+	fig plot.Figure
+}
+
+func (d figureDoc) Head() report.Header { return d.h }
+func (d figureDoc) Figure() plot.Figure { return d.fig }

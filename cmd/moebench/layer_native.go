@@ -17,6 +17,7 @@ import (
 	"moebench/native"
 	nativelayer "moebench/native/layer"
 	"moebench/profile"
+	"moebench/results"
 	"moebench/transport/preset"
 )
 
@@ -243,7 +244,9 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	// goes to stdout, to show which, but no --out file is written.
 	f.out.hold()
 	defer f.out.discard()
-	if err := f.out.emit(stdout, func(w io.Writer) error { return renderNative(w, f.out.format, h, items, ncclItems) }); err != nil {
+	if err := f.out.emit(stdout, func(w io.Writer) error {
+		return results.Render(w, f.out.format, nativeDoc(h, f.workload, items, ncclItems))
+	}); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -341,7 +344,7 @@ func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items
 	if len(items) > 0 {
 		m := items[0].m
 		l = append(l, fmt.Sprintf("%s; %d warm-up and %d timed repetitions, L2 flushed %v, every token checked %v",
-			placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
+			results.Placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
 		if c := m.Config; c.Normal {
 			l = append(l, fmt.Sprintf("normal mode as DeepEP's intranode kernels: %d channels (a sender and a receiver SM each), %d-token ring buffers per channel and peer, a tail every %d tokens; the count exchange runs inside the dispatch kernel (DeepEP's separate notify kernel and host wait are not measured)",
 				c.SMsPerRank/2, c.BufTokens, c.Chunk))
@@ -351,260 +354,4 @@ func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
 	}
 	return l
-}
-
-// placement says where the ranks ran.
-func placement(m *nativelayer.Measurement) string {
-	c := m.Config
-	rd := c.Ranks / max(1, c.GPUs)
-	where := report.Count(c.Ranks, "rank") + " on " + report.Count(c.GPUs, "GPU")
-	if rd > 1 && c.GPUs == 1 {
-		where = fmt.Sprintf("%d virtual ranks on 1 GPU", c.Ranks)
-	} else if rd > 1 {
-		where = fmt.Sprintf("%d GPUs × %d virtual ranks", c.GPUs, rd)
-	}
-	return fmt.Sprintf("%s, %d SMs each", where, c.SMsPerRank)
-}
-
-// nicText names the NIC a run used.
-func nicText(m *nativelayer.Measurement) string {
-	c := m.Config
-	if c.Path == native.PathDirect {
-		return "none (direct stores)"
-	}
-	pace := "unpaced"
-	if c.Pace {
-		pace = fmt.Sprintf("paced to %.3g GB/s and %.3g M msg/s per rank", c.LineGBs, c.MsgMps)
-	}
-	return fmt.Sprintf("emulated NIC on %d SMs per GPU, %s", c.NICSMs, pace)
-}
-
-func nativePhases(it nativeItem) []struct {
-	name  string
-	st    *nativelayer.PhaseStats
-	model *moe.Phase
-} {
-	return []struct {
-		name  string
-		st    *nativelayer.PhaseStats
-		model *moe.Phase
-	}{{"dispatch", &it.m.Dispatch, &it.model.Dispatch}, {"combine", &it.m.Combine, &it.model.Combine}}
-}
-
-func ratio(model, measured float64) float64 {
-	if measured <= 0 {
-		return 0
-	}
-	return model / measured
-}
-
-func correctText(it nativeItem) string {
-	r := it.m.Result
-	switch {
-	case !it.m.Config.Verify:
-		return "not checked"
-	case it.err != nil || r.Problems > 0:
-		return fmt.Sprintf("NO (%d problems)", r.Problems)
-	}
-	return fmt.Sprintf("yes (%d)", r.Checked)
-}
-
-func renderNative(w io.Writer, format string, h report.Header, items []nativeItem, nccl []ncclItem) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, nativeJSON(h, items, nccl))
-	case "csv":
-		t := nativeCSV(items)
-		ncclCSV(t, nccl)
-		return t.WriteCSV(w, &h)
-	}
-	kc := func(it nativeItem) []string { return nativeKnobVals(it) }
-	t := nativeWith(items, []string{"preset", "transport", "phase", "mean µs", "p50 µs", "max µs", "issue done µs", "kernel µs", "algo GB/s", "model µs", "model/measured"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true})
-	for _, it := range items {
-		for _, ph := range nativePhases(it) {
-			st := ph.st
-			t.Rows = append(t.Rows, append(kc(it), it.tr.Name(), it.tr.Mechanism(), ph.name, report.Num(st.Ready.Mean), report.Num(st.Ready.P50),
-				report.Num(st.Ready.Max), report.Num(st.IssueDone.Mean), report.Num(st.KernelUs), report.Num(st.AlgoGBps),
-				report.Num(ph.model.Time.Mean), strconv.FormatFloat(ratio(ph.model.Time.Mean, st.Ready.Mean), 'f', 2, 64)))
-		}
-	}
-	if err := t.WriteText(w, &h); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, "\nMeasured timeline (µs from the launch, mean over ranks): the last post, the send side done (dispatch: its grid sync), every count or flag seen (combine: its grid sync), ready; post ns is one post's issue time:\n\n"); err != nil {
-		return err
-	}
-	tl := nativeWith(items, []string{"preset", "phase", "issue done", "send done", "signals seen", "ready", "post ns", "posts", "copies", "model issue done"},
-		[]bool{false, false, true, true, true, true, true, true, true, true})
-	for _, it := range items {
-		for _, ph := range nativePhases(it) {
-			st := ph.st
-			tl.Rows = append(tl.Rows, append(kc(it), it.tr.Name(), ph.name, report.Num(st.IssueDone.Mean), report.Num(st.SendDone.Mean),
-				report.Num(st.WaitDone.Mean), report.Num(st.Ready.Mean), report.Num(st.PostNs), strconv.FormatInt(st.Posts, 10),
-				strconv.FormatInt(st.Copies, 10), report.Num(ph.model.IssueDone.Max)))
-		}
-	}
-	if err := tl.WriteText(w, nil); err != nil {
-		return err
-	}
-	if len(items) <= 4 {
-		if _, err := io.WriteString(w, "\nPer rank (µs over the repetitions):\n\n"); err != nil {
-			return err
-		}
-		pr := nativeWith(items, []string{"preset", "phase", "rank", "avg µs", "min µs", "max µs"}, []bool{false, false, true, true, true, true})
-		for _, it := range items {
-			for _, ph := range nativePhases(it) {
-				for r, rs := range ph.st.Ranks {
-					pr.Rows = append(pr.Rows, append(kc(it), it.tr.Name(), ph.name, strconv.Itoa(r), report.Num(rs.Mean), report.Num(rs.Min), report.Num(rs.Max)))
-				}
-			}
-		}
-		if err := pr.WriteText(w, nil); err != nil {
-			return err
-		}
-	}
-	if _, err := io.WriteString(w, "\nPlacement, emulated NIC and checks (NIC counts per repetition):\n\n"); err != nil {
-		return err
-	}
-	nt := nativeWith(items, []string{"preset", "placement", "NIC", "queues", "WQEs", "doorbells", "torn reads", "DCI switches", "proxy workers", "buffer MiB/rank", "correct"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, false})
-	for _, it := range items {
-		r := it.m.Result
-		reps := int64(max(1, it.m.Config.Reps))
-		nt.Rows = append(nt.Rows, append(kc(it), it.tr.Name(), placement(it.m), nicText(it.m), strconv.Itoa(r.NICQueues),
-			strconv.FormatInt(r.WQEs/reps, 10), strconv.FormatInt(r.Doorbells/reps, 10), strconv.FormatInt(r.Torn/reps, 10),
-			strconv.FormatInt(r.DCISwitches/reps, 10), strconv.Itoa(r.Workers), report.Num(mib(r.BufferBytes)), correctText(it)))
-	}
-	if err := nt.WriteText(w, nil); err != nil {
-		return err
-	}
-	for _, it := range items {
-		if it.err != nil {
-			if _, err := fmt.Fprintf(w, "! %s: %s\n", it.tr.Name(), it.m.Result.Problem); err != nil {
-				return err
-			}
-		}
-	}
-	return renderNCCL(w, items, nccl)
-}
-
-// nativeWith is a table with the swept knobs' columns first.
-func nativeWith(items []nativeItem, cols []string, numeric []bool) *report.Table {
-	var kc []string
-	if len(items) > 0 {
-		for _, k := range items[0].knobs {
-			kc = append(kc, k.name)
-		}
-	}
-	t := &report.Table{Columns: append(slices.Clone(kc), cols...)}
-	for range kc {
-		t.Numeric = append(t.Numeric, true)
-	}
-	t.Numeric = append(t.Numeric, numeric...)
-	return t
-}
-
-func nativeKnobVals(it nativeItem) []string {
-	var v []string
-	for _, k := range it.knobs {
-		v = append(v, k.value)
-	}
-	return v
-}
-
-type nativeJSONPhase struct {
-	jsonPhase
-	SendDoneUs float64                 `json:"send_done_us"`
-	WaitDoneUs float64                 `json:"signals_seen_us"`
-	KernelUs   float64                 `json:"kernel_us"`
-	PostNs     float64                 `json:"post_ns"`
-	Copies     int64                   `json:"copies"`
-	Ranks      []nativelayer.RankStats `json:"ranks"`
-}
-
-type nativeJSONResult struct {
-	jsonResult
-	Dispatch  nativeJSONPhase    `json:"dispatch"`
-	Combine   nativeJSONPhase    `json:"combine"`
-	NIC       string             `json:"nic"`
-	Placement string             `json:"placement"`
-	Measured  []string           `json:"measured"`
-	Model     nativeModel        `json:"model"`
-	Native    native.LayerResult `json:"native"`
-	Config    native.LayerConfig `json:"native_config"`
-	Device    native.DeviceInfo  `json:"device"`
-}
-
-type nativeModel struct {
-	Profile  string    `json:"profile"`
-	Dispatch jsonPhase `json:"dispatch"`
-	Combine  jsonPhase `json:"combine"`
-}
-
-func nativePhaseJSON(st *nativelayer.PhaseStats) nativeJSONPhase {
-	return nativeJSONPhase{
-		jsonPhase: jsonPhase{MeanUs: st.Ready.Mean, MinUs: st.Ready.Min, MaxUs: st.Ready.Max, P50Us: st.Ready.P50, P99Us: st.Ready.P99,
-			DeliveredUs: st.WaitDone, IssueDoneUs: st.IssueDone.Max, AlgoGBps: st.AlgoGBps, Messages: st.Posts,
-			Breakdown: map[string]float64{}},
-		SendDoneUs: st.SendDone.Mean, WaitDoneUs: st.WaitDone.Mean, KernelUs: st.KernelUs, PostNs: st.PostNs,
-		Copies: st.Copies, Ranks: st.Ranks,
-	}
-}
-
-func nativeJSON(h report.Header, items []nativeItem, nccl []ncclItem) any {
-	doc := struct {
-		Header  report.Header      `json:"header"`
-		Results []nativeJSONResult `json:"results"`
-		NCCL    []ncclJSON         `json:"nccl_all_to_all,omitempty"`
-	}{Header: h, Results: []nativeJSONResult{}, NCCL: ncclJSONOf(nccl)}
-	for _, it := range items {
-		s, r := it.model.Shape, it.m.Result
-		jr := nativeJSONResult{
-			jsonResult: jsonResult{Engine: "native", Transport: it.tr.Mechanism(), Preset: it.tr.Name(), Workload: workloadOf(h), Mode: it.cfg.mode.String(),
-				Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, Tokens: s.Tokens, Experts: s.Physical(), TopK: s.TopK, Hidden: s.Hidden,
-				NVLink: it.tr.Direct, NumSMs: it.m.Config.SMsPerRank, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
-				Resources: moe.Resources{BufferBytesPerRank: r.BufferBytes}, RouteHash: it.model.RouteHash,
-				Correct: it.err == nil && r.Problems == 0, Events: 0, DispatchDType: s.Dispatch.String(), CombineDType: s.Combine.String()},
-			Dispatch: nativePhaseJSON(&it.m.Dispatch), Combine: nativePhaseJSON(&it.m.Combine),
-			NIC: nicText(it.m), Placement: placement(it.m),
-			Measured: []string{"mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps", "ranks"},
-			Model:    nativeModel{Profile: it.model.Transport, Dispatch: toJSONPhase(&it.model.Dispatch), Combine: toJSONPhase(&it.model.Combine)},
-			Native:   r, Config: it.m.Config, Device: it.m.Device,
-		}
-		if r.Problem != "" {
-			jr.Problems = []string{r.Problem}
-		}
-		if len(it.knobs) > 0 {
-			jr.Knobs = map[string]string{}
-			for _, k := range it.knobs {
-				jr.Knobs[k.name] = k.value
-			}
-		}
-		doc.Results = append(doc.Results, jr)
-	}
-	return doc
-}
-
-func nativeCSV(items []nativeItem) *report.Table {
-	cols := []string{"engine", "mode", "preset", "transport", "ranks", "gpus", "sms_per_rank", "nic_sms", "tokens", "experts", "topk", "hidden", "background", "sets",
-		"phase", "mean_us", "min_us", "max_us", "p50_us", "p99_us", "issue_done_us", "send_done_us", "signals_seen_us", "kernel_us", "post_ns", "algo_gbps",
-		"model_mean_us", "model_issue_done_us", "model_over_measured", "wqes", "doorbells", "torn_reads", "dci_switches", "route_hash", "correct"}
-	t := &report.Table{Columns: cols}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	for _, it := range items {
-		s, r, c := it.model.Shape, it.m.Result, it.m.Config
-		for _, ph := range nativePhases(it) {
-			st := ph.st
-			t.Rows = append(t.Rows, []string{"native", it.cfg.mode.String(), it.tr.Name(), it.tr.Mechanism(), strconv.Itoa(s.Ranks), strconv.Itoa(c.GPUs), strconv.Itoa(c.SMsPerRank),
-				strconv.Itoa(c.NICSMs), strconv.Itoa(s.Tokens), strconv.Itoa(s.Physical()), strconv.Itoa(s.TopK), strconv.Itoa(s.Hidden),
-				it.cfg.bgName, strings.Join(it.cfg.sets, ";"), ph.name,
-				f(st.Ready.Mean), f(st.Ready.Min), f(st.Ready.Max), f(st.Ready.P50), f(st.Ready.P99), f(st.IssueDone.Mean), f(st.SendDone.Mean),
-				f(st.WaitDone.Mean), f(st.KernelUs), f(st.PostNs), f(st.AlgoGBps), f(ph.model.Time.Mean), f(ph.model.IssueDone.Max),
-				f(ratio(ph.model.Time.Mean, st.Ready.Mean)), strconv.FormatInt(r.WQEs, 10), strconv.FormatInt(r.Doorbells, 10),
-				strconv.FormatInt(r.Torn, 10), strconv.FormatInt(r.DCISwitches, 10), it.model.RouteHash,
-				strconv.FormatBool(it.err == nil && r.Problems == 0)})
-		}
-	}
-	return t
 }

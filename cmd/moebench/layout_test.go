@@ -61,6 +61,9 @@ var layers = [][]string{
 	{"moe"},
 	{"workloads", "traces", "microbench", "sizing", "budget", "native", "native/emunic"},
 	{"replay", "native/layer", "native/calib", "native/calib/calibtest"},
+	// The result documents and their reporters, over every library whose
+	// results they carry.
+	{"results"},
 	// Published results sit beside the CLI, above every fit.
 	{"published", "cmd/moebench"},
 }

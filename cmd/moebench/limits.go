@@ -139,33 +139,3 @@ func usageFigure(u moe.Usage, v int64) string {
 	}
 	return strconv.FormatInt(v, 10)
 }
-
-// limitTable shows each item's headroom against each limit.
-func limitTable(items []item) *report.Table {
-	t := withKnobs(items, []string{"preset", "limit", "counts", "used", "of", "% used"}, []bool{false, false, false, true, true, true})
-	for _, it := range items {
-		for _, u := range it.limits {
-			pct := report.Num(100*u.Share()) + "%"
-			if u.Over {
-				pct += " OVER"
-			}
-			t.Rows = append(t.Rows, append(knobVals(it), it.preset.Name, u.Name, u.What, usageFigure(u, u.Used), usageFigure(u, u.Limit), pct))
-		}
-	}
-	return t
-}
-
-// tightest is the limit of u a candidate takes the largest share of, with
-// that share, for size's table; "—" when none is known.
-func tightest(u []moe.Usage) string {
-	if len(u) == 0 {
-		return "—"
-	}
-	t := u[0]
-	for _, x := range u[1:] {
-		if x.Share() > t.Share() {
-			t = x
-		}
-	}
-	return t.Name + " " + report.Num(100*t.Share()) + "%"
-}

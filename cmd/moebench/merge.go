@@ -1,13 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
 	"moebench/internal/inputfile"
-	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/internal/shard"
+	"moebench/results"
 	"moebench/sizing"
 )
 
@@ -52,14 +53,12 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		// The figure first: one with nothing to draw is refused before
 		// the output is written.
-		var fig plot.Figure
+		var ld *results.Layer
 		if *plotPath != "" {
-			var ld layerDoc
-			if err := decodeVia(func(w io.Writer) error { return report.WriteJSON(w, doc) }, &ld); err != nil {
+			if ld, err = mergedLayer(doc); err != nil {
 				return err
 			}
-			fig = sweepFigure(&ld)
-			if err := checkFigure(*plotPath, fig, "the shards hold no run with a time to draw"); err != nil {
+			if err := checkFigure(*plotPath, ld, "the shards hold no run with a time to draw"); err != nil {
 				return err
 			}
 		}
@@ -69,7 +68,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *plotPath != "" {
-			if err := out.writePlot(*plotPath, fig); err != nil {
+			if err := out.writePlot(*plotPath, ld); err != nil {
 				return err
 			}
 		}
@@ -82,6 +81,20 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return emitSize(&out, *plotPath, stdout, h, res)
 	}
 	return fmt.Errorf("%s: shards of %q cannot be merged (sweep and size can)", shards[0].Path, shards[0].Header.Command)
+}
+
+// mergedLayer is the merged sweep's document, read from the shards' runs.
+func mergedLayer(m *shard.Merged) (*results.Layer, error) {
+	d := &results.Layer{Results: make([]results.Run, len(m.Results))}
+	if err := json.Unmarshal(m.Header, &d.Header); err != nil {
+		return nil, fmt.Errorf("merge: the header: %w", err)
+	}
+	for i, r := range m.Results {
+		if err := json.Unmarshal(r, &d.Results[i]); err != nil {
+			return nil, fmt.Errorf("merge: result %d: %w", i, err)
+		}
+	}
+	return d, nil
 }
 
 // readShards reads the shards' files and cross-checks them.

@@ -4,11 +4,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"moebench/internal/report"
 	"moebench/profile"
 )
+
+// formats are the --format names of the result commands, each a
+// reporter's in results: a new output format is its file there and its
+// name here.
+var formats = []string{"table", "json", "csv"}
+
+// checkFormat validates a --format value.
+func checkFormat(f string) error {
+	if slices.Contains(formats, f) {
+		return nil
+	}
+	return fmt.Errorf("--format %s: want one of %s", report.Quote(f), strings.Join(formats, ", "))
+}
 
 // fileArg is a file the command line names: the flag or argument that
 // names it, and its path. "" and "-" (stdout) name no file.

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/budget"
-	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
 	"moebench/replay"
+	"moebench/results"
 	"moebench/traces"
 	"moebench/transport"
 	"moebench/transport/preset"
@@ -169,17 +169,19 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	// A replay error is the trace's or the model's, not the output file's:
 	// return it as it is, without the atomic writer's "writing FILE".
 	var rerr error
-	var pl *replayPlot
-	var fig plot.Figure
+	var pl *results.ReplayPlot
 	f.out.hold() // the result and the plot, both or neither
 	defer f.out.discard()
 	err = f.out.emit(stdout, func(w io.Writer) error {
-		rerr = rp.run(teeReplayPlot(newReplaySink(w, f.out.format, rp), *plotPath, &pl), progress)
+		var sink replay.Sink
+		if sink, pl, rerr = replaySink(w, f.out.format, rp, *plotPath); rerr != nil {
+			return rerr
+		}
+		rerr = rp.run(sink, progress)
 		if rerr == nil && pl != nil {
 			// Checked before the output is committed: a figure with
 			// nothing to draw leaves no file.
-			fig = replayFigure(&pl.doc)
-			rerr = checkFigure(*plotPath, fig, "no layer has a time to draw")
+			rerr = checkFigure(*plotPath, &pl.Doc, "no layer has a time to draw")
 		}
 		return rerr
 	})
@@ -188,7 +190,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return rerr
 	}
 	if err == nil && pl != nil {
-		err = f.out.writePlot(*plotPath, fig)
+		err = f.out.writePlot(*plotPath, &pl.Doc)
 	}
 	if err != nil {
 		return err

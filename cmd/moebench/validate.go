@@ -14,6 +14,7 @@ import (
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/published"
+	"moebench/results"
 )
 
 const validateExamples = `  moebench validate
@@ -140,90 +141,36 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 // when the worst row is off by more than failAbove, and then writes no
 // file (the rows still go to stdout).
 func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64) error {
-	return emitRowsWith(out, stdout, h, rows, sum, ref, plotPath, failAbove, func(w io.Writer) error { return renderRows(w, out.format, h, rows, sum, ref) })
+	return emitValidate(out, stdout, results.NewValidate(h, rows, sum, ref), ref, plotPath, failAbove)
 }
 
-// emitRowsWith is emitRows with render in place of renderRows, for rows
-// that carry more columns.
-func emitRowsWith(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64, render func(io.Writer) error) error {
-	fig, err := rowsFigure(plotPath, h, rows, sum, ref)
-	if err != nil {
+// emitValidate is emitRows of a document; ref names its reference in a
+// refusal of an empty plot.
+func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref, plotPath string, failAbove float64) error {
+	if err := checkFigure(plotPath, doc, fmt.Sprintf("no row has a positive %s and model value to place on log axes", ref)); err != nil {
 		return err
 	}
 	out.hold() // the rows and the plot, both or neither
 	defer out.discard()
-	if err := out.emit(stdout, render); err != nil {
+	if err := out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) }); err != nil {
 		return err
 	}
 	if plotPath != "" {
-		if err := out.writePlot(plotPath, fig); err != nil {
+		if err := out.writePlot(plotPath, doc); err != nil {
 			return err
 		}
 	}
-	if failAbove > 0 && sum.MaxErr > failAbove {
+	if sum := doc.Summary; failAbove > 0 && sum.MaxErr > failAbove {
 		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, notWritten(out.outs))
 	}
 	return out.commit()
 }
 
-// renderRows renders rows; ref names the reference column: "paper", or
-// "measured" when the reference is this machine's measurement.
+// renderRows renders rows in format; ref names the reference column:
+// "paper", or "measured" when the reference is this machine's
+// measurement.
 func renderRows(w io.Writer, format string, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref string) error {
-	switch format {
-	case "json":
-		items := []map[string]any{}
-		for _, r := range rows {
-			item := map[string]any{"experiment": r.Experiment, "case": r.Case, "metric": r.Metric, "unit": r.Unit,
-				ref: nil, "model": r.Model, "rel_err": nil}
-			if r.HasPaper() {
-				item[ref] = r.Paper
-				if e := r.RelErr(); !math.IsNaN(e) {
-					item["rel_err"] = e
-				}
-			}
-			items = append(items, item)
-		}
-		return writeRowsJSON(w, h, items, sum)
-	default:
-		t := &report.Table{
-			Columns: []string{"experiment", "case", "metric", "unit", ref, "model", "rel_err"},
-			Numeric: []bool{false, false, false, false, true, true, true},
-		}
-		for _, r := range rows {
-			t.Rows = append(t.Rows, []string{r.Experiment, r.Case, r.Metric, r.Unit, report.Num(r.Paper), report.Num(r.Model), report.Pct(r.RelErr())})
-		}
-		if format == "csv" {
-			for i := range t.Rows {
-				// CSV carries full precision for further analysis.
-				t.Rows[i][4] = csvNum(rows[i].Paper)
-				t.Rows[i][5] = csvNum(rows[i].Model)
-				t.Rows[i][6] = csvNum(rows[i].RelErr())
-			}
-			return t.WriteCSV(w, &h)
-		}
-		if err := t.WriteText(w, &h); err != nil {
-			return err
-		}
-		return writeSummary(w, sum, ref)
-	}
-}
-
-// writeSummary writes the table's closing line: the rows with a ref value
-// and their median, mean and largest error.
-func writeSummary(w io.Writer, sum *microbench.Summary, ref string) error {
-	if sum == nil || sum.Rows == 0 {
-		return nil
-	}
-	_, err := fmt.Fprintf(w, "\n%d rows with a %s value: median error %s, mean %s, max %s (%s)\n",
-		sum.Rows, ref, report.Pct(sum.MedianErr), report.Pct(sum.MeanErr), report.Pct(sum.MaxErr), sum.Worst)
-	return err
-}
-
-func csvNum(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return fmt.Sprintf("%.6g", v)
+	return results.Render(w, format, results.NewValidate(h, rows, sum, ref))
 }
 
 func nan() float64 { return math.NaN() }
@@ -253,14 +200,4 @@ func validateMeasured(p *profile.Profile, path string, data []byte, out outputFl
 	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
 		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
 	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
-}
-
-// writeRowsJSON writes validate's rows as one JSON document: the header,
-// the rows, and their summary when there is one.
-func writeRowsJSON(w io.Writer, h report.Header, rows []map[string]any, sum *microbench.Summary) error {
-	return report.WriteJSON(w, struct {
-		Header  report.Header       `json:"header"`
-		Rows    []map[string]any    `json:"rows"`
-		Summary *microbench.Summary `json:"summary,omitempty"`
-	}{Header: h, Rows: rows, Summary: sum})
 }

@@ -11,6 +11,7 @@ import (
 
 	"moebench/microbench"
 	"moebench/published"
+	"moebench/results"
 )
 
 // validatePublished runs each configuration of a published suite as
@@ -63,7 +64,7 @@ type prediction struct {
 // run on the profile spec with sets, and returns each row's figure; fail
 // words a run's error, given the row and the run's arguments.
 func predictRows(rows []published.Row, spec string, sets []string, fail func(published.Row, []string, error) error) ([]prediction, error) {
-	runs := map[string]jsonResult{}
+	runs := map[string]results.Run{}
 	var preds []prediction
 	for _, r := range rows {
 		key := strings.Join(r.Args(), " ")
@@ -98,22 +99,22 @@ func predictRows(rows []published.Row, spec string, sets []string, fail func(pub
 }
 
 // runJSON runs moebench run with args and returns its one result.
-func runJSON(args []string) (jsonResult, error) {
+func runJSON(args []string) (results.Run, error) {
 	var buf bytes.Buffer
 	if err := layerCommand("run", args, &buf, io.Discard); err != nil {
-		return jsonResult{}, err
+		return results.Run{}, err
 	}
 	var doc struct {
-		Results []jsonResult `json:"results"`
+		Results []results.Run `json:"results"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		return jsonResult{}, err
+		return results.Run{}, err
 	}
 	if len(doc.Results) != 1 {
-		return jsonResult{}, fmt.Errorf("%d results, want one", len(doc.Results))
+		return results.Run{}, fmt.Errorf("%d results, want one", len(doc.Results))
 	}
 	if r := doc.Results[0]; !r.Correct {
-		return jsonResult{}, fmt.Errorf("the layer's checks failed: %v", r.Problems)
+		return results.Run{}, fmt.Errorf("the layer's checks failed: %v", r.Problems)
 	}
 	return doc.Results[0], nil
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"moebench/internal/inputfile"
-	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/published"
+	"moebench/results"
 )
 
 // maxRunsBytes bounds a file of DeepEP runs: each run is a layer to model,
@@ -54,13 +54,13 @@ func validateRuns(suite published.Suite, path string, prof profileFlags, profile
 		return err
 	}
 	rows := make([]microbench.Row, len(runs.Rows))
-	extra := make([]runExtra, len(runs.Rows))
+	extra := make([]results.RunExtra, len(runs.Rows))
 	for i, r := range runs.Rows {
 		rows[i] = microbench.Row{Experiment: r.Experiment, Case: r.Case, Metric: r.Phase + " " + r.Metric, Unit: r.Unit(),
 			Paper: r.Value, Model: preds[i].model, Source: r.Source}
-		extra[i] = runExtra{boundBy: preds[i].boundBy, published: math.NaN()}
+		extra[i] = results.RunExtra{BoundBy: preds[i].boundBy, Published: math.NaN()}
 		if m, ok := suite.Match(r); ok {
-			extra[i].published, extra[i].publishedSource = m.Value, m.Source
+			extra[i].Published, extra[i].PublishedSource = m.Value, m.Source
 		}
 	}
 	sum := microbench.Summarize(rows)
@@ -74,55 +74,5 @@ func validateRuns(suite published.Suite, path string, prof profileFlags, profile
 		h.Extra = append(h.Extra, "measured on "+strconv.Quote(string(note)))
 	}
 	h.Extra = append(h.Extra, "each row is moebench run with the run's conditions; column "+suite.Name+": the figure of the same conditions among "+suite.Description+", where there is one")
-	return emitRowsWith(out, stdout, h, rows, &sum, "measured", plotPath, failAbove, func(w io.Writer) error {
-		return renderRuns(w, out.format, h, rows, extra, &sum, suite.Name)
-	})
-}
-
-// runExtra is what a row of a user's run carries beyond validate's row.
-type runExtra struct {
-	boundBy         string
-	published       float64 // NaN where the suite has no such row
-	publishedSource string
-}
-
-// renderRuns renders a user's runs: validate's columns, then the binding
-// cause and the suite's published figure (its column named suite).
-func renderRuns(w io.Writer, format string, h report.Header, rows []microbench.Row, extra []runExtra, sum *microbench.Summary, suite string) error {
-	num := func(v float64) any {
-		if math.IsNaN(v) {
-			return nil
-		}
-		return v
-	}
-	switch format {
-	case "json":
-		items := []map[string]any{}
-		for i, r := range rows {
-			items = append(items, map[string]any{"experiment": r.Experiment, "case": r.Case, "metric": r.Metric, "unit": r.Unit,
-				"measured": r.Paper, "model": r.Model, "rel_err": num(r.RelErr()), "bound_by": extra[i].boundBy,
-				suite: num(extra[i].published), suite + "_source": extra[i].publishedSource, "source": r.Source})
-		}
-		return writeRowsJSON(w, h, items, sum)
-	default:
-		t := &report.Table{
-			Columns: []string{"experiment", "case", "metric", "unit", "measured", "model", "rel_err", "bound_by", suite},
-			Numeric: []bool{false, false, false, false, true, true, true, false, true},
-		}
-		for i, r := range rows {
-			t.Rows = append(t.Rows, []string{r.Experiment, r.Case, r.Metric, r.Unit, report.Num(r.Paper), report.Num(r.Model),
-				report.Pct(r.RelErr()), extra[i].boundBy, report.Num(extra[i].published)})
-		}
-		if format == "csv" {
-			// CSV carries full precision for further analysis.
-			for i, r := range rows {
-				t.Rows[i][4], t.Rows[i][5], t.Rows[i][6], t.Rows[i][8] = csvNum(r.Paper), csvNum(r.Model), csvNum(r.RelErr()), csvNum(extra[i].published)
-			}
-			return t.WriteCSV(w, &h)
-		}
-		if err := t.WriteText(w, &h); err != nil {
-			return err
-		}
-		return writeSummary(w, sum, "measured")
-	}
+	return emitValidate(out, stdout, results.NewValidateRuns(h, rows, extra, &sum, suite.Name), "measured", plotPath, failAbove)
 }

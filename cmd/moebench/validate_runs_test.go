@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"moebench/published"
+	"moebench/results"
 )
 
 const exampleRuns = "../../published/testdata/deepep-h800.json"
@@ -37,7 +38,7 @@ func TestValidateRunsExample(t *testing.T) {
 	if len(recs) != len(runs.Rows) {
 		t.Fatalf("%d rows, want the file's %d figures", len(recs), len(runs.Rows))
 	}
-	modelled := map[string]jsonResult{}
+	modelled := map[string]results.Run{}
 	for i, r := range runs.Rows {
 		rec := recs[i]
 		num := func(k string) float64 {

@@ -151,16 +151,3 @@ func Count(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
-
-// Formats lists the output formats every result command accepts.
-var Formats = []string{"table", "json", "csv"}
-
-// CheckFormat validates a --format value.
-func CheckFormat(f string) error {
-	for _, k := range Formats {
-		if f == k {
-			return nil
-		}
-	}
-	return fmt.Errorf("--format %s: want one of %s", Quote(f), strings.Join(Formats, ", "))
-}
