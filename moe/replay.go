@@ -115,58 +115,7 @@ func FromTrace(shape Shape, ids TraceIDs, recs []TraceTokens) (*Routing, error) 
 			return nil, fmt.Errorf("routing from trace: rank %d holds %d tokens, more than the shape's %d tokens per rank", r, n, shape.Tokens)
 		}
 	}
-	rt := newRouting(shape, per)
-	lim := int32(shape.Physical())
-	if ids == LogicalIDs {
-		lim = int32(shape.Experts)
-	}
-	seen := make([]uint32, shape.Physical()) // seen[p] == stamp: p taken by this token
-	slotOf := make([]int, shape.Physical())
-	var stamp uint32
-	fill := make([]int, shape.Ranks) // tokens placed so far on each rank
-	// place copies tokens [lo, hi) of record i to rank r.
-	place := func(i int, rec *TraceTokens, r, lo, hi int) error {
-		for t := lo; t < hi; t++ {
-			stamp++
-			dst := fill[r]
-			fill[r]++
-			g := r*shape.Tokens + dst
-			row := rt.Idx[r][dst*k : dst*k+k]
-			valid := 0
-			for j := range k {
-				e := rec.Idx[t*k+j]
-				if e < -1 || e >= lim {
-					return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("expert %d is out of range [-1, %d)", e, lim)}
-				}
-				p := e
-				if e >= 0 && ids == LogicalIDs {
-					p = int32(shape.PhysicalFor(int(e), g))
-				}
-				row[j] = p
-				if p < 0 {
-					continue
-				}
-				valid++
-				if seen[p] == stamp {
-					return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("expert %d is already selected in slot %d", e, slotOf[p])}
-				}
-				seen[p], slotOf[p] = stamp, j
-			}
-			w := rt.Weights[r][dst*k : dst*k+k]
-			for j := range k {
-				switch {
-				case rec.Weights != nil:
-					w[j] = rec.Weights[t*k+j]
-					if f := float64(w[j]); math.IsNaN(f) || math.IsInf(f, 0) {
-						return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("weight %v is not finite", w[j])}
-					}
-				case row[j] >= 0:
-					w[j] = 1 / float32(valid)
-				}
-			}
-		}
-		return nil
-	}
+	p := newTracePlacer(shape, ids, newRouting(shape, per))
 	var unranked []int
 	for i := range recs {
 		rec := &recs[i]
@@ -174,35 +123,112 @@ func FromTrace(shape Shape, ids TraceIDs, recs []TraceTokens) (*Routing, error) 
 			unranked = append(unranked, i)
 			continue
 		}
-		if err := place(i, rec, rec.Rank, 0, len(rec.Idx)/k); err != nil {
+		if err := p.place(i, rec, rec.Rank, 0, len(rec.Idx)/k); err != nil {
 			return nil, fmt.Errorf("routing from trace: %w", err)
 		}
 	}
-	if len(unranked) > 0 {
-		total := 0
-		for _, i := range unranked {
-			total += len(recs[i].Idx) / k
+	if err := p.placeUnranked(recs, unranked); err != nil {
+		return nil, fmt.Errorf("routing from trace: %w", err)
+	}
+	return p.rt, nil
+}
+
+// tracePlacer copies a trace's tokens into a routing, rank by rank in
+// order, checking every selection.
+type tracePlacer struct {
+	shape  Shape
+	ids    TraceIDs
+	rt     *Routing
+	lim    int32    // ids are below it
+	seen   []uint32 // seen[p] == stamp: p taken by this token
+	slotOf []int
+	stamp  uint32
+	fill   []int // tokens placed so far on each rank
+}
+
+func newTracePlacer(shape Shape, ids TraceIDs, rt *Routing) *tracePlacer {
+	lim := int32(shape.Physical())
+	if ids == LogicalIDs {
+		lim = int32(shape.Experts)
+	}
+	return &tracePlacer{shape: shape, ids: ids, rt: rt, lim: lim,
+		seen: make([]uint32, shape.Physical()), slotOf: make([]int, shape.Physical()), fill: make([]int, shape.Ranks)}
+}
+
+// place copies tokens [lo, hi) of record i to rank r.
+func (p *tracePlacer) place(i int, rec *TraceTokens, r, lo, hi int) error {
+	k := p.shape.TopK
+	for t := lo; t < hi; t++ {
+		p.stamp++
+		dst := p.fill[r]
+		p.fill[r]++
+		g := r*p.shape.Tokens + dst
+		row := p.rt.Idx[r][dst*k : dst*k+k]
+		valid := 0
+		for j := range k {
+			e := rec.Idx[t*k+j]
+			if e < -1 || e >= p.lim {
+				return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("expert %d is out of range [-1, %d)", e, p.lim)}
+			}
+			x := e
+			if e >= 0 && p.ids == LogicalIDs {
+				x = int32(p.shape.PhysicalFor(int(e), g))
+			}
+			row[j] = x
+			if x < 0 {
+				continue
+			}
+			valid++
+			if p.seen[x] == p.stamp {
+				return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("expert %d is already selected in slot %d", e, p.slotOf[x])}
+			}
+			p.seen[x], p.slotOf[x] = p.stamp, j
 		}
-		at := SplitTokens(total, shape.Ranks)
-		// Walk the concatenation of the unranked records, rank by rank.
-		r, g := 0, 0 // destination rank; global index into the concatenation
-		for _, i := range unranked {
-			rec := &recs[i]
-			n := len(rec.Idx) / k
-			for t := 0; t < n; {
-				for r < shape.Ranks && g >= at[r+1] {
-					r++
+		w := p.rt.Weights[r][dst*k : dst*k+k]
+		for j := range k {
+			switch {
+			case rec.Weights != nil:
+				w[j] = rec.Weights[t*k+j]
+				if f := float64(w[j]); math.IsNaN(f) || math.IsInf(f, 0) {
+					return &TraceError{i, rec.Rank, t, j, fmt.Sprintf("weight %v is not finite", w[j])}
 				}
-				take := min(n-t, at[r+1]-g)
-				if err := place(i, rec, r, t, t+take); err != nil {
-					return nil, fmt.Errorf("routing from trace: %w", err)
-				}
-				t += take
-				g += take
+			case row[j] >= 0:
+				w[j] = 1 / float32(valid)
 			}
 		}
 	}
-	return rt, nil
+	return nil
+}
+
+// placeUnranked splits the records without a rank (their indices in recs)
+// evenly over the ranks, walking their concatenation rank by rank.
+func (p *tracePlacer) placeUnranked(recs []TraceTokens, unranked []int) error {
+	if len(unranked) == 0 {
+		return nil
+	}
+	k := p.shape.TopK
+	total := 0
+	for _, i := range unranked {
+		total += len(recs[i].Idx) / k
+	}
+	at := SplitTokens(total, p.shape.Ranks)
+	r, g := 0, 0 // destination rank; global index into the concatenation
+	for _, i := range unranked {
+		rec := &recs[i]
+		n := len(rec.Idx) / k
+		for t := 0; t < n; {
+			for r < p.shape.Ranks && g >= at[r+1] {
+				r++
+			}
+			take := min(n-t, at[r+1]-g)
+			if err := p.place(i, rec, r, t, t+take); err != nil {
+				return err
+			}
+			t += take
+			g += take
+		}
+	}
+	return nil
 }
 
 // Traffic is what a routing asks of ranks and experts, counted in
