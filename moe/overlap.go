@@ -145,9 +145,11 @@ func (r *Routing) split() (a, b *Routing) {
 type op struct {
 	name    string
 	compute bool
-	// A compute op's per-rank length; a communication op's phase.
-	dur   []sim.Time
-	phase *Phase
+	// A compute op's per-rank length on the whole GPU and, where
+	// communication may run beside it, on the SMs it leaves (nil: never
+	// beside); a communication op's phase.
+	dur, beside []sim.Time
+	phase       *Phase
 	// deps are earlier ops whose end on the same rank this one waits for.
 	deps []int
 	// routed marks the routed experts (for the hot rank).
@@ -166,53 +168,62 @@ type schedule struct {
 
 // single is the one-batch schedules: none and shared-expert.
 func (s *schedule) single(res *Result) *Timeline {
-	all := s.c.Costs.SMs
-	besideSMs := all - s.commSMs
-	full := computeTimes(s.cfg.Routing, s.c, all, false, s.slow)
-	shared := full
+	full := computeTimes(s.cfg.Routing, s.c, s.c.Costs.SMs, false, s.slow)
+	var shared []sim.Time
 	sharedDep := []int{0}
 	if s.c.Overlap == OverlapShared {
-		shared = computeTimes(s.cfg.Routing, s.c, besideSMs, true, s.slow)
+		shared = pick(computeTimes(s.cfg.Routing, s.c, s.c.Costs.SMs-s.commSMs, true, s.slow), false)
 		sharedDep = nil
 	}
 	ops := []op{
 		{name: "dispatch", phase: &res.Dispatch},
-		{name: "shared expert", compute: true, dur: pick(shared, false), deps: sharedDep},
+		{name: "shared expert", compute: true, dur: pick(full, false), beside: shared, deps: sharedDep},
 		{name: "experts", compute: true, dur: pick(full, true), deps: []int{0}, routed: true},
 		{name: "combine", phase: &res.Combine, deps: []int{2}},
 	}
 	tl := s.run(ops)
-	tl.ComputeSMs = all
-	if s.c.Overlap == OverlapShared {
-		tl.ComputeSMs = besideSMs
+	tl.ComputeSMs = s.c.Costs.SMs
+	if shared != nil {
+		tl.ComputeSMs -= s.commSMs
 	}
 	return tl
 }
 
-// twoBatch is the two micro-batch schedules: two-batch and hook.
+// twoBatch is the two micro-batch schedules: two-batch and hook. Without
+// the hook a GEMM runs on the SMs communication leaves, slowed by it,
+// for as long as a communication phase runs on its rank.
 func (s *schedule) twoBatch(rts [2]*Routing, halves [2]*Result) *Timeline {
-	sms, beside := s.c.Costs.SMs-s.commSMs, true
-	if s.c.Overlap == OverlapHook {
-		sms, beside = s.c.Costs.SMs, false
+	hook := s.c.Overlap == OverlapHook
+	var full, beside [2][]rankCompute
+	for i := range full {
+		full[i] = computeTimes(rts[i], s.c, s.c.Costs.SMs, false, s.slow)
+		if !hook {
+			beside[i] = computeTimes(rts[i], s.c, s.c.Costs.SMs-s.commSMs, true, s.slow)
+		}
 	}
-	var ct [2][]rankCompute
-	for i := range ct {
-		ct[i] = computeTimes(rts[i], s.c, sms, beside, s.slow)
+	b := func(i int, routed bool) []sim.Time {
+		if hook {
+			return nil
+		}
+		return pick(beside[i], routed)
 	}
 	// Program order: both dispatches, the shared experts while they fly,
 	// then each micro-batch's experts and its combine.
 	ops := []op{
 		{name: "dispatch A", phase: &halves[0].Dispatch},
-		{name: "shared expert A", compute: true, dur: pick(ct[0], false)},
+		{name: "shared expert A", compute: true, dur: pick(full[0], false), beside: b(0, false)},
 		{name: "dispatch B", phase: &halves[1].Dispatch},
-		{name: "shared expert B", compute: true, dur: pick(ct[1], false)},
-		{name: "experts A", compute: true, dur: pick(ct[0], true), deps: []int{0}, routed: true},
+		{name: "shared expert B", compute: true, dur: pick(full[1], false), beside: b(1, false)},
+		{name: "experts A", compute: true, dur: pick(full[0], true), beside: b(0, true), deps: []int{0}, routed: true},
 		{name: "combine A", phase: &halves[0].Combine, deps: []int{4}},
-		{name: "experts B", compute: true, dur: pick(ct[1], true), deps: []int{2}, routed: true},
+		{name: "experts B", compute: true, dur: pick(full[1], true), beside: b(1, true), deps: []int{2}, routed: true},
 		{name: "combine B", phase: &halves[1].Combine, deps: []int{6}},
 	}
 	tl := s.run(ops)
-	tl.ComputeSMs = sms
+	tl.ComputeSMs = s.c.Costs.SMs - s.commSMs
+	if hook {
+		tl.ComputeSMs = s.c.Costs.SMs
+	}
 	tl.MicroBatches = halves[:]
 	return tl
 }
@@ -268,6 +279,9 @@ func (s *schedule) run(ops []op) *Timeline {
 	hook := s.c.Overlap == OverlapHook
 	pl := make([]placed, len(ops))
 	comm, comp := newStream(n), newStream(n)
+	// busy holds each rank's communication phases placed so far, the
+	// spans a GEMM beside them runs on fewer SMs.
+	busy := make([][][2]sim.Time, n)
 	for i, o := range ops {
 		p := placed{start: make([]sim.Time, n), end: make([]sim.Time, n), by: make([]pred, n)}
 		ready := func(r int) (sim.Time, pred) {
@@ -289,6 +303,9 @@ func (s *schedule) run(ops []op) *Timeline {
 			for r := range n {
 				p.start[r], p.by[r] = ready(r)
 				p.end[r] = p.start[r] + o.dur[r]
+				if o.beside != nil {
+					p.end[r] = progress(p.start[r], o.dur[r], o.beside[r], busy[r])
+				}
 				comp.free[r], comp.by[r] = p.end[r], pred{op: i, rank: r}
 			}
 			pl[i] = p
@@ -306,6 +323,7 @@ func (s *schedule) run(ops []op) *Timeline {
 			p.end[r] = at + o.phase.Ranks[r].Ready
 			p.sendEnd[r] = at + o.phase.Ranks[r].IssueDone
 			comm.free[r], comm.by[r] = p.end[r], pred{op: i, rank: r}
+			busy[r] = append(busy[r], [2]sim.Time{p.start[r], p.end[r]})
 			if hook {
 				// The sending kernel holds the compute stream until the
 				// rank's posts are out; receiving takes no SM.
@@ -315,6 +333,39 @@ func (s *schedule) run(ops []op) *Timeline {
 		pl[i] = p
 	}
 	return s.timeline(ops, pl)
+}
+
+// progress is when a compute op that takes full on the whole GPU and
+// beside next to communication ends, started at start: it runs at the
+// slower rate while one of the spans runs (spans placed later in program
+// order are not seen: they overlap its end at most).
+func progress(start, full, beside sim.Time, spans [][2]sim.Time) sim.Time {
+	if full <= 0 {
+		return start
+	}
+	left := 1.0 // of the op's work
+	at := start
+	for _, sp := range spans {
+		if sp[1] <= at {
+			continue
+		}
+		if sp[0] > at {
+			// Whole-GPU time before the span.
+			gap := float64(sp[0]-at) / float64(full)
+			if gap >= left {
+				return at + sim.Time(left*float64(full))
+			}
+			left -= gap
+			at = sp[0]
+		}
+		over := float64(sp[1]-at) / float64(beside)
+		if over >= left {
+			return at + sim.Time(left*float64(beside))
+		}
+		left -= over
+		at = sp[1]
+	}
+	return at + sim.Time(left*float64(full))
 }
 
 // timeline reads the figures and the critical path off the placed ops.
@@ -336,9 +387,10 @@ func (s *schedule) timeline(ops []op, pl []placed) *Timeline {
 	for i, o := range ops {
 		if o.compute {
 			for r := range n {
-				busy[r] += o.dur[r]
+				d := pl[i].end[r] - pl[i].start[r]
+				busy[r] += d
 				if o.routed {
-					routed[r] += o.dur[r]
+					routed[r] += d
 				}
 			}
 			continue

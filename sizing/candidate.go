@@ -27,6 +27,10 @@ type Deployment struct {
 	// InTurn runs LL dispatch and combine in turn (moe.LayerConfig.InTurn):
 	// for layers too large to hold both at once, --jobs of them.
 	InTurn bool
+	// Compute, when set, puts the experts' compute into every candidate's
+	// layer under its overlap schedule: candidates then compare by the
+	// layer's time with it, in which only exposed communication differs.
+	Compute *moe.ComputeConfig
 }
 
 // Channels is how many channels the layer's own traffic posts on: DeepEP
@@ -142,8 +146,14 @@ type Figures struct {
 	Dispatch Phase `json:"dispatch"`
 	Combine  Phase `json:"combine"`
 	// LayerUs is dispatch plus combine of the slowest rank: the layer
-	// waits for it.
+	// waits for it. With the experts' compute it is the layer's time with
+	// it, and CommUs the two phases' as before.
 	LayerUs float64 `json:"layer_us"`
+	// With the experts' compute: the busiest rank's compute, the
+	// communication it leaves exposed, and the two phases alone.
+	ComputeUs float64 `json:"compute_us,omitempty"`
+	ExposedUs float64 `json:"exposed_us,omitempty"`
+	CommUs    float64 `json:"comm_us,omitempty"`
 	BoundBy string  `json:"bound_by"`
 	Correct bool    `json:"correct"`
 }

@@ -92,6 +92,11 @@ func (s *Study) Run(index, count int) ([]Candidate, error) {
 		s.Log = zap.NewNop()
 	}
 	d := &s.Deployment
+	if d.Compute != nil {
+		if err := d.Compute.Validate(d.Routing.Shape, d.Mode); err != nil {
+			return nil, err
+		}
+	}
 	cands, err := Candidates(d, s.Space)
 	if err != nil {
 		return nil, err
@@ -144,7 +149,12 @@ func (s *Study) Run(index, count int) ([]Candidate, error) {
 	if err := s.runAll(cands, wave1, &done, total); err != nil {
 		return nil, err
 	}
-	run2 := prune(cands, wave1, wave2, s.Limits)
+	run2 := wave2
+	if s.Deployment.Compute == nil {
+		// A floor bounds communication alone: under an overlap schedule
+		// the layer may hide it, so nothing is pruned by it.
+		run2 = prune(cands, wave1, wave2, s.Limits)
+	}
 	if err := s.runAll(cands, run2, &done, done+len(run2)); err != nil {
 		return nil, err
 	}
@@ -429,8 +439,14 @@ func (s *Study) runOne(c *Candidate) error {
 		log = zap.NewNop()
 	}
 	wall := time.Now()
-	res, err := moe.RunLayer(moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
-		Log: log, NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg, NoPayload: d.NoPayload, InTurn: d.InTurn})
+	cfg := moe.LayerConfig{Routing: d.Routing, Mode: d.Mode, Transport: tr, Profile: d.Profile, NVLink: d.NVLink,
+		Log: log, NumSMs: d.NumSMs, Chunk: d.Chunk, Background: c.bg, NoPayload: d.NoPayload, InTurn: d.InTurn}
+	var res *moe.Result
+	if d.Compute != nil {
+		res, err = moe.RunWithCompute(cfg, *d.Compute)
+	} else {
+		res, err = moe.RunLayer(cfg)
+	}
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			c.Stage, c.Reason = StageFailed, fmt.Sprintf("cannot run: %v", err)
@@ -445,6 +461,10 @@ func (s *Study) runOne(c *Candidate) error {
 	c.Figures = &Figures{
 		Dispatch: phase(&res.Dispatch), Combine: phase(&res.Combine),
 		LayerUs: res.Dispatch.Time.Max + res.Combine.Time.Max, BoundBy: res.BoundBy, Correct: res.Correct,
+	}
+	if tl := res.Compute; tl != nil {
+		f := c.Figures
+		f.CommUs, f.LayerUs, f.ComputeUs, f.ExposedUs, f.BoundBy = f.LayerUs, tl.LayerUs, tl.ComputeUs, tl.ExposedUs, tl.BoundBy
 	}
 	return nil
 }
