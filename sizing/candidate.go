@@ -154,8 +154,8 @@ type Figures struct {
 	ComputeUs float64 `json:"compute_us,omitempty"`
 	ExposedUs float64 `json:"exposed_us,omitempty"`
 	CommUs    float64 `json:"comm_us,omitempty"`
-	BoundBy string  `json:"bound_by"`
-	Correct bool    `json:"correct"`
+	BoundBy   string  `json:"bound_by"`
+	Correct   bool    `json:"correct"`
 }
 
 // Stages a candidate reaches in Study.Run.
