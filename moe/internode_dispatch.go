@@ -6,21 +6,6 @@ import (
 	"moebench/transport"
 )
 
-// Event ops of the internode phases (beyond phaseRun's).
-const (
-	opNodeStart int32 = iota + 100
-	opSendStep
-	opChunkReady
-	opTailSeen
-	opMetaSeen
-	opFwdDone
-	opNVLSeen
-	opNodeRecvDone
-	opHeadSeen
-	opNVLStep
-	opCoordNext
-)
-
 // nvlSub is one NVLink batch: the tokens of chunk ci (entries [lo, hi) of
 // its stream) bound for local rank j, as forwarded.
 type nvlSub struct {
@@ -510,4 +495,34 @@ func (d *nodeDispatch) recvDone(e *sim.Engine, rw int) {
 	d.rPath[rw] = path
 	d.doneRecv(target, int64(sub.n), e.Now(), path)
 	d.recvNext(e, rw)
+}
+
+// runNotifyNodes is the internode notify step: one RDMA write per remote
+// node to the rank of the same local index, then an NVLink exchange inside
+// the node, then the host sees its counts and launches.
+func runNotifyNodes(cfg *LayerConfig, ph *Phase, g *gpuModel) ([]sim.Time, transport.Resources, int64, error) {
+	s := cfg.Routing.Shape
+	R, N, G := s.Ranks, s.Domains(), s.DomainGPUs()
+	// Counts for the node's ranks and their experts, plus the token total.
+	bytes := 4 * (1 + G + G*s.LocalExperts())
+	last, res, msgs, err := notifyWrites(cfg, ph, g, 1, N-1, bytes, func(r, _, k int) (int, int, bool) {
+		dn := (s.DomainOf(r) + k + 1) % N
+		return dn*G + r%G, 0, k+1 < N
+	})
+	if last == nil {
+		return nil, res, msgs, err
+	}
+	nvl := newNVLModel(cfg.Profile, R)
+	hostSee := sim.Ns(cfg.Profile.Get("pcie.dma_write_ns"))
+	// The node's ranks forward what they received to their local peers.
+	nodeSeen := make([]sim.Time, N)
+	for r := range R {
+		_, vis := nvl.copy(r, g.pollDetect(last[r]), int64(bytes*N))
+		nodeSeen[s.DomainOf(r)] = max(nodeSeen[s.DomainOf(r)], vis)
+	}
+	out := make([]sim.Time, R)
+	for r := range R {
+		out[r] = g.pollDetect(nodeSeen[s.DomainOf(r)]) + hostSee + hostLaunch
+	}
+	return out, res, msgs, nil
 }
