@@ -46,6 +46,26 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		}
 	}
 	res := &Result{Limits: l, Candidates: cs, Recommended: -1, Front: []int{}, Reasons: []string{}}
+	if err := res.takeClasses(); err != nil {
+		return nil, err
+	}
+	ok, err := res.reject()
+	if err != nil {
+		return nil, err
+	}
+	res.front(ok)
+	if len(res.Front) == 0 {
+		res.Reasons = append(res.Reasons, "no candidate meets the limits: see why each was rejected")
+		return res, nil
+	}
+	res.recommend()
+	return res, nil
+}
+
+// takeClasses gives each candidate that runs as another of its class the
+// figures, or the fate, of the one that ran, and counts the runs.
+func (res *Result) takeClasses() error {
+	cs := res.Candidates
 	for i := range cs {
 		c := &cs[i]
 		c.Verdict, c.Figures = "", cloneFigures(c.Figures)
@@ -59,7 +79,7 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 			continue
 		}
 		if c.RunBy < 0 || c.RunBy >= len(cs) {
-			return nil, fmt.Errorf("candidate %d: runs as %d, which does not exist", i, c.RunBy)
+			return fmt.Errorf("candidate %d: runs as %d, which does not exist", i, c.RunBy)
 		}
 		rep := &cs[c.RunBy]
 		switch rep.Stage {
@@ -72,11 +92,16 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		case StageFailed:
 			c.Stage, c.Reason = StageFailed, rep.Reason
 		default:
-			return nil, fmt.Errorf("candidate %d: runs as %d, which is %s", i, c.RunBy, rep.Stage)
+			return fmt.Errorf("candidate %d: runs as %d, which is %s", i, c.RunBy, rep.Stage)
 		}
 	}
-	// Rejections, before and after the runs.
-	var ok []int
+	return nil
+}
+
+// reject gives the rejections, before and after the runs, and the
+// pruned their verdict; ok are the candidates left.
+func (res *Result) reject() (ok []int, _ error) {
+	cs, l := res.Candidates, res.Limits
 	for i := range cs {
 		c := &cs[i]
 		switch c.Stage {
@@ -101,7 +126,14 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 			ok = append(ok, i)
 		}
 	}
-	// The Pareto front over layer time and resources.
+	return ok, nil
+}
+
+// front is the Pareto front of ok over layer time and resources, fastest
+// first; the others lose to a front candidate that dominates them where
+// there is one.
+func (res *Result) front(ok []int) {
+	cs := res.Candidates
 	dominates := func(a, b *Candidate) bool {
 		if a.Figures.LayerUs > b.Figures.LayerUs || !a.Resources.noMore(b.Resources) {
 			return false
@@ -127,7 +159,6 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 		if c.Verdict == Front {
 			continue
 		}
-		// Lose to a front candidate that dominates c, where there is one.
 		for _, j := range res.Front {
 			if dominates(&cs[j], c) && (cs[c.By].Verdict != Front || better2(&cs[j], &cs[c.By])) {
 				c.By = j
@@ -139,12 +170,12 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 	slices.SortStableFunc(res.Front, func(a, b int) int {
 		return cmpFloat(cs[a].Figures.LayerUs, cs[b].Figures.LayerUs)
 	})
-	if len(res.Front) == 0 {
-		res.Reasons = append(res.Reasons, "no candidate meets the limits: see why each was rejected")
-		return res, nil
-	}
-	// Recommend the leanest front candidate within the tolerance of the
-	// fastest.
+}
+
+// recommend picks the leanest front candidate within the tolerance of
+// the fastest.
+func (res *Result) recommend() {
+	cs, l := res.Candidates, res.Limits
 	fastest := &cs[res.Front[0]]
 	bound := fastest.Figures.LayerUs * (1 + l.Tolerance)
 	rec := -1
@@ -161,7 +192,6 @@ func Finish(cands []Candidate, l Limits) (*Result, error) {
 	r := &cs[rec]
 	r.Verdict = Recommended
 	res.Reasons = recommendReasons(r, fastest, l, len(res.Front))
-	return res, nil
 }
 
 func cloneFigures(f *Figures) *Figures {

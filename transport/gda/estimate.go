@@ -30,61 +30,11 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 	dc := c.DCIs > 0
 	perRank := c.queuesPerNIC(d.Ranks)
 	perNIC := np.Topo.QueuesPerNIC(perRank)
-	// A queue's contexts are cached by the NIC it is striped to, at both
-	// ends (keys per rank and NIC).
-	nics := np.Topo.NICs()
-	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
 	dcts := 0
 	if dc {
 		dcts = max(1, c.DCTs)
 	}
-	// The queue an operation goes through, as Conn.Post picks it.
-	queue := func(f *transport.Flow) int { return c.queue(int(f.Dst), int(f.Channel)) }
-	// Flows come sorted by source and destination, so each queue sees
-	// its destinations in order and counting changes counts them.
-	type qkey struct{ src, q int32 }
-	type qload struct {
-		ops     int64
-		dsts    int
-		lastDst int32
-	}
-	queues := make(map[qkey]*qload, len(d.Flows))
-	loads := make([]hw.NICLoad, d.Ranks)
-	keys := make([][]int32, d.Ranks*nics)
-	for i := range d.Flows {
-		f := &d.Flows[i]
-		if f.Src == f.Dst || f.Ops() == 0 {
-			continue
-		}
-		if d.OverNVLink(f) {
-			continue
-		}
-		q := int32(queue(f))
-		k := qkey{f.Src, q}
-		ql := queues[k]
-		if ql == nil {
-			ql = &qload{lastDst: -1}
-			queues[k] = ql
-			// The contexts this queue's traffic needs, as the NIC keys them.
-			if k := at(f.Src, q); dc {
-				keys[k] = append(keys[k], 1<<22|q)
-			} else {
-				keys[k] = append(keys[k], q)
-			}
-		}
-		if ql.lastDst != f.Dst {
-			if k := at(f.Dst, q); dc {
-				keys[k] = append(keys[k], 1<<23|f.Src%int32(dcts))
-			} else {
-				keys[k] = append(keys[k], f.Src<<12^q)
-			}
-			ql.dsts++
-			ql.lastDst = f.Dst
-		}
-		ql.ops += f.Ops()
-		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
-		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
-	}
+	queues, loads, keys := c.tallyFlows(d, &np, dcts)
 	est := transport.Estimate{Resources: transport.Resources{
 		QPsPerNIC:         perNIC,
 		ActiveConnPerNIC:  np.Topo.QueuesPerNIC((len(queues) + d.Ranks - 1) / d.Ranks),
@@ -114,23 +64,85 @@ func (t gdaTransport) Estimate(d *transport.Demand, p *profile.Profile) (transpo
 			est.Floor, est.FloorBy = busy, by
 		}
 	}
-	// Queues past the channels the demand uses carry nothing: the busy
-	// queues alone set the time, as long as the NICs' context caches see
-	// the same contexts (or keep them all).
 	if d.Exact {
-		k := c
-		k.Name, k.QPsPerPeer, k.DCIs = "", 0, 0
-		ctx := hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
-		if l := np.Topo.Links(); l > 1 {
-			// Queue q takes link q mod l: which link a busy queue takes
-			// follows the queues' numbering, past the busy ones too.
-			ctx += fmt.Sprintf(" links %d: %d", l, (c.DCIs+c.QPsPerPeer+c.Reserved)%l)
-		}
-		if dc {
-			est.Class = fmt.Sprintf("dc %d busy DCIs %+v%s", min(c.DCIs, max(1, d.Channels)), k, ctx)
-		} else {
-			est.Class = fmt.Sprintf("rc %d busy QPs per peer %+v%s", min(c.QPsPerPeer, max(1, d.Channels)), k, ctx)
-		}
+		est.Class = c.class(d, &np, keys)
 	}
 	return est, nil
+}
+
+// queueKey is a send queue of a source rank.
+type queueKey struct{ src, q int32 }
+
+// queueLoad is what a send queue carries: its operations and how many
+// destinations it changes to.
+type queueLoad struct {
+	ops     int64
+	dsts    int
+	lastDst int32
+}
+
+// tallyFlows counts d's flows over c's queues: each queue's load, the
+// NIC loads, and the contexts each (rank, NIC) caches. Flows come sorted
+// by source and destination, so each queue sees its destinations in
+// order and counting changes counts them.
+func (c Config) tallyFlows(d *transport.Demand, np *hw.NICParams, dcts int) (map[queueKey]*queueLoad, []hw.NICLoad, [][]int32) {
+	dc := c.DCIs > 0
+	// A queue's contexts are cached by the NIC it is striped to, at both
+	// ends (keys per rank and NIC).
+	nics := np.Topo.NICs()
+	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
+	queues := make(map[queueKey]*queueLoad, len(d.Flows))
+	loads := make([]hw.NICLoad, d.Ranks)
+	keys := make([][]int32, d.Ranks*nics)
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Src == f.Dst || f.Ops() == 0 || d.OverNVLink(f) {
+			continue
+		}
+		// The queue an operation goes through, as Conn.Post picks it.
+		q := int32(c.queue(int(f.Dst), int(f.Channel)))
+		k := queueKey{f.Src, q}
+		ql := queues[k]
+		if ql == nil {
+			ql = &queueLoad{lastDst: -1}
+			queues[k] = ql
+			// The contexts this queue's traffic needs, as the NIC keys them.
+			if k := at(f.Src, q); dc {
+				keys[k] = append(keys[k], 1<<22|q)
+			} else {
+				keys[k] = append(keys[k], q)
+			}
+		}
+		if ql.lastDst != f.Dst {
+			if k := at(f.Dst, q); dc {
+				keys[k] = append(keys[k], 1<<23|f.Src%int32(dcts))
+			} else {
+				keys[k] = append(keys[k], f.Src<<12^q)
+			}
+			ql.dsts++
+			ql.lastDst = f.Dst
+		}
+		ql.ops += f.Ops()
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
+		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
+	}
+	return queues, loads, keys
+}
+
+// class is an exact demand's size class. Queues past the channels the
+// demand uses carry nothing: the busy queues alone set the time, as long
+// as the NICs' context caches see the same contexts (or keep them all).
+func (c Config) class(d *transport.Demand, np *hw.NICParams, keys [][]int32) string {
+	k := c
+	k.Name, k.QPsPerPeer, k.DCIs = "", 0, 0
+	ctx := hw.CtxClass(np.ConnEntries, np.ConnWays, keys)
+	if l := np.Topo.Links(); l > 1 {
+		// Queue q takes link q mod l: which link a busy queue takes
+		// follows the queues' numbering, past the busy ones too.
+		ctx += fmt.Sprintf(" links %d: %d", l, (c.DCIs+c.QPsPerPeer+c.Reserved)%l)
+	}
+	if c.DCIs > 0 {
+		return fmt.Sprintf("dc %d busy DCIs %+v%s", min(c.DCIs, max(1, d.Channels)), k, ctx)
+	}
+	return fmt.Sprintf("rc %d busy QPs per peer %+v%s", min(c.QPsPerPeer, max(1, d.Channels)), k, ctx)
 }

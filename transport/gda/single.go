@@ -42,6 +42,10 @@ type singleRun struct {
 	fab *hw.Fabric
 	// last reported times, by message id
 	cqe, vis map[int32]sim.Time
+	e        *sim.Engine
+	cfg      SingleConfig
+	msg      hw.Msg // the message each post sends
+	lay      Layout
 }
 
 func (s *singleRun) Delivered(e *sim.Engine, _ *hw.NIC, id int32, _ *hw.Msg) { s.vis[id] = e.Now() }
@@ -66,7 +70,8 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 	}
 	lay := WriteLayout(cfg.Payload, cfg.Inline, av)
 	e := &sim.Engine{}
-	s := &singleRun{gpu: hw.NewGPUCosts(p), cqe: map[int32]sim.Time{}, vis: map[int32]sim.Time{}}
+	s := &singleRun{gpu: hw.NewGPUCosts(p), cqe: map[int32]sim.Time{}, vis: map[int32]sim.Time{}, e: e, cfg: cfg, lay: lay,
+		msg: hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline, DC: cfg.DC}}
 	s.fab = hw.NewFabric(e, hw.NewNICParams(p), 2, cfg.QPs, s)
 	s.fab.DoorbellLead(s.fab.P.MMIO)
 	if cfg.DC {
@@ -74,37 +79,49 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 			n.DCI(0)
 		}
 	}
-	c := &s.gpu
-	var res SingleResult
 	sms := []hw.SM{{Lanes: 1}, {Lanes: 1}}
-	a := hw.NewThread(c, &sms[0])
-	b := hw.NewThread(c, &sms[1])
-	msg := hw.Msg{Bytes: int32(cfg.Payload), BBs: int32(lay.BBs), Pointer: !cfg.Inline, DC: cfg.DC}
-	post := func(th *hw.Thread, nic, dst int) int32 {
-		reserve := c.Reserve
-		if cfg.Shared {
-			reserve = c.Atomic
-		}
-		th.Compute(sim.Ns(cfg.LibCycles*1000/c.ClockMHz+cfg.LibNs) + reserve + sim.Time(lay.Loads)*c.L2Load)
-		th.Store(lay.Segments, 1)
-		m := msg
-		m.Dst = int32(dst)
-		id := s.fab.NICs[nic].Post(0, m)
-		at := ring(th, cfg.Ordering)
-		s.fab.NICs[nic].Doorbell(e, at, 0)
-		e.RunUntil(at) // let the NIC see the doorbell in time order
-		return id
+	a := hw.NewThread(&s.gpu, &sms[0])
+	b := hw.NewThread(&s.gpu, &sms[1])
+	var res SingleResult
+	res.Issue, res.PutC, res.CQEWait = s.putWithCompletion(&a)
+	rtt, err := s.roundTrip(&a, &b)
+	res.RTT = rtt
+	return res, err
+}
+
+// post has th write to dst through nic and ring the doorbell; it returns
+// the message's id.
+func (s *singleRun) post(th *hw.Thread, nic, dst int) int32 {
+	c, cfg, e := &s.gpu, &s.cfg, s.e
+	reserve := c.Reserve
+	if cfg.Shared {
+		reserve = c.Atomic
 	}
-	// Put + completion.
+	th.Compute(sim.Ns(cfg.LibCycles*1000/c.ClockMHz+cfg.LibNs) + reserve + sim.Time(s.lay.Loads)*c.L2Load)
+	th.Store(s.lay.Segments, 1)
+	m := s.msg
+	m.Dst = int32(dst)
+	id := s.fab.NICs[nic].Post(0, m)
+	at := ring(th, cfg.Ordering)
+	s.fab.NICs[nic].Doorbell(e, at, 0)
+	e.RunUntil(at) // let the NIC see the doorbell in time order
+	return id
+}
+
+// putWithCompletion is a put and its completion, Iters times; the last
+// gives the figures: the issue, the put with its completion and the wait
+// for the CQE.
+func (s *singleRun) putWithCompletion(a *hw.Thread) (issue, putC, cqeWait sim.Time) {
+	c, cfg := &s.gpu, &s.cfg
 	for i := range cfg.Iters {
 		start := a.T
 		if i > 0 {
 			a.Pending(c.CQUpdStores)
 		}
-		id := post(&a, 0, 1)
+		id := s.post(a, 0, 1)
 		issued := a.T
 		delete(s.cqe, id)
-		e.Run()
+		s.e.Run()
 		cqe := s.cqe[id]
 		var done sim.Time
 		if cfg.Quiet {
@@ -116,54 +133,59 @@ func SingleOp(p *profile.Profile, cfg SingleConfig) (SingleResult, error) {
 		}
 		a.T = done
 		if i == cfg.Iters-1 {
-			res.Issue = issued - start
-			res.PutC = done - start
-			res.CQEWait = pollDetect(c, cqe) - issued
+			issue, putC, cqeWait = issued-start, done-start, pollDetect(c, cqe)-issued
 		}
 	}
-	// until runs events until the message's time in m is reported. The
-	// round trip must not run past the responder's reply, which is posted
-	// at a time the responder chooses.
-	until := func(id int32, m map[int32]sim.Time) (sim.Time, error) {
-		for {
-			if v, ok := m[id]; ok {
-				return v, nil
-			}
-			if !e.Step() {
-				return 0, fmt.Errorf("model lost message %d", id)
-			}
+	return issue, putC, cqeWait
+}
+
+// until runs events until the message's time in m is reported. The
+// round trip must not run past the responder's reply, which is posted at
+// a time the responder chooses.
+func (s *singleRun) until(id int32, m map[int32]sim.Time) (sim.Time, error) {
+	for {
+		if v, ok := m[id]; ok {
+			return v, nil
+		}
+		if !s.e.Step() {
+			return 0, fmt.Errorf("model lost message %d", id)
 		}
 	}
-	// Round trip: A writes to B, B polls the word and writes back, A polls.
-	for i := range cfg.Iters {
+}
+
+// roundTrip is Iters round trips, A writing to B, B polling the word and
+// writing back, A polling; the last gives the time.
+func (s *singleRun) roundTrip(a, b *hw.Thread) (rtt sim.Time, _ error) {
+	c, e := &s.gpu, s.e
+	for i := range s.cfg.Iters {
 		e.Run()
 		start := max(a.T, b.T, e.Now())
 		a.T, b.T = start, start
-		id := post(&a, 0, 1)
+		id := s.post(a, 0, 1)
 		delete(s.vis, id)
 		delete(s.cqe, id)
-		visA, err := until(id, s.vis)
+		visA, err := s.until(id, s.vis)
 		if err != nil {
-			return res, err
+			return rtt, err
 		}
 		b.T = max(b.T, pollDetect(c, visA))
 		idA := id
-		id = post(&b, 1, 0)
+		id = s.post(b, 1, 0)
 		delete(s.vis, id)
 		delete(s.cqe, id)
-		visB, err := until(id, s.vis)
+		visB, err := s.until(id, s.vis)
 		if err != nil {
-			return res, err
+			return rtt, err
 		}
 		a.T = pollDetect(c, visB)
 		e.Run()
 		cqeA, cqeB := s.cqe[idA], s.cqe[id]
-		if i == cfg.Iters-1 {
-			res.RTT = a.T - start
+		if i == s.cfg.Iters-1 {
+			rtt = a.T - start
 		}
 		// Both sides drain their CQs before the next round trip.
 		a.T = max(a.T, pollDetect(c, cqeA)) + c.CQPoll
 		b.T = max(b.T, pollDetect(c, cqeB)) + c.CQPoll
 	}
-	return res, nil
+	return rtt, nil
 }

@@ -30,78 +30,9 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 		return transport.Estimate{}, fmt.Errorf("mini-proxy: %w", err)
 	}
 	c := newCosts(p, cfg.State)
-	// A queue's contexts are cached by the NIC it is striped to, at both
-	// ends (keys per rank and NIC).
 	nics := np.Topo.NICs()
-	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
-	// The ring an operation goes through, as Conn.ring picks it.
-	ringOf := func(ch int32, atomic bool) int { return cfg.ring(int(ch), atomic) }
-	// Flows come sorted by source and destination: a ring's chains are
-	// counted per destination as its destinations go by, and a source's
-	// peers by counting changes of destination.
-	type rk struct{ src, ring int32 }
-	type rload struct {
-		ops, posts int64
-		dst        int32
-		run        int64 // operations to dst so far
-	}
-	rings := map[rk]*rload{}
-	chans := map[int]map[cv]bool{} // what each ring carries (the same on every rank)
-	peers := make([]int, d.Ranks)
-	lastDst := make([]int32, d.Ranks)
-	for i := range lastDst {
-		lastDst[i] = -1
-	}
-	loads := make([]hw.NICLoad, d.Ranks)
-	keys := make([][]int32, d.Ranks*nics)
-	flush := func(l *rload) { l.posts += (l.run + int64(cfg.Batch) - 1) / int64(cfg.Batch) }
-	add := func(f *transport.Flow, atomic bool, n int64) {
-		if n == 0 {
-			return
-		}
-		r := ringOf(f.Channel, atomic)
-		k := rk{f.Src, int32(r)}
-		l := rings[k]
-		if l == nil {
-			l = &rload{dst: -1}
-			rings[k] = l
-		}
-		if l.dst != f.Dst {
-			flush(l)
-			l.dst, l.run = f.Dst, 0
-			qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
-			keys[at(f.Src, qp)] = append(keys[at(f.Src, qp)], qp)
-			keys[at(f.Dst, qp)] = append(keys[at(f.Dst, qp)], f.Src<<12^qp)
-		}
-		l.run += n
-		l.ops += n
-		c := chans[r]
-		if c == nil {
-			c = map[cv]bool{}
-			chans[r] = c
-		}
-		c[cv{f.Channel, atomic}] = true
-	}
-	for i := range d.Flows {
-		f := &d.Flows[i]
-		if f.Src == f.Dst || f.Ops() == 0 {
-			continue
-		}
-		if d.OverNVLink(f) {
-			continue
-		}
-		if lastDst[f.Src] != f.Dst {
-			peers[f.Src]++
-			lastDst[f.Src] = f.Dst
-		}
-		add(f, false, int64(f.Writes))
-		add(f, true, int64(f.Atomics))
-		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
-		np.AddMsg(loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
-	}
-	for _, l := range rings {
-		flush(l)
-	}
+	tl := tallyFlows(&cfg, d, &np, nics)
+	rings, chans, keys, peers, loads := tl.rings, tl.chans, tl.keys, tl.peers, tl.loads
 	active := 0
 	for _, p := range peers {
 		active = max(active, p*cfg.Workers)
@@ -138,6 +69,94 @@ func (t Transport) Estimate(d *transport.Demand, p *profile.Profile) (transport.
 	}
 	return est, nil
 }
+
+// ringKey is a ring of a source rank.
+type ringKey struct{ src, ring int32 }
+
+// ringLoad is what a ring carries: its operations and posts, and the run
+// of operations to its current destination.
+type ringLoad struct {
+	ops, posts int64
+	dst        int32
+	run        int64 // operations to dst so far
+}
+
+// flowTally is a demand's flows as the proxy carries them: per ring its
+// load and what it carries, the connection keys cached at each (rank,
+// NIC), each source's peers and the NIC loads.
+type flowTally struct {
+	rings map[ringKey]*ringLoad
+	chans map[int]map[cv]bool // what each ring carries (the same on every rank)
+	keys  [][]int32
+	peers []int
+	loads []hw.NICLoad
+}
+
+// tallyFlows counts d's flows over cfg's rings. Flows come sorted by
+// source and destination: a ring's chains are counted per destination as
+// its destinations go by, and a source's peers by counting changes of
+// destination.
+func tallyFlows(cfg *Config, d *transport.Demand, np *hw.NICParams, nics int) *flowTally {
+	t := &flowTally{rings: map[ringKey]*ringLoad{}, chans: map[int]map[cv]bool{},
+		keys: make([][]int32, d.Ranks*nics), peers: make([]int, d.Ranks), loads: make([]hw.NICLoad, d.Ranks)}
+	// A queue's contexts are cached by the NIC it is striped to, at both
+	// ends (keys per rank and NIC).
+	at := func(rank, q int32) int { return int(rank)*nics + int(q)%nics }
+	lastDst := make([]int32, d.Ranks)
+	for i := range lastDst {
+		lastDst[i] = -1
+	}
+	add := func(f *transport.Flow, atomic bool, n int64) {
+		if n == 0 {
+			return
+		}
+		// The ring an operation goes through, as Conn.ring picks it.
+		r := cfg.ring(int(f.Channel), atomic)
+		k := ringKey{f.Src, int32(r)}
+		l := t.rings[k]
+		if l == nil {
+			l = &ringLoad{dst: -1}
+			t.rings[k] = l
+		}
+		if l.dst != f.Dst {
+			l.flush(cfg.Batch)
+			l.dst, l.run = f.Dst, 0
+			qp := int32((r%cfg.Workers)*d.Ranks) + f.Dst
+			t.keys[at(f.Src, qp)] = append(t.keys[at(f.Src, qp)], qp)
+			t.keys[at(f.Dst, qp)] = append(t.keys[at(f.Dst, qp)], f.Src<<12^qp)
+		}
+		l.run += n
+		l.ops += n
+		c := t.chans[r]
+		if c == nil {
+			c = map[cv]bool{}
+			t.chans[r] = c
+		}
+		c[cv{f.Channel, atomic}] = true
+	}
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Src == f.Dst || f.Ops() == 0 || d.OverNVLink(f) {
+			continue
+		}
+		if lastDst[f.Src] != f.Dst {
+			t.peers[f.Src]++
+			lastDst[f.Src] = f.Dst
+		}
+		add(f, false, int64(f.Writes))
+		add(f, true, int64(f.Atomics))
+		np.AddMsg(t.loads, int(f.Src), int(f.Dst), int64(f.Writes), f.Bytes)
+		np.AddMsg(t.loads, int(f.Src), int(f.Dst), int64(f.Atomics), 8*int64(f.Atomics))
+	}
+	for _, l := range t.rings {
+		l.flush(cfg.Batch)
+	}
+	return t
+}
+
+// flush ends the ring's chain to its current destination: its posts, at
+// most batch operations each.
+func (l *ringLoad) flush(batch int) { l.posts += (l.run + int64(batch) - 1) / int64(batch) }
 
 // cv is what a ring carries: a channel's writes or its atomics.
 type cv struct {
