@@ -13,189 +13,6 @@ import (
 	"moebench/transport"
 )
 
-// NVLinkCarrier is implemented by transports that carry same-node peers
-// over NVLink when the layer allows it (Env.NVLink); normal mode then runs
-// DeepEP's intranode kernels, which never touch a NIC.
-type NVLinkCarrier interface{ CarriesNVLink() bool }
-
-func carriesNVLink(t transport.Transport) bool {
-	c, ok := t.(NVLinkCarrier)
-	return ok && c.CarriesNVLink()
-}
-
-// warpPool holds the sending warps of a phase in one slice, so that
-// Warp.ID indexes the workload's own state, which sits beside the warp:
-// a warp's every step touches both, and a million warps do not fit in
-// cache.
-type warpPool[S any] struct {
-	a []pooled[S]
-}
-
-type pooled[S any] struct {
-	w  transport.Warp
-	st S
-}
-
-func (p *warpPool[S]) init(n int) {
-	p.a = hugepage.MakeTouched[pooled[S]](n)
-}
-
-// openPhase builds a fresh engine and connection for one phase: each
-// kernel starts from idle queues, as after the barrier DeepEP's tests put
-// between timed runs. The transport is handed the layer's faults as ph
-// sees them (faultEnv), and copies between ranks of one GPU through mem,
-// the GPU's bandwidth the layer's own copies take too.
-func openPhase(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
-	if report := cfg.Progress; report != nil {
-		inner, n := delivered, 0
-		delivered = func(e *sim.Engine, d transport.Delivery) {
-			if n++; n == ProgressBatch {
-				report(n)
-				n = 0
-			}
-			inner(e, d)
-		}
-	}
-	e := &sim.Engine{}
-	s := cfg.Routing.Shape
-	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(),
-		NVLink: cfg.NVLink, Delivered: delivered, PrefetchDelivery: prefetch, Log: cfg.Log}
-	if cfg.RanksPerGPU > 1 {
-		env.Mem = mem
-	}
-	faultEnv(env, ph, cfg.Background.origin())
-	conn, err := cfg.Transport.Open(env)
-	if err != nil {
-		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
-	}
-	return e, conn, nil
-}
-
-// problemList collects correctness problems, capped like the oracles'.
-type problemList struct {
-	list []string
-	n    int
-}
-
-func (p *problemList) add(format string, args ...any) {
-	p.n++
-	if len(p.list) < maxReported {
-		p.list = append(p.list, fmt.Sprintf(format, args...))
-	}
-}
-
-func (p *problemList) addErr(err error) {
-	if err != nil {
-		p.n++
-		p.list = append(p.list, err.Error())
-	}
-}
-
-// bothPhases runs dispatch and combine, which share nothing they write,
-// side by side on two goroutines, or one after the other in turn (combine
-// not at all once dispatch failed). free, when not nil, is closed once
-// dispatch no longer needs its core: at once in turn, else when it ends.
-func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine func()) {
-	done := func() {
-		if free != nil {
-			close(free)
-		}
-	}
-	if inTurn {
-		done()
-		if dispatch() == nil {
-			// Dispatch's state is garbage now: collect it before combine
-			// grows, rather than let the heap reach twice dispatch's peak,
-			// and return it to the system: combine's slabs are mapped
-			// beside the heap (sim.Slab), not made from what it keeps.
-			debug.FreeOSMemory()
-			combine()
-		}
-		return
-	}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		defer done()
-		dispatch()
-	}()
-	combine()
-	<-finished
-}
-
-// runPhases runs a normal layer's dispatch and combine through
-// bothPhases, each with a problem list of its own, merged into probs in
-// that order; the error is dispatch's first, as a serial run's would be.
-func runPhases(inTurn bool, probs *problemList, dispatch, combine func(*problemList) (transport.Resources, error)) (r1, r2 transport.Resources, err error) {
-	var (
-		probs2     problemList
-		err1, err2 error
-	)
-	bothPhases(inTurn, nil, func() error {
-		r1, err1 = dispatch(probs)
-		return err1
-	}, func() {
-		r2, err2 = combine(&probs2)
-	})
-	if err = cmp.Or(err1, err2); err == nil {
-		probs.merge(&probs2)
-	}
-	return r1, r2, err
-}
-
-// merge appends q's problems after p's.
-func (p *problemList) merge(q *problemList) {
-	for _, s := range q.list {
-		if len(p.list) < maxReported {
-			p.list = append(p.list, s)
-		}
-	}
-	p.n += q.n
-}
-
-func (p *problemList) out() []string {
-	if p.n > len(p.list) {
-		return append(p.list, fmt.Sprintf("and %d more", p.n-len(p.list)))
-	}
-	return p.list
-}
-
-// Warp roles.
-const (
-	roleData int8 = iota
-	roleCount
-	roleCombine
-	roleFlag
-)
-
-// warpState is the workload's state of one sending warp, in the few bytes a
-// million warps can afford: its op in progress is only a tag, from which
-// the phase rebuilds the op (opSource.op), and its global SM follows from
-// its rank and SM (phaseRun.sm).
-type warpState struct {
-	start sim.Time // IssueStart of the post in progress
-	// tag is the op's message (data roles) or its count's or flag's
-	// index, expert·R + rank (control roles; tagCount is added back).
-	tag  int32
-	g    int32 // warp group (count and combine roles)
-	j    int32 // cursor: expert round (count) or token (combine)
-	role int8
-}
-
-// Event ops every phase shares (LL's, and normal mode's posts).
-const (
-	opSMStep int32 = iota
-	opPost
-	opTaskReady
-	opGridSync
-	opLocal
-	opRecvDone
-	// opLaunch starts a rank's kernel: every SM (dispatch) or warp group
-	// (combine) of it in turn, in the order their own events would run,
-	// so that a launch of millions is R events pending, not millions.
-	opLaunch
-)
-
 // launchShape is a phase's kernel launch: S SMs of G warp groups of wpg
 // warps (LL: llLaunch; normal mode: normalLaunch).
 type launchShape struct{ S, G, wpg int }
@@ -388,6 +205,59 @@ const runLimit = 10 * sim.Second
 // the block.
 const tagCount = int64(1) << 61
 
+// Event ops every phase shares (LL's, and normal mode's posts).
+const (
+	opSMStep int32 = iota
+	opPost
+	opTaskReady
+	opGridSync
+	opLocal
+	opRecvDone
+	// opLaunch starts a rank's kernel: every SM (dispatch) or warp group
+	// (combine) of it in turn, in the order their own events would run,
+	// so that a launch of millions is R events pending, not millions.
+	opLaunch
+)
+
+// Warp roles.
+const (
+	roleData int8 = iota
+	roleCount
+	roleCombine
+	roleFlag
+)
+
+// warpState is the workload's state of one sending warp, in the few bytes a
+// million warps can afford: its op in progress is only a tag, from which
+// the phase rebuilds the op (opSource.op), and its global SM follows from
+// its rank and SM (phaseRun.sm).
+type warpState struct {
+	start sim.Time // IssueStart of the post in progress
+	// tag is the op's message (data roles) or its count's or flag's
+	// index, expert·R + rank (control roles; tagCount is added back).
+	tag  int32
+	g    int32 // warp group (count and combine roles)
+	j    int32 // cursor: expert round (count) or token (combine)
+	role int8
+}
+
+// warpPool holds the sending warps of a phase in one slice, so that
+// Warp.ID indexes the workload's own state, which sits beside the warp:
+// a warp's every step touches both, and a million warps do not fit in
+// cache.
+type warpPool[S any] struct {
+	a []pooled[S]
+}
+
+type pooled[S any] struct {
+	w  transport.Warp
+	st S
+}
+
+func (p *warpPool[S]) init(n int) {
+	p.a = hugepage.MakeTouched[pooled[S]](n)
+}
+
 // slots holds the values of events in flight, indexed by the event's
 // argument, reusing freed slots so that a long phase does not grow them.
 type slots[T any] struct {
@@ -411,4 +281,134 @@ func (s *slots[T]) put(v T) int32 {
 func (s *slots[T]) take(i int32) T {
 	s.free = append(s.free, i)
 	return s.a[i]
+}
+
+// openPhase builds a fresh engine and connection for one phase: each
+// kernel starts from idle queues, as after the barrier DeepEP's tests put
+// between timed runs. The transport is handed the layer's faults as ph
+// sees them (faultEnv), and copies between ranks of one GPU through mem,
+// the GPU's bandwidth the layer's own copies take too.
+func openPhase(cfg *LayerConfig, ph *Phase, delivered func(*sim.Engine, transport.Delivery), prefetch func(tag int64), mem *hw.Memory) (*sim.Engine, transport.Conn, error) {
+	if report := cfg.Progress; report != nil {
+		inner, n := delivered, 0
+		delivered = func(e *sim.Engine, d transport.Delivery) {
+			if n++; n == ProgressBatch {
+				report(n)
+				n = 0
+			}
+			inner(e, d)
+		}
+	}
+	e := &sim.Engine{}
+	s := cfg.Routing.Shape
+	env := &transport.Env{E: e, Profile: cfg.Profile, Ranks: s.Ranks, GPUsPerNode: s.GPUsPerNode, NVLDomain: s.DomainGPUs(),
+		NVLink: cfg.NVLink, Delivered: delivered, PrefetchDelivery: prefetch, Log: cfg.Log}
+	if cfg.RanksPerGPU > 1 {
+		env.Mem = mem
+	}
+	faultEnv(env, ph, cfg.Background.origin())
+	conn, err := cfg.Transport.Open(env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("transport %s: %w", cfg.Transport.Name(), err)
+	}
+	return e, conn, nil
+}
+
+// bothPhases runs dispatch and combine, which share nothing they write,
+// side by side on two goroutines, or one after the other in turn (combine
+// not at all once dispatch failed). free, when not nil, is closed once
+// dispatch no longer needs its core: at once in turn, else when it ends.
+func bothPhases(inTurn bool, free chan struct{}, dispatch func() error, combine func()) {
+	done := func() {
+		if free != nil {
+			close(free)
+		}
+	}
+	if inTurn {
+		done()
+		if dispatch() == nil {
+			// Dispatch's state is garbage now: collect it before combine
+			// grows, rather than let the heap reach twice dispatch's peak,
+			// and return it to the system: combine's slabs are mapped
+			// beside the heap (sim.Slab), not made from what it keeps.
+			debug.FreeOSMemory()
+			combine()
+		}
+		return
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer done()
+		dispatch()
+	}()
+	combine()
+	<-finished
+}
+
+// runPhases runs a normal layer's dispatch and combine through
+// bothPhases, each with a problem list of its own, merged into probs in
+// that order; the error is dispatch's first, as a serial run's would be.
+func runPhases(inTurn bool, probs *problemList, dispatch, combine func(*problemList) (transport.Resources, error)) (r1, r2 transport.Resources, err error) {
+	var (
+		probs2     problemList
+		err1, err2 error
+	)
+	bothPhases(inTurn, nil, func() error {
+		r1, err1 = dispatch(probs)
+		return err1
+	}, func() {
+		r2, err2 = combine(&probs2)
+	})
+	if err = cmp.Or(err1, err2); err == nil {
+		probs.merge(&probs2)
+	}
+	return r1, r2, err
+}
+
+// problemList collects correctness problems, capped like the oracles'.
+type problemList struct {
+	list []string
+	n    int
+}
+
+func (p *problemList) add(format string, args ...any) {
+	p.n++
+	if len(p.list) < maxReported {
+		p.list = append(p.list, fmt.Sprintf(format, args...))
+	}
+}
+
+func (p *problemList) addErr(err error) {
+	if err != nil {
+		p.n++
+		p.list = append(p.list, err.Error())
+	}
+}
+
+// merge appends q's problems after p's.
+func (p *problemList) merge(q *problemList) {
+	for _, s := range q.list {
+		if len(p.list) < maxReported {
+			p.list = append(p.list, s)
+		}
+	}
+	p.n += q.n
+}
+
+func (p *problemList) out() []string {
+	if p.n > len(p.list) {
+		return append(p.list, fmt.Sprintf("and %d more", p.n-len(p.list)))
+	}
+	return p.list
+}
+
+// NVLinkCarrier is implemented by transports that carry same-node peers
+// over NVLink when the layer allows it (Env.NVLink); normal mode then runs
+// DeepEP's intranode kernels, which never touch a NIC.
+type NVLinkCarrier interface{ CarriesNVLink() bool }
+
+func carriesNVLink(t transport.Transport) bool {
+	c, ok := t.(NVLinkCarrier)
+	return ok && c.CarriesNVLink()
 }
