@@ -100,23 +100,6 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	}
 }
 
-// Tails are percentiles over the seeds that completed, by linear
-// interpolation between closest ranks: of 1..100, p50 50.5 and p99 99.01.
-func TestTailOverSeeds(t *testing.T) {
-	t.Parallel()
-	var v []float64
-	for i := 100; i >= 1; i-- {
-		v = append(v, float64(i))
-	}
-	got := tailOf(v, 3)
-	if got.Seeds != 103 || got.Failed != 3 || math.Abs(got.P50Us-50.5) > 1e-9 || math.Abs(got.P99Us-99.01) > 1e-9 || got.MaxUs != 100 {
-		t.Errorf("tail of 1..100 with 3 failed: %+v", got)
-	}
-	if got := tailOf(nil, 5); got != (tail{Seeds: 5, Failed: 5}) {
-		t.Errorf("every seed failed: %+v", got)
-	}
-}
-
 // sweep --seeds under a slow rank, which draws nothing at random: every
 // seed is the same run, so the tails over seeds are run's own figures
 // for that fault (its slowest rank's time per phase, and their sum).
@@ -147,7 +130,7 @@ func TestSweepSeedsOfADeterministicFaultAreTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sw struct {
-		Tails []tailRow `json:"tails"`
+		Tails []results.TailRow `json:"tails"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &sw); err != nil {
 		t.Fatal(err)
@@ -162,7 +145,7 @@ func TestSweepSeedsOfADeterministicFaultAreTheRun(t *testing.T) {
 		}
 		for _, c := range []struct {
 			what string
-			t    tail
+			t    results.Tail
 			want float64
 		}{{"dispatch", tr.Dispatch, r.Dispatch.Max}, {"combine", tr.Combine, r.Combine.Max}, {"layer", tr.Layer, r.Dispatch.Max + r.Combine.Max}} {
 			if c.t.Seeds != 3 || c.t.Failed != 0 || math.Abs(c.t.P50Us-c.want) > 1e-9 || math.Abs(c.t.P99Us-c.want) > 1e-9 || math.Abs(c.t.MaxUs-c.want) > 1e-9 {
@@ -192,7 +175,7 @@ func TestTailsFigure(t *testing.T) {
 		mk("a", 1, "1e-05", 1, 10, 20, false), mk("a", 1, "1e-05", 2, 10, 120, false),
 		mk("b", 1, "1e-05", 1, 12, 20, true), mk("b", 1, "1e-05", 2, 12, 20, true),
 	}
-	fig := tailsFigure(items)
+	fig := resultDoc(report.Header{}, "", items).Figure()
 	pn := fig.Panels[0]
 	if pn.XLabel != "packet loss per link crossing" || strings.Join(pn.XCategories, " ") != "0 1e-05" {
 		t.Fatalf("x: %q over %v", pn.XLabel, pn.XCategories)

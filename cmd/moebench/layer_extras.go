@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"moebench/internal/plot"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/results"
@@ -68,8 +67,8 @@ func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
 
 // emit renders the result (a shard's slice as JSON) and draws the plot.
 func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []item, total int) error {
-	doc := layerDoc(h, workload, items)
 	if !x.shard.All() {
+		doc := layerDoc(h, workload, items)
 		sh := &results.LayerShard{Header: h, Results: doc.Results,
 			Shard: shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}}
 		return o.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", sh) })
@@ -78,30 +77,17 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 	defer o.discard()
 	// The figure first: one with nothing to draw is refused before the
 	// output is written.
-	var pd plotDoc = doc
-	if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
-		pd = figureDoc{h, tailsFigure(items)}
-	}
-	if err := checkFigure(x.plot, pd, "no run has a time to draw"); err != nil {
+	doc := resultDoc(h, workload, items)
+	if err := checkFigure(x.plot, doc, "no run has a time to draw"); err != nil {
 		return err
 	}
-	if err := o.emit(stdout, func(w io.Writer) error { return renderLayer(w, o.format, h, workload, items) }); err != nil {
+	if err := o.emit(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }); err != nil {
 		return err
 	}
 	if x.plot != "" {
-		if err := o.writePlot(x.plot, pd); err != nil {
+		if err := o.writePlot(x.plot, doc); err != nil {
 			return err
 		}
 	}
 	return o.commit()
 }
-
-// figureDoc is a figure drawn from the items rather than a document:
-// the tails over fault seeds.
-type figureDoc struct {
-	h   report.Header
-	fig plot.Figure
-}
-
-func (d figureDoc) Head() report.Header { return d.h }
-func (d figureDoc) Figure() plot.Figure { return d.fig }

@@ -21,13 +21,23 @@ func layerDoc(h report.Header, workload string, items []item) *results.Layer {
 	return d
 }
 
-// renderLayer renders a run or sweep in format: the runs, or with fault
-// seeds the tails over them.
+// renderLayer renders a run or sweep in format.
 func renderLayer(w io.Writer, format string, h report.Header, workload string, items []item) error {
-	if len(items) > 0 && items[0].cfg.fault.seeds > 0 {
-		return renderTails(w, format, h, items)
+	return results.Render(w, format, resultDoc(h, workload, items))
+}
+
+// resultDoc is the document of a run or sweep: its runs, or with fault
+// seeds the tails over them.
+func resultDoc(h report.Header, workload string, items []item) plotDoc {
+	if len(items) == 0 || items[0].cfg.fault.seeds == 0 {
+		return layerDoc(h, workload, items)
 	}
-	return results.Render(w, format, layerDoc(h, workload, items))
+	var runs []results.Seeded
+	for _, it := range items {
+		runs = append(runs, results.Seeded{Point: it.cfg.fault.point, Plan: it.cfg.fault.plan, Seed: it.cfg.fault.seed,
+			Preset: it.preset.Name, Mechanism: it.preset.Mechanism, Result: it.res, Swept: sweptOf(it.knobs)})
+	}
+	return results.NewTails(h, runs)
 }
 
 func phases(r *moe.Result) []struct {
