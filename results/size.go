@@ -9,6 +9,7 @@ import (
 
 	"moebench/internal/plot"
 	"moebench/internal/report"
+	"moebench/internal/shard"
 	"moebench/sizing"
 	"moebench/transport"
 )
@@ -197,3 +198,15 @@ func sizeCSV(res *sizing.Result) *report.Table {
 	}
 	return t
 }
+
+// SizeShard is one shard of a sizing study: its candidates, modelled but
+// not yet judged, for merge.
+type SizeShard struct {
+	Header     report.Header      `json:"header"`
+	Shard      shard.Info         `json:"shard"`
+	Limits     sizing.Limits      `json:"limits"`
+	Candidates []sizing.Candidate `json:"candidates"`
+}
+
+// Head is the document's header.
+func (d *SizeShard) Head() report.Header { return d.Header }

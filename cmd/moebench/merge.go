@@ -118,7 +118,7 @@ func mergeSize(shards []shard.File) (report.Header, *sizing.Result, error) {
 	var all []sizing.Candidate
 	var lim *sizing.Limits
 	for _, f := range shards {
-		var doc sizeShardDoc
+		var doc results.SizeShard
 		if err := inputfile.DecodeJSON(f.Path, f.Data, &doc); err != nil {
 			return report.Header{}, nil, err
 		}

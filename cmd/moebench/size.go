@@ -119,9 +119,9 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if !sh.All() {
-		doc := sizeShardDoc{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
+		doc := &results.SizeShard{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
 			Limits: study.Limits, Candidates: cands}
-		return f.out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) })
+		return f.out.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", doc) })
 	}
 	res, err := sizing.Finish(cands, study.Limits)
 	if err != nil {
@@ -452,15 +452,4 @@ func (f *sizeFlags) limits() (sizing.Limits, error) {
 		}
 	}
 	return lim, nil
-}
-
-// sizeDoc is the JSON of a finished study.
-type sizeDoc = results.Size
-
-// sizeShardDoc is the JSON of one shard, before judging.
-type sizeShardDoc struct {
-	Header     report.Header      `json:"header"`
-	Shard      shard.Info         `json:"shard"`
-	Limits     sizing.Limits      `json:"limits"`
-	Candidates []sizing.Candidate `json:"candidates"`
 }

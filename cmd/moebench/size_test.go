@@ -13,6 +13,7 @@ import (
 
 	"moebench/moe"
 	"moebench/profile"
+	"moebench/results"
 	"moebench/sizing"
 	"moebench/transport"
 )
@@ -59,7 +60,7 @@ func TestSizeFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc sizeDoc
+	var doc results.Size
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestSizeTriesSharedAndReservedQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc sizeDoc
+	var doc results.Size
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +197,13 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--qps-per-peer", "1,2", "--jobs", "1", "--format", "json"}
 	budget := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", 0).InTurn
-	study := func(extra ...string) (sizeDoc, string) {
+	study := func(extra ...string) (results.Size, string) {
 		t.Helper()
 		out, stderr, err := runCLI(t, append(args, extra...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var doc sizeDoc
+		var doc results.Size
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Result == nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
