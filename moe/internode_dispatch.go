@@ -33,8 +33,7 @@ type nodeDispatch struct {
 	// forwarders fc = f·C + ch, their warps fw = fc·G + j
 	fMetaLeft []int32
 	fOpen     []bool
-	fq        [][]int32
-	fBusy     []bool
+	fwd       workQueues[int32] // per forwarder warp: chunks to forward
 	fFree     []sim.Time
 	fCur      []int32
 	fPath     []critPath // the path to the warp's last copy
@@ -42,8 +41,7 @@ type nodeDispatch struct {
 	stCons    []int32    // per stream: chunks consumed in order
 	// receivers rw = (r·C + ch)·G + l
 	subs  slots[nvlSub]
-	rq    [][]int32
-	rBusy []bool
+	recv  workQueues[int32] // per receiver warp: batches to copy out
 	rFree []sim.Time
 	rCur  []int32
 	// checks
@@ -70,8 +68,7 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 	d.cDone = make([]bool, nch)
 	d.fMetaLeft = make([]int32, R*C)
 	d.fOpen = make([]bool, R*C)
-	d.fq = make([][]int32, R*C*G)
-	d.fBusy = make([]bool, R*C*G)
+	d.fwd = newWorkQueues[int32](R * C * G)
 	d.fFree = make([]sim.Time, R*C*G)
 	d.fCur = make([]int32, R*C*G)
 	d.chanGate = make([]critPath, R*C)
@@ -81,8 +78,7 @@ func runNodeDispatch(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gpuMo
 		d.chanGate[i] = d.root()
 	}
 	d.stCons = make([]int32, nst)
-	d.rq = make([][]int32, R*C*G)
-	d.rBusy = make([]bool, R*C*G)
+	d.recv = newWorkQueues[int32](R * C * G)
 	d.rFree = make([]sim.Time, R*C*G)
 	d.rCur = make([]int32, R*C*G)
 	d.seenTok = make([]uint8, len(n.RankList))
@@ -149,8 +145,8 @@ func (d *nodeDispatch) Handle(e *sim.Engine, op int32, arg int64) {
 		sub := &d.subs.a[arg]
 		sub.detect = e.Now()
 		rw := d.recvWarp(sub)
-		d.rq[rw] = append(d.rq[rw], int32(arg))
-		if !d.rBusy[rw] {
+		d.recv.push(rw, int32(arg))
+		if !d.recv.busy[rw] {
 			d.recvNext(e, rw)
 		}
 	case opNodeRecvDone:
@@ -300,7 +296,7 @@ func (d *nodeDispatch) openForwarder(e *sim.Engine, fc int) {
 	for j := range d.plan.G {
 		fw := fc*d.plan.G + j
 		d.fFree[fw] = max(d.fFree[fw], e.Now())
-		if !d.fBusy[fw] && len(d.fq[fw]) > 0 {
+		if !d.fwd.busy[fw] && len(d.fwd.q[fw]) > 0 {
 			d.fwdNext(e, fw)
 		}
 	}
@@ -328,8 +324,8 @@ func (d *nodeDispatch) tailSeenAt(e *sim.Engine, ci int) {
 		}
 		fw := fc*d.plan.G + j
 		d.cPending[ci]++
-		d.fq[fw] = append(d.fq[fw], int32(ci))
-		if d.fOpen[fc] && !d.fBusy[fw] {
+		d.fwd.push(fw, int32(ci))
+		if d.fOpen[fc] && !d.fwd.busy[fw] {
 			d.fwdNext(e, fw)
 		}
 	}
@@ -338,13 +334,11 @@ func (d *nodeDispatch) tailSeenAt(e *sim.Engine, ci int) {
 // fwdNext has forwarder warp fw forward its next chunk's tokens for its
 // local rank, nvl_chunk at a time.
 func (d *nodeDispatch) fwdNext(e *sim.Engine, fw int) {
-	if len(d.fq[fw]) == 0 {
-		d.fBusy[fw] = false
+	next, ok := d.fwd.take(fw)
+	if !ok {
 		return
 	}
-	d.fBusy[fw] = true
-	ci := int(d.fq[fw][0])
-	d.fq[fw] = d.fq[fw][1:]
+	ci := int(next)
 	d.fCur[fw] = int32(ci)
 	p := d.plan
 	fc, j := fw/p.G, fw%p.G
@@ -445,13 +439,10 @@ func (d *nodeDispatch) recvWarp(sub *nvlSub) int {
 
 // recvNext copies receiver warp rw's next batch into recv_x.
 func (d *nodeDispatch) recvNext(e *sim.Engine, rw int) {
-	if len(d.rq[rw]) == 0 {
-		d.rBusy[rw] = false
+	k, ok := d.recv.take(rw)
+	if !ok {
 		return
 	}
-	d.rBusy[rw] = true
-	k := d.rq[rw][0]
-	d.rq[rw] = d.rq[rw][1:]
 	d.rCur[rw] = k
 	sub := &d.subs.a[k]
 	target := rw / d.plan.G / d.plan.C

@@ -55,17 +55,15 @@ type nodeBase struct {
 	// Chunk posters, each a queue of ready chunks it writes in turn (data,
 	// then the tail on the same QP): poster q serves the streams from
 	// q·pDiv on, from pool warp p0+q.
-	pq       [][]int32
-	pBusy    []bool
+	posts    workQueues[int32]
 	pTail    []bool
 	pCur     []int32
 	pDiv, p0 int
 	// Credit returners, one per (receiving rank, channel), each a queue of
 	// head atomics posted from pool warp h0+q.
-	hq    [][]int64
-	hBusy []bool
-	h0    int
-	heads slots[headVal] // head atomics in flight
+	credits workQueues[int64]
+	h0      int
+	heads   slots[headVal] // head atomics in flight
 }
 
 type headVal struct {
@@ -105,12 +103,10 @@ func (b *nodeBase) init(cfg *LayerConfig, n *NormalLayout, plan *nodePlan, g *gp
 	b.dataSeen = make([]bool, nch)
 	b.tailSeen = make([]bool, nch)
 	b.cPath = make([]critPath, nch)
-	b.pq = make([][]int32, nst/b.pDiv)
-	b.pBusy = make([]bool, nst/b.pDiv)
+	b.posts = newWorkQueues[int32](nst / b.pDiv)
 	b.pTail = make([]bool, nst/b.pDiv)
 	b.pCur = make([]int32, nst/b.pDiv)
-	b.hq = make([][]int64, b.R*plan.C)
-	b.hBusy = make([]bool, b.R*plan.C)
+	b.credits = newWorkQueues[int64](b.R * plan.C)
 }
 
 // ends is the ranks a stream's chunks go from and to, and its channel:
@@ -140,8 +136,8 @@ func (b *nodeBase) filled(e *sim.Engine, st, k int, end sim.Time, path critPath)
 // chunkReady queues chunk ci at its poster.
 func (b *nodeBase) chunkReady(e *sim.Engine, ci int) {
 	q := int(b.ck.cSt[ci]) / b.pDiv
-	b.pq[q] = append(b.pq[q], int32(ci))
-	if !b.pBusy[q] {
+	b.posts.push(q, int32(ci))
+	if !b.posts.busy[q] {
 		b.postNext(e, q)
 	}
 }
@@ -150,13 +146,11 @@ func (b *nodeBase) chunkReady(e *sim.Engine, ci int) {
 // tail follows in postResume), or a local tail bump on the chunk's own
 // node.
 func (b *nodeBase) postNext(e *sim.Engine, q int) {
-	if len(b.pq[q]) == 0 {
-		b.pBusy[q] = false
+	next, ok := b.posts.take(q)
+	if !ok {
 		return
 	}
-	b.pBusy[q] = true
-	ci := int(b.pq[q][0])
-	b.pq[q] = b.pq[q][1:]
+	ci := int(next)
 	b.pCur[q] = int32(ci)
 	st, lo, hi := b.ck.bounds(b.plan, ci)
 	from, to, ch := b.ends(st)
@@ -242,21 +236,18 @@ func (b *nodeBase) returnCredit(e *sim.Engine, st, cons int, path critPath) {
 	}
 	tag := b.newHead(st, cons, path)
 	q := to*b.plan.C + ch
-	b.hq[q] = append(b.hq[q], tag)
-	if !b.hBusy[q] {
+	b.credits.push(q, tag)
+	if !b.credits.busy[q] {
 		b.headNext(e, q)
 	}
 }
 
 // headNext posts credit returner q's next head atomic.
 func (b *nodeBase) headNext(e *sim.Engine, q int) {
-	if len(b.hq[q]) == 0 {
-		b.hBusy[q] = false
+	tag, ok := b.credits.take(q)
+	if !ok {
 		return
 	}
-	b.hBusy[q] = true
-	tag := b.hq[q][0]
-	b.hq[q] = b.hq[q][1:]
 	from, to, ch := b.ends(int(b.heads.a[tag&^tagHead].st))
 	b.send(e, b.h0+q, transport.Op{Src: to, Dst: from, Channel: b.plan.C + ch, Bytes: 8, Atomic: true, Flush: true, Tag: tag})
 }
@@ -382,3 +373,31 @@ const (
 	opNVLStep
 	opCoordNext
 )
+
+// workQueues are FIFO queues of work, one per worker (a warp, a poster):
+// a worker is busy from taking an item until it finds its queue empty.
+type workQueues[T any] struct {
+	q    [][]T
+	busy []bool
+}
+
+func newWorkQueues[T any](n int) workQueues[T] {
+	return workQueues[T]{q: make([][]T, n), busy: make([]bool, n)}
+}
+
+// push queues v for worker i; the caller starts it if it is not busy.
+func (w *workQueues[T]) push(i int, v T) { w.q[i] = append(w.q[i], v) }
+
+// take gives worker i its next item and keeps it busy, or leaves it idle
+// when its queue is empty.
+func (w *workQueues[T]) take(i int) (T, bool) {
+	if len(w.q[i]) == 0 {
+		w.busy[i] = false
+		var none T
+		return none, false
+	}
+	w.busy[i] = true
+	v := w.q[i][0]
+	w.q[i] = w.q[i][1:]
+	return v, true
+}
