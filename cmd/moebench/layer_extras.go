@@ -73,11 +73,16 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 			Shard: shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}}
 		return o.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", sh) })
 	}
+	doc := resultDoc(h, workload, items)
+	if k, ok := stdout.(*keptDoc); ok && !o.outFile() {
+		// Through emit all the same: its check of the finished work
+		// (a --set nothing read) still refuses it.
+		return o.emit(k, func(io.Writer) error { k.doc = doc; return nil })
+	}
 	o.hold() // the result and the plot, both or neither
 	defer o.discard()
 	// The figure first: one with nothing to draw is refused before the
 	// output is written.
-	doc := resultDoc(h, workload, items)
 	if err := checkFigure(x.plot, doc, "no run has a time to draw"); err != nil {
 		return err
 	}
@@ -91,3 +96,14 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 	}
 	return o.commit()
 }
+
+// keptDoc stands for stdout when a command runs in-process for its
+// result (validate's predictions): emit hands it the document rather
+// than a rendering to read back.
+type keptDoc struct {
+	io.Writer
+	doc results.Document
+}
+
+// outFile reports whether the result goes to a file rather than stdout.
+func (o *outputFlags) outFile() bool { return o.out != "" && o.out != "-" }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,15 +98,13 @@ func predictRows(rows []published.Row, spec string, sets []string, fail func(pub
 
 // runJSON runs moebench run with args and returns its one result.
 func runJSON(args []string) (results.Run, error) {
-	var buf bytes.Buffer
-	if err := layerCommand("run", args, &buf, io.Discard); err != nil {
+	k := &keptDoc{Writer: io.Discard}
+	if err := layerCommand("run", args, k, io.Discard); err != nil {
 		return results.Run{}, err
 	}
-	var doc struct {
-		Results []results.Run `json:"results"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		return results.Run{}, err
+	doc, ok := k.doc.(*results.Layer)
+	if !ok {
+		return results.Run{}, fmt.Errorf("moebench run %s: no layer result", strings.Join(args, " "))
 	}
 	if len(doc.Results) != 1 {
 		return results.Run{}, fmt.Errorf("%d results, want one", len(doc.Results))
