@@ -27,18 +27,41 @@ type ReplayTable struct {
 	Presets       []string
 }
 
+// A ReplayFormat makes the sink that renders a replay in its format as
+// it runs: replay streams, so its formats are sinks rather than reporters.
+type ReplayFormat func(w io.Writer, h report.Header, t ReplayTable) replay.Sink
+
+var replayFormats = map[string]ReplayFormat{}
+
+// RegisterReplay makes a replay format available by name, as Register
+// does a document's.
+func RegisterReplay(name string, f ReplayFormat) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	if _, dup := replayFormats[name]; dup {
+		panic("results: replay format " + name + " registered twice")
+	}
+	replayFormats[name] = f
+}
+
+func init() {
+	RegisterReplay("table", func(w io.Writer, h report.Header, t ReplayTable) replay.Sink { return newTableSink(w, h, t) })
+	RegisterReplay("json", func(w io.Writer, h report.Header, _ ReplayTable) replay.Sink { return &jsonSink{w: w, h: h} })
+	RegisterReplay("csv", func(w io.Writer, h report.Header, _ ReplayTable) replay.Sink {
+		return &csvSink{w: csv.NewWriter(w), raw: w, h: h}
+	})
+}
+
 // NewReplaySink is the sink that renders a replay in the format named as
 // it runs.
 func NewReplaySink(w io.Writer, format string, h report.Header, t ReplayTable) (replay.Sink, error) {
-	switch format {
-	case "json":
-		return &jsonSink{w: w, h: h}, nil
-	case "csv":
-		return &csvSink{w: csv.NewWriter(w), raw: w, h: h}, nil
-	case "table":
-		return newTableSink(w, h, t), nil
+	formatsMu.RLock()
+	f, ok := replayFormats[format]
+	formatsMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("format %s: a replay result: %w", report.Quote(format), ErrUnsupported)
 	}
-	return nil, fmt.Errorf("format %s: a replay result: %w", report.Quote(format), ErrUnsupported)
+	return f(w, h, t), nil
 }
 
 // modelPhases are a result's two phases by name.
