@@ -2,6 +2,8 @@ package sizing
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"moebench/moe"
@@ -262,4 +264,27 @@ func Candidates(d *Deployment, sp Space) ([]Candidate, error) {
 		}
 	}
 	return out, nil
+}
+
+// LargestCosts are the estimated costs of a study's largest candidate on
+// each mechanism presets use, in their order: the knobs given at their
+// largest values (knobs the study was not given keep the mechanism's
+// defaults), so that a budget can refuse the study before anything runs.
+func LargestCosts(s moe.Shape, mode moe.Mode, presets []preset.Preset, given map[string][]int) []moe.Cost {
+	big := transport.Settings{}
+	for n, v := range given {
+		if len(v) > 0 {
+			big[n] = strconv.Itoa(slices.Max(v))
+		}
+	}
+	var costs []moe.Cost
+	var seen []string
+	for _, p := range presets {
+		if slices.Contains(seen, p.Mechanism) {
+			continue
+		}
+		seen = append(seen, p.Mechanism)
+		costs = append(costs, moe.EstimateCost(s, mode, transport.CostOf(p.Mechanism, s.Ranks, s.LocalExperts(), big)))
+	}
+	return costs
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -226,24 +224,15 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 }
 
 // sizeCosts are the estimates of the study's largest candidate on each
-// mechanism its presets use: its knobs at their largest values.
+// mechanism its presets use (sizing.LargestCosts).
 func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Preset) []moe.Cost {
-	big := config{shape: s, mode: mode, knobs: transport.Settings{}}
+	given := map[string][]int{}
 	for n, v := range f.knobs.ints {
-		if v != nil && len(*v) > 0 {
-			big.knobs[n] = strconv.Itoa(slices.Max(*v))
+		if v != nil {
+			given[n] = *v
 		}
 	}
-	var costs []moe.Cost
-	var seen []string
-	for _, p := range presets {
-		if slices.Contains(seen, p.Mechanism) {
-			continue
-		}
-		seen = append(seen, p.Mechanism)
-		costs = append(costs, moe.EstimateCost(s, mode, transport.CostOf(p.Mechanism, s.Ranks, s.LocalExperts(), big.knobs)))
-	}
-	return costs
+	return sizing.LargestCosts(s, mode, presets, given)
 }
 
 // study turns the flags into a sizing study and the report header.
