@@ -159,7 +159,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := rp.precheck(f.prof.sets); err != nil {
 		return err
 	}
-	bar := report.NewProgress(stderr, "moebench replay", rp.expected(), report.ProgressOptions{Force: f.progress})
+	bar := report.NewProgress(stderr, "moebench replay", replay.Expected(rp.h, rp.steps, rp.maxLayers), report.ProgressOptions{Force: f.progress})
 	progress := func(g *replay.Group, done int) {
 		bar.Step(fmt.Sprintf("step %d layer %d", g.Step, g.Layer))
 		if hook != nil {
@@ -397,23 +397,6 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 		return err
 	}
 	return nil
-}
-
-// expected is the number of groups the progress bar counts to, or 0 when
-// the trace does not say.
-func (rp *replayer) expected() int {
-	n := 0
-	if rp.h.Steps > 0 {
-		st := rp.h.Steps
-		if rp.steps > 0 {
-			st = min(st, rp.steps)
-		}
-		n = st * rp.h.Layers
-	}
-	if rp.maxLayers > 0 && (n == 0 || rp.maxLayers < n) {
-		n = rp.maxLayers
-	}
-	return n
 }
 
 // run replays the trace into sink; progress is called after each group.
