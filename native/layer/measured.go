@@ -54,4 +54,3 @@ func ParseMeasured(data []byte) (*Raw, bool, error) {
 	}
 	return &raw, true, nil
 }
-
