@@ -1,10 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"moebench/internal/report"
@@ -158,6 +158,8 @@ func mechFlag(err error) error {
 	return fmt.Errorf("%w: %w", errUsage, err)
 }
 
+// rateSweep is mech rate: every combination of the lists, each checked
+// and its memory estimated before any runs (microbench.RateGrid).
 func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {
 	ords, err := parseOrders(orders)
 	if err != nil {
@@ -171,50 +173,26 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 		}
 		pubs = append(pubs, style)
 	}
-	// Every value on its own, and every combination's cost, before any runs.
-	var cfgs []gda.RateConfig
-	for _, style := range pubs {
-		for _, o := range ords {
-			for _, pay := range pays {
-				for _, th := range threads {
-					for _, q := range qps {
-						for _, sm := range sms {
-							for _, db := range perDB {
-								cfg := gda.RateConfig{Threads: th, QPs: q, SMs: sm, PerDoorbell: db, Style: style,
-									Ordering: o, Payload: pay, Inline: inline, Depth: depth}
-								if err := cfg.CheckFields(p); err != nil {
-									return nil, mechFlag(err)
-								}
-								if cfg.Validate() == nil {
-									bytes, msgs := cfg.Cost()
-									what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", th, q, depth)
-									if err := budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs}); err != nil {
-										return nil, err
-									}
-								}
-								cfgs = append(cfgs, cfg)
-							}
-						}
-					}
-				}
-			}
-		}
+	g := microbench.RateGrid{Styles: pubs, Orderings: ords, Payloads: pays, Threads: threads, QPs: qps, SMs: sms,
+		PerDoorbell: perDB, Inline: inline, Depth: depth}
+	cfgs, err := g.Configs(p, func(cfg gda.RateConfig) error {
+		bytes, msgs := cfg.Cost()
+		what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", cfg.Threads, cfg.QPs, cfg.Depth)
+		return budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs})
+	})
+	switch {
+	case errors.Is(err, errUsage):
+		return nil, err
+	case err != nil:
+		return nil, mechFlag(err)
 	}
-	var rows []microbench.Row
-	for _, cfg := range cfgs {
-		name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B",
-			cfg.Threads, cfg.QPs, cfg.SMs, cfg.PerDoorbell, cfg.Style, cfg.Ordering, cfg.Payload)
-		if err := cfg.Validate(); err != nil {
-			// A cross product has combinations that cannot run; say which
-			// were skipped.
-			fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
-			continue
-		}
-		v, err := gda.Rate(p, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		rows = append(rows, microbench.Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: nan(), Model: v})
+	rows, err := microbench.RateRows(p, cfgs, func(name string, err error) {
+		// A cross product has combinations that cannot run; say which
+		// were skipped.
+		fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
@@ -222,34 +200,18 @@ func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, order
 	return rows, nil
 }
 
+// singleSweep is mech single over orderings and payloads.
 func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) ([]microbench.Row, error) {
 	ords, err := parseOrders(orders)
 	if err != nil {
 		return nil, err
 	}
-	var rows []microbench.Row
-	for _, o := range ords {
-		for _, pay := range pays {
-			if err := gda.CheckWrite(pay, inline); err != nil {
-				return nil, mechFlag(err)
-			}
-			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: o, Payload: pay, Inline: inline})
-			if err != nil {
-				return nil, err
-			}
-			kind := "inline"
-			if !inline {
-				kind = "pointer"
-			}
-			c := o.String() + ", " + strconv.Itoa(pay) + " B " + kind
-			rows = append(rows,
-				microbench.Row{Experiment: "single", Case: c, Metric: "issue", Unit: "µs", Paper: nan(), Model: r.Issue.Us()},
-				microbench.Row{Experiment: "single", Case: c, Metric: "put+completion", Unit: "µs", Paper: nan(), Model: r.PutC.Us()},
-				microbench.Row{Experiment: "single", Case: c, Metric: "RTT", Unit: "µs", Paper: nan(), Model: r.RTT.Us()},
-			)
+	for _, pay := range pays {
+		if err := gda.CheckWrite(pay, inline); err != nil && len(ords) > 0 {
+			return nil, mechFlag(err)
 		}
 	}
-	return rows, nil
+	return microbench.SingleRows(p, ords, pays, inline)
 }
 
 // mechNative measures the GPU side on the local GPU (the calibrate suite's

@@ -1,0 +1,101 @@
+package microbench
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"moebench/profile"
+	"moebench/transport/gda"
+)
+
+// RateGrid is a sweep of the posting-rate experiment: every combination of
+// its lists.
+type RateGrid struct {
+	Styles                                   []gda.Publication
+	Orderings                                []gda.Ordering
+	Payloads, Threads, QPs, SMs, PerDoorbell []int
+	Inline                                   bool
+	Depth                                    int
+}
+
+// Configs are the grid's combinations, each value checked against p
+// (gda.RateConfig.CheckFields, whose errors name the field) and each
+// combination that can run passed to allow, which may refuse it (a
+// memory budget), all before anything runs.
+func (g RateGrid) Configs(p *profile.Profile, allow func(gda.RateConfig) error) ([]gda.RateConfig, error) {
+	var cfgs []gda.RateConfig
+	for _, style := range g.Styles {
+		for _, o := range g.Orderings {
+			for _, pay := range g.Payloads {
+				for _, th := range g.Threads {
+					for _, q := range g.QPs {
+						for _, sm := range g.SMs {
+							for _, db := range g.PerDoorbell {
+								cfg := gda.RateConfig{Threads: th, QPs: q, SMs: sm, PerDoorbell: db, Style: style,
+									Ordering: o, Payload: pay, Inline: g.Inline, Depth: g.Depth}
+								if err := cfg.CheckFields(p); err != nil {
+									return nil, err
+								}
+								if cfg.Validate() == nil {
+									if err := allow(cfg); err != nil {
+										return nil, err
+									}
+								}
+								cfgs = append(cfgs, cfg)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return cfgs, nil
+}
+
+// RateRows models the posting rate of each of cfgs that can run; skip
+// hears of each combination that cannot (a cross product has some), by
+// its name.
+func RateRows(p *profile.Profile, cfgs []gda.RateConfig, skip func(name string, err error)) ([]Row, error) {
+	var rows []Row
+	for _, cfg := range cfgs {
+		name := fmt.Sprintf("%d threads, %d QPs, %d SMs, %d/doorbell, %s, %s, %d B",
+			cfg.Threads, cfg.QPs, cfg.SMs, cfg.PerDoorbell, cfg.Style, cfg.Ordering, cfg.Payload)
+		if err := cfg.Validate(); err != nil {
+			skip(name, err)
+			continue
+		}
+		v, err := gda.Rate(p, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, Row{Experiment: "rate", Case: name, Metric: "message rate", Unit: "M msg/s", Paper: math.NaN(), Model: v})
+	}
+	return rows, nil
+}
+
+// SingleRows models one operation's issue, put with completion and round
+// trip for each ordering and payload (each checked with gda.CheckWrite
+// first).
+func SingleRows(p *profile.Profile, orders []gda.Ordering, payloads []int, inline bool) ([]Row, error) {
+	kind := "inline"
+	if !inline {
+		kind = "pointer"
+	}
+	var rows []Row
+	for _, o := range orders {
+		for _, pay := range payloads {
+			r, err := gda.SingleOp(p, gda.SingleConfig{Ordering: o, Payload: pay, Inline: inline})
+			if err != nil {
+				return nil, err
+			}
+			c := o.String() + ", " + strconv.Itoa(pay) + " B " + kind
+			rows = append(rows,
+				Row{Experiment: "single", Case: c, Metric: "issue", Unit: "µs", Paper: math.NaN(), Model: r.Issue.Us()},
+				Row{Experiment: "single", Case: c, Metric: "put+completion", Unit: "µs", Paper: math.NaN(), Model: r.PutC.Us()},
+				Row{Experiment: "single", Case: c, Metric: "RTT", Unit: "µs", Paper: math.NaN(), Model: r.RTT.Us()},
+			)
+		}
+	}
+	return rows, nil
+}
