@@ -170,18 +170,9 @@ func checkTraceShape(d traces.GenOptions) error {
 }
 
 // checkTraceBytes refuses, before writing, a trace larger than the free
-// space where --out goes: ids take 4 bytes each in the binary form (8 with
-// weights) and about 4 characters in JSON lines.
+// space where --out goes (traces.GenOptions.EncodedSize).
 func checkTraceBytes(d traces.GenOptions, f traces.Format, out string) error {
-	per := 4.0
-	if d.Weights {
-		per = 8
-	}
-	if f == traces.FormatJSONL {
-		per *= 2
-	}
-	records := float64(d.Steps) * float64(d.Layers) * float64(d.Ranks)
-	bytes := records * (float64(d.TokensPerRank)*float64(d.TopK)*per + 32)
+	bytes, records := d.EncodedSize(f)
 	free := budget.FreeBytes(out)
 	if free > 0 && bytes > float64(free) {
 		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
@@ -216,37 +207,19 @@ func outputFormat(flag, out string) (traces.Format, error) {
 	return f, nil
 }
 
-// writeTrace copies src to out atomically: a failure leaves no file.
+// writeTrace copies src to out atomically: a failure leaves no file. A
+// read error is the input's fault: it is returned as it is, naming the
+// input, not as the atomic writer's "writing OUT".
 func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer) error {
-	// A read error is the input's fault: it is returned as it is, naming
-	// the input, not as the atomic writer's "writing OUT".
-	var inErr error
-	write := func(w io.Writer) error {
-		tw, err := traces.NewWriter(w, f, src.Header())
-		if err != nil {
-			return err
-		}
-		for {
-			rec, err := src.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				inErr = err
-				return err
-			}
-			if err := tw.Write(rec); err != nil {
-				return err
-			}
-		}
-		return tw.Close()
-	}
+	write := func(w io.Writer) error { return traces.Encode(w, f, src) }
+	var err error
 	if out == "-" {
-		return write(stdout)
+		err = write(stdout)
+	} else {
+		err = report.WriteFileAtomic(out, write)
 	}
-	err := report.WriteFileAtomic(out, write)
-	if inErr != nil {
-		return inErr
+	if se := (*traces.SourceError)(nil); errors.As(err, &se) {
+		return se.Err
 	}
 	return err
 }
