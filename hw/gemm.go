@@ -10,41 +10,52 @@ import (
 // GEMMCosts time the experts' compute on one GPU: a grouped GEMM is a
 // roofline of its tensor work, counted in whole output tiles and whole
 // waves of them over the SMs it has, against the bytes it streams (every
-// active expert's weights once, its tokens in and out), plus a fixed cost.
+// active expert's weights once, its tokens in and out), plus a fixed cost;
+// each dtype has its own, as the library runs other kernels for each.
 type GEMMCosts struct {
-	SMs          int
-	PeakFP8      float64 // FLOP/s, dense
-	PeakBF16     float64
-	HBM          float64 // B/s
+	SMs        int
+	HBM        float64 // B/s
+	FP8, BF16  Roofline
+	EffAct     float64
+	ActFixed   sim.Time
+	Beside     float64 // a GEMM beside communication kernels
+	CommBeside float64 // a communication phase beside GEMMs
+}
+
+// Roofline is one dtype's grouped GEMM.
+type Roofline struct {
+	Peak         float64 // FLOP/s, dense
 	TileM, TileN int
-	EffFP8       float64
-	EffBF16      float64
-	EffMem       float64
+	Eff, MemEff  float64
 	Overlap      float64
 	Launch       sim.Time
-	EffAct       float64
-	ActFixed     sim.Time
-	Beside       float64
 }
 
 // NewGEMMCosts resolves the compute constants of p.
 func NewGEMMCosts(p *profile.Profile) GEMMCosts {
-	return GEMMCosts{
-		SMs:      int(p.Get("gpu.sms")),
-		PeakFP8:  p.Get("gpu.fp8_tflops") * 1e12,
-		PeakBF16: p.Get("gpu.bf16_tflops") * 1e12,
-		HBM:      p.Get("gpu.hbm_gbs") * 1e9,
-		TileM:    int(p.Get("gemm.tile_m")),
-		TileN:    int(p.Get("gemm.tile_n")),
-		EffFP8:   p.Get("gemm.fp8_eff"),
-		EffBF16:  p.Get("gemm.bf16_eff"),
-		EffMem:   p.Get("gemm.mem_eff"),
-		Overlap:  p.Get("gemm.overlap"),
-		Launch:   sim.Ns(p.Get("gemm.launch_us") * 1000),
-		EffAct:   p.Get("gemm.act_eff"),
-		ActFixed: sim.Ns(p.Get("gemm.act_us") * 1000),
-		Beside:   p.Get("gemm.beside"),
+	roof := func(dt string) Roofline {
+		k := "gemm." + dt + "."
+		return Roofline{Peak: p.Get("gpu."+dt+"_tflops") * 1e12, TileM: int(p.Get(k + "tile_m")), TileN: int(p.Get(k + "tile_n")),
+			Eff: p.Get(k + "eff"), MemEff: p.Get(k + "mem_eff"), Overlap: p.Get(k + "overlap"), Launch: sim.Ns(p.Get(k+"launch_us") * 1000)}
 	}
+	return GEMMCosts{
+		SMs:        int(p.Get("gpu.sms")),
+		HBM:        p.Get("gpu.hbm_gbs") * 1e9,
+		FP8:        roof("fp8"),
+		BF16:       roof("bf16"),
+		EffAct:     p.Get("gemm.act_eff"),
+		ActFixed:   sim.Ns(p.Get("gemm.act_us") * 1000),
+		Beside:     p.Get("gemm.beside"),
+		CommBeside: p.Get("gemm.comm_beside"),
+	}
+}
+
+// Of is the roofline of FP8 (fp8) or BF16 GEMMs.
+func (c *GEMMCosts) Of(fp8 bool) *Roofline {
+	if fp8 {
+		return &c.FP8
+	}
+	return &c.BF16
 }
 
 // GEMMWork is one grouped GEMM: for each expert e, Tokens[e] rows of
@@ -73,13 +84,13 @@ func (c *GEMMCosts) GEMM(w GEMMWork, sms int, beside bool) GEMMTime {
 	if sms <= 0 || sms > c.SMs {
 		sms = c.SMs
 	}
-	esz, peak, eff := 2.0, c.PeakBF16, c.EffBF16
+	esz, r := 2.0, c.Of(w.FP8)
 	if w.FP8 {
-		esz, peak, eff = 1, c.PeakFP8, c.EffFP8
+		esz = 1
 	}
 	var t GEMMTime
 	rows := 0
-	ntiles := ceilDiv(w.N, c.TileN)
+	ntiles := ceilDiv(w.N, r.TileN)
 	for _, m := range w.Tokens {
 		if m <= 0 {
 			continue
@@ -87,7 +98,7 @@ func (c *GEMMCosts) GEMM(w GEMMWork, sms int, beside bool) GEMMTime {
 		t.ActiveExperts++
 		t.TokensPerExpert = max(t.TokensPerExpert, m)
 		rows += m
-		t.Tiles += ceilDiv(m, c.TileM) * ntiles
+		t.Tiles += ceilDiv(m, r.TileM) * ntiles
 	}
 	if t.ActiveExperts == 0 {
 		return t
@@ -95,17 +106,22 @@ func (c *GEMMCosts) GEMM(w GEMMWork, sms int, beside bool) GEMMTime {
 	t.Waves = ceilDiv(t.Tiles, sms)
 	t.FLOPs = 2 * float64(rows) * float64(w.K) * float64(w.N)
 	t.Bytes = float64(t.ActiveExperts)*float64(w.K)*float64(w.N)*esz + float64(rows)*float64(w.K)*esz + float64(rows)*float64(w.N)*2
-	perSM := peak * eff / float64(c.SMs)
-	tile := 2 * float64(c.TileM) * float64(c.TileN) * float64(w.K) / perSM
+	perSM := r.Peak * r.Eff / float64(c.SMs)
+	tile := 2 * float64(r.TileM) * float64(r.TileN) * float64(w.K) / perSM
 	compute := float64(t.Waves) * tile
-	memory := t.Bytes / (c.HBM * c.EffMem)
+	if t.Tiles < sms {
+		// Fewer tiles than SMs: the library splits them along K over the
+		// idle SMs, so the work spreads over all of them.
+		compute = float64(t.Tiles) / float64(sms) * tile
+	}
+	memory := t.Bytes / (c.HBM * r.MemEff)
 	t.Compute, t.Memory = secs(compute), secs(memory)
 	t.MemoryBound = memory >= compute
-	total := math.Max(compute, memory) + c.Overlap*math.Min(compute, memory)
+	total := math.Max(compute, memory) + r.Overlap*math.Min(compute, memory)
 	if beside {
 		total *= c.Beside
 	}
-	t.Total = c.Launch + secs(total)
+	t.Total = r.Launch + secs(total)
 	return t
 }
 

@@ -89,8 +89,8 @@ func (c ComputeConfig) Validate(s Shape, mode Mode) error {
 		return field.Valuef("overlap", "hook", "the receive hook is DeepEP's low-latency mode's; normal mode has none")
 	case (c.Overlap == OverlapTwoBatch || c.Overlap == OverlapHook) && s.Tokens < 2:
 		return field.Valuef("overlap", c.Overlap.String(), "%d token a rank cannot split into two micro-batches", s.Tokens)
-	case c.Costs.SMs < 1 || c.Costs.TileM < 1 || c.Costs.TileN < 1:
-		return field.Errorf("profile", "its compute constants are missing (gpu.sms, gemm.tile_m, gemm.tile_n)")
+	case c.Costs.SMs < 1 || c.Costs.Of(c.FP8).TileM < 1 || c.Costs.Of(c.FP8).TileN < 1:
+		return field.Errorf("profile", "its compute constants are missing (gpu.sms, gemm's tiles)")
 	}
 	return nil
 }

@@ -113,9 +113,9 @@ func TestComputeNoneIsSequential(t *testing.T) {
 	}
 }
 
-// Two micro-batches hide communication behind compute: at prefill sizes
-// the exposed communication falls well below the sequential schedule's,
-// and the layer is shorter.
+// Two micro-batches hide communication behind compute: the exposed
+// communication falls below the sequential schedule's, and so does the
+// layer, though each side slows the other down.
 func TestTwoBatchHidesCommunication(t *testing.T) {
 	t.Parallel()
 	s := layerShape(16, 8, 64, 512, 7168)
@@ -141,7 +141,7 @@ func TestTwoBatchHidesCommunication(t *testing.T) {
 	for _, st := range two.Critical {
 		t.Logf("  %-22s %8.1f → %8.1f", st.Label(), st.StartUs, st.EndUs)
 	}
-	if two.ExposedUs >= none.ExposedUs/2 || two.LayerUs >= none.LayerUs {
+	if two.ExposedUs >= 0.75*none.ExposedUs || two.LayerUs >= none.LayerUs {
 		t.Errorf("two-batch: layer %.1f µs, exposed %.1f; none: layer %.1f, exposed %.1f", two.LayerUs, two.ExposedUs, none.LayerUs, none.ExposedUs)
 	}
 	if two.ComputeSMs != 132-24 {

@@ -1,7 +1,9 @@
 package moe
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"moebench/sim"
 )
@@ -274,14 +276,60 @@ func newStream(n int) stream {
 // starts on every rank at once, when each rank's communication stream is
 // free and its deps are done (and, under the hook, its compute stream,
 // which the sending kernel then holds for the rank's issue time).
+//
+// Beside each other a GEMM and a phase slow down; which spans overlap
+// depends on the placement, so the placement repeats with the previous
+// one's spans until it settles (a few passes).
 func (s *schedule) run(ops []op) *Timeline {
+	var pl []placed
+	var comm, comp [][][2]sim.Time
+	for range 6 {
+		next := s.place(ops, comm, comp)
+		if pl != nil && samePlacement(pl, next) {
+			break
+		}
+		pl = next
+		comm, comp = spans(ops, pl, s.ranks)
+	}
+	return s.timeline(ops, pl)
+}
+
+// spans are each rank's communication and compute spans of a placement,
+// in time order.
+func spans(ops []op, pl []placed, n int) (comm, comp [][][2]sim.Time) {
+	comm, comp = make([][][2]sim.Time, n), make([][][2]sim.Time, n)
+	for i, o := range ops {
+		for r := range n {
+			sp := [2]sim.Time{pl[i].start[r], pl[i].end[r]}
+			if o.compute {
+				comp[r] = append(comp[r], sp)
+			} else {
+				comm[r] = append(comm[r], sp)
+			}
+		}
+	}
+	for r := range n {
+		slices.SortFunc(comm[r], func(a, b [2]sim.Time) int { return cmp.Compare(a[0], b[0]) })
+		slices.SortFunc(comp[r], func(a, b [2]sim.Time) int { return cmp.Compare(a[0], b[0]) })
+	}
+	return comm, comp
+}
+
+func samePlacement(a, b []placed) bool {
+	for i := range a {
+		if !slices.Equal(a[i].end, b[i].end) {
+			return false
+		}
+	}
+	return true
+}
+
+// place is one pass of run, with the spans the previous pass found.
+func (s *schedule) place(ops []op, commSpans, compSpans [][][2]sim.Time) []placed {
 	n := s.ranks
 	hook := s.c.Overlap == OverlapHook
 	pl := make([]placed, len(ops))
 	comm, comp := newStream(n), newStream(n)
-	// busy holds each rank's communication phases placed so far, the
-	// spans a GEMM beside them runs on fewer SMs.
-	busy := make([][][2]sim.Time, n)
 	for i, o := range ops {
 		p := placed{start: make([]sim.Time, n), end: make([]sim.Time, n), by: make([]pred, n)}
 		ready := func(r int) (sim.Time, pred) {
@@ -303,8 +351,8 @@ func (s *schedule) run(ops []op) *Timeline {
 			for r := range n {
 				p.start[r], p.by[r] = ready(r)
 				p.end[r] = p.start[r] + o.dur[r]
-				if o.beside != nil {
-					p.end[r] = progress(p.start[r], o.dur[r], o.beside[r], busy[r])
+				if o.beside != nil && commSpans != nil {
+					p.end[r] = progress(p.start[r], o.dur[r], o.beside[r], commSpans[r])
 				}
 				comp.free[r], comp.by[r] = p.end[r], pred{op: i, rank: r}
 			}
@@ -320,10 +368,13 @@ func (s *schedule) run(ops []op) *Timeline {
 		p.sendEnd = make([]sim.Time, n)
 		for r := range n {
 			p.start[r], p.by[r] = at, by
-			p.end[r] = at + o.phase.Ranks[r].Ready
+			d := o.phase.Ranks[r].Ready
+			p.end[r] = at + d
+			if !hook && compSpans != nil && s.c.Costs.CommBeside > 1 {
+				p.end[r] = progress(at, d, scale(d, s.c.Costs.CommBeside), compSpans[r])
+			}
 			p.sendEnd[r] = at + o.phase.Ranks[r].IssueDone
 			comm.free[r], comm.by[r] = p.end[r], pred{op: i, rank: r}
-			busy[r] = append(busy[r], [2]sim.Time{p.start[r], p.end[r]})
 			if hook {
 				// The sending kernel holds the compute stream until the
 				// rank's posts are out; receiving takes no SM.
@@ -332,13 +383,12 @@ func (s *schedule) run(ops []op) *Timeline {
 		}
 		pl[i] = p
 	}
-	return s.timeline(ops, pl)
+	return pl
 }
 
-// progress is when a compute op that takes full on the whole GPU and
-// beside next to communication ends, started at start: it runs at the
-// slower rate while one of the spans runs (spans placed later in program
-// order are not seen: they overlap its end at most).
+// progress is when an op that takes full alone and beside next to the
+// other kind of work ends, started at start: it runs at the slower rate
+// while one of the spans (in time order) runs.
 func progress(start, full, beside sim.Time, spans [][2]sim.Time) sim.Time {
 	if full <= 0 {
 		return start
