@@ -28,6 +28,7 @@ static int32_t call_layer(void *f, const mbn_layer_config *c, const mbn_layer_ro
 	return ((mbn_layer_fn)f)(c, r, t, o);
 }
 static int32_t call_a2a(void *f, const mbn_a2a_config *c, mbn_a2a_result *o) { return ((mbn_nccl_a2a_fn)f)(c, o); }
+static int32_t call_gemm(void *f, const mbn_gemm_config *c, mbn_gemm_result *o) { return ((mbn_gemm_fn)f)(c, o); }
 */
 import "C"
 
@@ -48,7 +49,7 @@ type Lib struct {
 	info   DeviceInfo
 	closed bool
 	fn     struct {
-		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel, devices, layer, a2a unsafe.Pointer
+		abi, lastErr, init, clock, issue, build, micro, rate, enqueue, rtt, capacity, kernel, devices, layer, a2a, gemm unsafe.Pointer
 	}
 }
 
@@ -76,6 +77,7 @@ func Open(path string) (*Lib, error) {
 		{"mbn_micro", &l.fn.micro}, {"mbn_rate", &l.fn.rate}, {"mbn_enqueue", &l.fn.enqueue},
 		{"mbn_handoff_rtt", &l.fn.rtt}, {"mbn_worker_capacity", &l.fn.capacity}, {"mbn_kernel_cost", &l.fn.kernel},
 		{"mbn_device_count", &l.fn.devices}, {"mbn_layer", &l.fn.layer}, {"mbn_nccl_a2a", &l.fn.a2a},
+		{"mbn_gemm", &l.fn.gemm},
 	} {
 		if *s.p, err = dl.sym(s.name); err != nil {
 			dl.close()
@@ -398,16 +400,110 @@ func (l *Lib) NCCLAllToAll(c A2AConfig) (A2AResult, error) {
 // what the checks found. A verification failure returns the result with
 // an error wrapping ErrCheck.
 func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
-	if err := cfg.check(rt); err != nil {
+	lc, err := newLayerCall(cfg, rt)
+	if err != nil {
 		return LayerResult{}, err
+	}
+	defer lc.free()
+	callErr := l.call("layer", func() C.int32_t { return C.call_layer(l.fn.layer, lc.c, lc.r, lc.times, lc.out) })
+	return lc.result(callErr)
+}
+
+// GEMM times an expert group's GEMM or activation through cuBLASLt.
+func (l *Lib) GEMM(c GEMMConfig) (GEMMResult, error) {
+	return l.gemm(c, nil)
+}
+
+// GEMMBeside runs c's GEMM back to back while the layer runs beside it,
+// and times the GEMM calls that ran wholly within the layer's
+// repetitions. The layer's error, if any, is returned with its result.
+func (l *Lib) GEMMBeside(c GEMMConfig, cfg LayerConfig, rt LayerRouting) (BesideResult, error) {
+	lc, err := newLayerCall(cfg, rt)
+	if err != nil {
+		return BesideResult{}, err
+	}
+	defer lc.free()
+	g, gerr := l.gemm(c, lc)
+	if gerr != nil {
+		return BesideResult{GEMM: g}, gerr
+	}
+	var layerErr error
+	if lc.rc != C.MBN_OK {
+		l.mu.Lock()
+		layerErr = l.errorFor("layer beside a GEMM", lc.rc)
+		l.mu.Unlock()
+	}
+	res, lerr := lc.result(layerErr)
+	return BesideResult{GEMM: g, Layer: res}, lerr
+}
+
+func (l *Lib) gemm(c GEMMConfig, beside *layerCall) (GEMMResult, error) {
+	if err := c.check(); err != nil {
+		return GEMMResult{}, err
+	}
+	cfg := (*C.mbn_gemm_config)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mbn_gemm_config{}))))
+	defer C.free(unsafe.Pointer(cfg))
+	*cfg = C.mbn_gemm_config{op: C.int32_t(c.Op), dtype: C.MBN_GEMM_BF16, groups: C.int32_t(c.Groups),
+		tokens: C.int32_t(c.Tokens), k: C.int32_t(c.K), n: C.int32_t(c.N), sm_target: C.int32_t(c.SMTarget),
+		warmup: C.int32_t(c.Warmup), reps: C.int32_t(c.Reps), inner: C.int32_t(c.Inner)}
+	if c.FP8 {
+		cfg.dtype = C.MBN_GEMM_FP8
+	}
+	if c.Lib != "" {
+		cfg.lib = C.CString(c.Lib)
+		defer C.free(unsafe.Pointer(cfg.lib))
+	}
+	if beside != nil {
+		cfg.layer, cfg.routing, cfg.times, cfg.layer_out = beside.c, beside.r, beside.times, beside.out
+	}
+	var out C.mbn_gemm_result
+	err := l.call("gemm", func() C.int32_t { return C.call_gemm(l.fn.gemm, cfg, &out) })
+	if beside != nil {
+		beside.rc = out.layer_rc
+	}
+	return GEMMResult{MeanUs: float64(out.mean_us), MinUs: float64(out.min_us), MaxUs: float64(out.max_us),
+		Flops: float64(out.flops), Bytes: float64(out.bytes), Calls: int64(out.calls),
+		WeightCopies: int64(out.wcopies), Version: int(out.version), Lib: C.GoString(&out.lib[0])}, err
+}
+
+// layerCall is a layer's arguments and results in C memory: the call
+// must not hold Go pointers into Go memory, and a GEMM run beside the
+// layer passes them on inside its own arguments.
+type layerCall struct {
+	cfg   LayerConfig
+	c     *C.mbn_layer_config
+	r     *C.mbn_layer_routing
+	out   *C.mbn_layer_result
+	times *C.mbn_rank_phase
+	nrec  int
+	rc    C.int32_t
+	bufs  []unsafe.Pointer
+}
+
+func (lc *layerCall) alloc(n int) unsafe.Pointer {
+	p := C.calloc(C.size_t(max(n, 1)), 1)
+	lc.bufs = append(lc.bufs, p)
+	return p
+}
+
+func (lc *layerCall) free() {
+	for _, p := range lc.bufs {
+		C.free(p)
+	}
+	lc.bufs = nil
+}
+
+func newLayerCall(cfg LayerConfig, rt LayerRouting) (*layerCall, error) {
+	if err := cfg.check(rt); err != nil {
+		return nil, err
 	}
 	ord, err := orderingCode(cfg.Ordering)
 	if err != nil && (cfg.Path == PathGDA || cfg.Path == PathDC || cfg.Path == PathEFA) {
-		return LayerResult{}, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
+		return nil, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
 	}
 	hand, err := indexOf(Handoffs, cfg.Handoff, "handoff")
 	if err != nil && cfg.Path == PathProxy {
-		return LayerResult{}, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
+		return nil, fmt.Errorf("native layer: %w: %v", ErrBadArgument, err)
 	}
 	b := func(v bool) C.int32_t {
 		if v {
@@ -415,7 +511,9 @@ func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
 		}
 		return 0
 	}
-	c := C.mbn_layer_config{
+	lc := &layerCall{cfg: cfg}
+	lc.c = (*C.mbn_layer_config)(lc.alloc(int(unsafe.Sizeof(C.mbn_layer_config{}))))
+	*lc.c = C.mbn_layer_config{
 		path: C.int32_t(cfg.Path), ranks: C.int32_t(cfg.Ranks), gpus: C.int32_t(cfg.GPUs), tokens: C.int32_t(cfg.Tokens),
 		hidden: C.int32_t(cfg.Hidden), topk: C.int32_t(cfg.TopK), experts: C.int32_t(cfg.Experts), fp8: b(cfg.FP8),
 		sms_per_rank: C.int32_t(cfg.SMsPerRank), nic_sms: C.int32_t(cfg.NICSMs), bg_sms: C.int32_t(cfg.BackgroundSMs),
@@ -429,30 +527,26 @@ func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
 		reserved_ring0: C.int32_t(cfg.ReservedRing0), mode: b(cfg.Normal), chunk: C.int32_t(cfg.Chunk),
 		buf_tokens: C.int32_t(cfg.BufTokens),
 	}
-	// C copies of the inputs and outputs: the call must not hold Go
-	// pointers into Go memory.
-	cbuf := func(n int) unsafe.Pointer { return C.calloc(C.size_t(max(n, 1)), 1) }
-	ntok := cbuf(4 * len(rt.TokensPerRank))
-	defer C.free(ntok)
-	idx := cbuf(4 * len(rt.TopK))
-	defer C.free(idx)
-	wts := cbuf(4 * len(rt.Weights))
-	defer C.free(wts)
-	exp := cbuf(4 * len(rt.Expected))
-	defer C.free(exp)
+	ntok := lc.alloc(4 * len(rt.TokensPerRank))
+	idx := lc.alloc(4 * len(rt.TopK))
+	wts := lc.alloc(4 * len(rt.Weights))
+	exp := lc.alloc(4 * len(rt.Expected))
 	copy(unsafe.Slice((*int32)(ntok), len(rt.TokensPerRank)), rt.TokensPerRank)
 	copy(unsafe.Slice((*int32)(idx), len(rt.TopK)), rt.TopK)
 	copy(unsafe.Slice((*float32)(wts), len(rt.Weights)), rt.Weights)
 	copy(unsafe.Slice((*int32)(exp), len(rt.Expected)), rt.Expected)
-	r := C.mbn_layer_routing{tokens_per_rank: (*C.int32_t)(ntok), topk_idx: (*C.int32_t)(idx),
+	lc.r = (*C.mbn_layer_routing)(lc.alloc(int(unsafe.Sizeof(C.mbn_layer_routing{}))))
+	*lc.r = C.mbn_layer_routing{tokens_per_rank: (*C.int32_t)(ntok), topk_idx: (*C.int32_t)(idx),
 		topk_weights: (*C.float)(wts), expected_counts: (*C.int32_t)(exp)}
-	nrec := cfg.Reps * 2 * cfg.Ranks
-	times := cbuf(int(unsafe.Sizeof(C.mbn_rank_phase{})) * nrec)
-	defer C.free(times)
-	var out C.mbn_layer_result
-	callErr := l.call("layer", func() C.int32_t {
-		return C.call_layer(l.fn.layer, &c, &r, (*C.mbn_rank_phase)(times), &out)
-	})
+	lc.nrec = cfg.Reps * 2 * cfg.Ranks
+	lc.times = (*C.mbn_rank_phase)(lc.alloc(int(unsafe.Sizeof(C.mbn_rank_phase{})) * lc.nrec))
+	lc.out = (*C.mbn_layer_result)(lc.alloc(int(unsafe.Sizeof(C.mbn_layer_result{}))))
+	return lc, nil
+}
+
+// result reads the layer's figures back; callErr is the call's outcome.
+func (lc *layerCall) result(callErr error) (LayerResult, error) {
+	out, cfg := lc.out, lc.cfg
 	res := LayerResult{
 		WarpGroups: int(out.warp_groups), WarpsPerGroup: int(out.warps_per_group), Workers: int(out.workers),
 		NICQueues: int(out.nic_queues), WQEs: int64(out.wqes), CQEs: int64(out.cqes), NICBytes: int64(out.nic_bytes),
@@ -465,7 +559,7 @@ func (l *Lib) Layer(cfg LayerConfig, rt LayerRouting) (LayerResult, error) {
 	if callErr != nil && !errors.Is(callErr, ErrCheck) {
 		return res, callErr
 	}
-	recs := unsafe.Slice((*C.mbn_rank_phase)(times), nrec)
+	recs := unsafe.Slice(lc.times, lc.nrec)
 	res.Times = make([][2][]RankPhase, cfg.Reps)
 	for rep := range cfg.Reps {
 		for ph := range 2 {

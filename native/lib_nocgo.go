@@ -43,3 +43,7 @@ func (l *Lib) Layer(LayerConfig, LayerRouting) (LayerResult, error) {
 }
 
 func (l *Lib) NCCLAllToAll(A2AConfig) (A2AResult, error) { return A2AResult{}, errNoCgo }
+func (l *Lib) GEMM(GEMMConfig) (GEMMResult, error)       { return GEMMResult{}, errNoCgo }
+func (l *Lib) GEMMBeside(GEMMConfig, LayerConfig, LayerRouting) (BesideResult, error) {
+	return BesideResult{}, errNoCgo
+}

@@ -61,7 +61,7 @@ Flags:
 type calibrateOptions struct {
 	out, raw, base, lib, format, fromRaw, grid string
 	iters                                      int
-	quick, layer                               bool
+	quick, layer, compute                      bool
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -78,6 +78,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed); with --layer, several files comma-separated, measured on one GPU")
 	fs.StringVar(&o.grid, "grid", "all", "with --layer: the runs to measure: ll (the low-latency grid), normal (normal mode's), gpus (one rank per GPU across NVLink, on a host of several), transfer (the low-latency grid, then one rank on the whole GPU and an SM sweep of it) or all")
 	fs.BoolVar(&o.layer, "layer", false, "calibrate the layer kernels' own costs and the emulated NIC from native layer runs over a grid (ranks, tokens, hidden, top-k, SMs, transport)")
+	fs.BoolVar(&o.compute, "compute", false, "calibrate the expert GEMMs: cuBLASLt's grouped GEMMs at DeepSeek-V3's expert shape for 1 to 4,096 tokens an expert, FP8 and BF16, alone and beside a normal-mode dispatch")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: calibrate: %v (moebench calibrate --help)", errUsage, err)
@@ -97,8 +98,14 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.iters < 10 || o.iters > 3900 {
 		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
 	}
+	if o.layer && o.compute {
+		return fmt.Errorf("%w: --layer and --compute: calibrate one at a time", errUsage)
+	}
 	if o.layer && !fs.Changed("out") {
 		o.out = "layer-calibration.json"
+	}
+	if o.compute && !fs.Changed("out") {
+		o.out = "compute-calibration.json"
 	}
 	for _, f := range o.outputs() {
 		if f.path == "-" {
@@ -119,6 +126,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.layer {
 		return calibrateLayer(o, stdout, stderr)
+	}
+	if o.compute {
+		return calibrateCompute(o, stdout, stderr)
 	}
 	var base *profile.Profile
 	if o.base != "" {

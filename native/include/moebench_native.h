@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MBN_ABI_VERSION 6
+#define MBN_ABI_VERSION 7
 
 /* Return codes. */
 #define MBN_OK 0
@@ -374,6 +374,60 @@ typedef struct {
 
 typedef int32_t (*mbn_nccl_a2a_fn)(const mbn_a2a_config *cfg, mbn_a2a_result *out);
 
+/* ------------------------------------------------------------- GEMM
+ *
+ * mbn_gemm times an expert group's GEMM through cuBLASLt, loaded at run
+ * time (lib, else libcublasLt from the loader's path or the toolkit's
+ * lib64): for each of groups experts, out[tokens x n] = x[tokens x k] .
+ * w[k x n], all experts in one batched call, as a grouped GEMM runs them.
+ * FP8 is E4M3 in, BF16 out, FP32 accumulation with one scale per tensor;
+ * BF16 is BF16 throughout. Weights rotate over enough copies to cover
+ * twice the L2, so each call reads them from HBM as a layer does.
+ * op MBN_GEMM_ACT times the SwiGLU activation instead: rows = groups x
+ * tokens of 2n BF16 values in, n out.
+ *
+ * With layer set, the GEMMs run back to back on a stream of their own
+ * while mbn_layer runs the given layer beside them (the same arguments as
+ * mbn_layer); the result then holds the GEMMs timed while the layer ran
+ * and the layer's own figures land in layer_out and times. */
+#define MBN_GEMM_FP8 0
+#define MBN_GEMM_BF16 1
+#define MBN_GEMM_MATMUL 0
+#define MBN_GEMM_ACT 1
+
+typedef struct {
+  int32_t op;        /* MBN_GEMM_MATMUL or MBN_GEMM_ACT */
+  int32_t dtype;     /* MBN_GEMM_FP8 or MBN_GEMM_BF16 (matmul only) */
+  int32_t groups;    /* experts, one batched call */
+  int32_t tokens;    /* rows per expert */
+  int32_t k;         /* reduction dimension (matmul) */
+  int32_t n;         /* output columns */
+  int32_t sm_target; /* 0: the library's choice; else cuBLASLt's SM count target */
+  int32_t warmup;    /* untimed graph launches */
+  int32_t reps;      /* timed graph launches */
+  int32_t inner;     /* calls per graph launch */
+  const char *lib;   /* cuBLASLt path, or NULL */
+  const mbn_layer_config *layer;   /* NULL: alone; else run beside this layer */
+  const mbn_layer_routing *routing;
+  mbn_rank_phase *times;
+  mbn_layer_result *layer_out;
+} mbn_gemm_config;
+
+typedef struct {
+  double mean_us;  /* per call: graph launch time / inner, mean over reps */
+  double min_us;
+  double max_us;
+  double flops;    /* per call */
+  double bytes;    /* per call: weights, activations in and out */
+  int64_t calls;   /* timed calls */
+  int64_t wcopies; /* weight copies rotated through */
+  int32_t version; /* cublasLtGetVersion */
+  int32_t layer_rc;/* mbn_layer's return code when run beside a layer */
+  char lib[256];
+} mbn_gemm_result;
+
+typedef int32_t (*mbn_gemm_fn)(const mbn_gemm_config *cfg, mbn_gemm_result *out);
+
 typedef int32_t (*mbn_device_count_fn)(int32_t *out);
 typedef int32_t (*mbn_layer_fn)(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_rank_phase *times,
                                 mbn_layer_result *out);
@@ -435,6 +489,8 @@ int32_t mbn_layer(const mbn_layer_config *cfg, const mbn_layer_routing *rt, mbn_
                   mbn_layer_result *out);
 /* NCCL's all-to-all at the given per-peer bytes (see mbn_a2a_config). */
 int32_t mbn_nccl_a2a(const mbn_a2a_config *cfg, mbn_a2a_result *out);
+/* An expert group's GEMM or activation through cuBLASLt (see mbn_gemm_config). */
+int32_t mbn_gemm(const mbn_gemm_config *cfg, mbn_gemm_result *out);
 
 #ifdef __cplusplus
 }

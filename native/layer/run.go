@@ -80,6 +80,11 @@ type Measurement struct {
 // whose checks fail returns the measurement with an error wrapping
 // native.ErrCheck.
 func Run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background) (*Measurement, error) {
+	return run(lib, rt, tr, o, bg, lib.Layer)
+}
+
+// run is Run with the call that runs the planned layer.
+func run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background, call func(native.LayerConfig, native.LayerRouting) (native.LayerResult, error)) (*Measurement, error) {
 	dev := lib.Device()
 	cfg, err := Plan(rt, tr, o, dev, bg)
 	if err != nil {
@@ -90,7 +95,7 @@ func Run(lib Runner, rt *moe.Routing, tr Transport, o Options, bg moe.Background
 			return nil, err
 		}
 	}
-	res, err := lib.Layer(cfg, Flatten(rt))
+	res, err := call(cfg, Flatten(rt))
 	if err != nil && !errors.Is(err, native.ErrCheck) {
 		return nil, fmt.Errorf("native layer over %s: %w", tr.Name(), err)
 	}
