@@ -38,6 +38,16 @@
 //     Routing.CheckCombine checks combined outputs against
 //     CombineReference, built from the Payload and ExpertOutput stand-ins.
 //
+// The layer run, file by file: layer.go runs a layer (RunLayer); config.go
+// is its input and the checks every mode shares; mode.go holds what differs
+// between LL and normal mode, in one table the rest reads; phase.go is the
+// phase every mode's dispatch and combine embed (phaseRun: engine,
+// connection, posting warps, readiness); gpu.go the GPU's copies and costs.
+// Each mode's phases are files of their own: ll_dispatch.go and
+// ll_combine.go; on one node normal_phase.go with normal_dispatch.go and
+// normal_combine.go; across nodes internode_phase.go (streams, chunks,
+// credits) with internode_dispatch.go and internode_combine.go.
+//
 // Everything is deterministic: the same inputs and seed give the same
 // routing, layouts and hash.
 package moe
