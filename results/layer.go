@@ -101,6 +101,9 @@ type Run struct {
 	DispatchDType string `json:"dispatch_dtype"`
 	CombineDType  string `json:"combine_dtype"`
 
+	// Compute is the layer with its experts' compute, when asked for.
+	Compute *Compute `json:"compute,omitempty"`
+
 	// Faults the layer ran under (--fault's syntax) and their seed, and
 	// the failure they caused, if any.
 	Faults    string   `json:"faults,omitempty"`
@@ -126,6 +129,8 @@ type RunInfo struct {
 	Settings          transport.Settings
 	Swept             []Knob
 	Limits            []moe.Usage
+	// Layers is the MoE layers of a step, for a run with compute.
+	Layers int
 }
 
 // RunOf is a modelled run's document.
@@ -145,6 +150,7 @@ func RunOf(r *moe.Result, in RunInfo) Run {
 		run.Dispatch.Failure, run.Combine.Failure = FailureOf("dispatch", r.Dispatch.Failure), FailureOf("combine", r.Combine.Failure)
 	}
 	run.Knobs = knobMap(in.Swept)
+	run.Compute = ComputeOf(r.Compute, max(1, in.Layers), s.Tokens)
 	return run
 }
 
@@ -228,6 +234,14 @@ func (d *Layer) WriteText(w io.Writer) error {
 	}
 	if err := resourceTable(d.Results).WriteText(w, nil); err != nil {
 		return err
+	}
+	if t := computeTable(d.Results); len(t.Rows) > 0 {
+		if _, err := fmt.Fprintf(w, "\nThe layer with its experts' compute (µs; exposed: the communication compute does not hide):\n\n"); err != nil {
+			return err
+		}
+		if err := t.WriteText(w, nil); err != nil {
+			return err
+		}
 	}
 	if t := limitTable(d.Results); len(t.Rows) > 0 {
 		if _, err := io.WriteString(w, "\nHeadroom against each limit (GPU memory, NIC queues, the library's own):\n\n"); err != nil {

@@ -309,7 +309,7 @@ func npz(name string, member []byte) []byte {
 // second round's, kept in files of their own (badinput_*_test.go).
 func badInputs() []badInput {
 	var all []badInput
-	for _, area := range [][]badInput{badInputsRoundOne(), badInputsSizes(), badInputsRefusals(), badInputsReads(), badInputsOutputs(), badInputsMechanisms(), badInputsDocs(), badInputsPlots(), badInputsMeasured(), badInputsNVFP4(), badInputsNICs(), badInputsDomains(), badInputsEFA(), badInputsLimits(), badInputsFaults()} {
+	for _, area := range [][]badInput{badInputsRoundOne(), badInputsSizes(), badInputsRefusals(), badInputsReads(), badInputsOutputs(), badInputsMechanisms(), badInputsDocs(), badInputsPlots(), badInputsMeasured(), badInputsNVFP4(), badInputsNICs(), badInputsDomains(), badInputsEFA(), badInputsLimits(), badInputsFaults(), badInputsCompute()} {
 		all = append(all, area...)
 	}
 	return all

@@ -15,7 +15,7 @@ func layerDoc(h report.Header, workload string, items []item) *results.Layer {
 		d.Results = append(d.Results, results.RunOf(it.res, results.RunInfo{
 			Preset: it.preset.Name, Mechanism: it.preset.Mechanism, Workload: workload,
 			QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"), Background: it.cfg.bgName, Sets: it.cfg.sets,
-			Settings: it.cfg.knobs, Swept: sweptOf(it.knobs), Limits: it.limits,
+			Settings: it.cfg.knobs, Swept: sweptOf(it.knobs), Limits: it.limits, Layers: it.layers,
 		}))
 	}
 	return d

@@ -64,8 +64,9 @@ type layerFlags struct {
 	budget      budgetFlags
 	limits      limitFlags // --over-limit
 	log         *zap.Logger
-	ext         layerExtras // --plot, and sweep's --shard
-	faults      faultFlags  // --fault, --fault-seed, and sweep's --seeds and --loss
+	ext         layerExtras  // --plot, and sweep's --shard
+	faults      faultFlags   // --fault, --fault-seed, and sweep's --seeds and --loss
+	compute     computeFlags // --overlap, --layers
 }
 
 func (f *layerFlags) register(fs *pflag.FlagSet) {
@@ -86,6 +87,7 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.logs.register(fs)
 	f.budget.registerInTurn(fs)
 	f.native.register(fs)
+	f.compute.register(fs)
 }
 
 // setAxis is one --set constant with the values to sweep.
@@ -117,6 +119,7 @@ type item struct {
 	res    *moe.Result
 	knobs  []knob
 	limits []moe.Usage // headroom against each limit the point is under
+	layers int         // MoE layers a step, with compute
 }
 
 type knob struct{ name, value string }
@@ -395,7 +398,7 @@ func (f *layerFlags) runPoints(name string, fs *pflag.FlagSet, axes []setAxis, b
 			return item{}, err
 		}
 		lim, err := headroom(f, j.cfg, j.prof, j.p)
-		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg), limits: lim}, err
+		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg), limits: lim, layers: f.compute.layers}, err
 	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
 		return nil, err
@@ -543,6 +546,12 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
 		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
+	if err := f.compute.check(fs); err != nil {
+		return nil, err
+	}
+	if f.compute.sched != 0 && f.native.engine == "native" {
+		return nil, fmt.Errorf("%w: --overlap: the native engine times communication alone; model the layer with compute (--engine model)", errUsage)
+	}
 	return out, nil
 }
 
@@ -563,8 +572,18 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 	if err != nil {
 		return nil, err
 	}
-	res, err := moe.RunLayer(moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn, Faults: c.fault.plan})
+	cc, err := f.compute.config(f.workload, c.shape, c.mode, prof)
+	if err != nil {
+		return nil, err
+	}
+	cfg := moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
+		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn, Faults: c.fault.plan}
+	var res *moe.Result
+	if cc != nil {
+		res, err = moe.RunWithCompute(cfg, *cc)
+	} else {
+		res, err = moe.RunLayer(cfg)
+	}
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {
 			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)

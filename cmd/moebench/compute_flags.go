@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"moebench/hw"
+	"moebench/moe"
+	"moebench/profile"
+	"moebench/workloads"
+)
+
+// computeFlags put the experts' compute into the layer: --overlap names
+// the schedule (and turns compute on), --layers repeats the layer into a
+// decode or prefill step.
+type computeFlags struct {
+	overlap string
+	layers  int
+	sched   moe.Overlap // parsed; 0 when --overlap is not given
+}
+
+const overlapHelp = "put the experts' compute into the layer (grouped GEMMs of the workload's FFN on the tokens each rank receives, the shared expert on its own) and overlap it with communication: " +
+	"none (one after another), shared-expert (the shared expert beside dispatch), two-batch (two micro-batches, one's communication beside the other's compute) or hook (two-batch with DeepEP's low-latency receive hook: receiving takes no SM); default: communication alone"
+
+func (c *computeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.overlap, "overlap", "", overlapHelp)
+	fs.IntVar(&c.layers, "layers", 1, "with --overlap: MoE layers in a step (a decode or prefill step's, the same routing each), for step time and tokens per second per GPU")
+}
+
+// check parses the flags.
+func (c *computeFlags) check(fs *pflag.FlagSet) error {
+	if fs.Changed("overlap") {
+		o, err := moe.ParseOverlap(c.overlap)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		c.sched = o
+	}
+	switch {
+	case fs.Changed("layers") && c.sched == 0:
+		return fmt.Errorf("%w: --layers: only with --overlap (a step needs the experts' compute)", errUsage)
+	case c.layers < 1 || c.layers > 1000:
+		return fmt.Errorf("%w: --layers %d: want 1 to 1,000", errUsage, c.layers)
+	}
+	return nil
+}
+
+// config is the compute of workload's experts on prof for a layer of
+// shape in mode, or nil when --overlap is not given.
+func (c *computeFlags) config(workload string, s moe.Shape, mode moe.Mode, prof *profile.Profile) (*moe.ComputeConfig, error) {
+	if c.sched == 0 {
+		return nil, nil
+	}
+	w, err := workloads.Get(workload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --workload: %w", errUsage, err)
+	}
+	cc := &moe.ComputeConfig{FFN: w.Compute, FP8: s.Dispatch == moe.FP8, Overlap: c.sched, Costs: hw.NewGEMMCosts(prof)}
+	if err := cc.Validate(s, mode); err != nil {
+		if w.Compute.Zero() {
+			var with []string
+			for _, n := range workloads.Names() {
+				if x, _ := workloads.Get(n); !x.Compute.Zero() {
+					with = append(with, n)
+				}
+			}
+			return nil, fmt.Errorf("%w: --overlap: workload %s has no expert FFN (a test shape, not a model); use one of %s", errUsage, workload, strings.Join(with, ", "))
+		}
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return cc, nil
+}
