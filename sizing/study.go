@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"moebench/budget"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/transport"
@@ -388,42 +387,19 @@ func classes(cands []Candidate) {
 	}
 }
 
-// runAll runs the candidates at idx, Jobs at a time.
+// runAll runs the candidates at idx, Jobs at a time (budget.Indexed):
+// the error is the first candidate's in idx that failed, whichever failed
+// first, and the candidates not yet started when one fails are not run.
 func (s *Study) runAll(cands []Candidate, idx []int, done *int, total int) error {
-	jobs := s.Jobs
-	if jobs <= 0 {
-		jobs = runtime.GOMAXPROCS(0)
-	}
-	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		first error
-		next  = make(chan int)
-	)
-	for range min(jobs, len(idx)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				err := s.runOne(&cands[i])
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-				}
-				*done++
-				if s.Progress != nil {
-					s.Progress(*done, total, cands[i].Name)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, i := range idx {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
+	_, err := budget.Indexed(len(idx), s.Jobs, func(k int) (struct{}, error) {
+		return struct{}{}, s.runOne(&cands[idx[k]])
+	}, func(k int) {
+		*done++
+		if s.Progress != nil {
+			s.Progress(*done, total, cands[idx[k]].Name)
+		}
+	})
+	return err
 }
 
 // runOne models the layer on c.
