@@ -723,8 +723,6 @@ func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingS
 	return rt, prof, nil
 }
 
-// withSets is base with a configuration's --set values applied: base
-// itself when there are none, else a copy.
 // onProfiles gives each config's shape its profile's NVLink domain
 // (moe.Shape.OnProfile), so that estimates, prechecks and reports see the
 // domain the run will have; an LL config whose domain spans hosts uses
@@ -771,6 +769,8 @@ func nodesOf(s moe.Shape) string {
 	return out
 }
 
+// withSets is base with a configuration's --set values applied: base
+// itself when there are none, else a copy.
 func withSets(base *profile.Profile, sets []string) (*profile.Profile, error) {
 	if len(sets) == 0 {
 		return base, nil
