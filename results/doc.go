@@ -5,9 +5,13 @@
 //
 // In flow the typed results of the libraries below (moe, sizing, replay,
 // microbench, native/layer); out flow bytes, written by a Reporter chosen
-// by its format's name (NewReporter). A format is one file here that
-// registers itself (Register), in the manner of image.RegisterFormat: the
-// command line names formats, never their code. Documents read back from
-// JSON (Decode) render as the ones just computed, so plots, merge and the
-// report page read documents rather than re-parsing rendered text.
+// by its format's name (NewReporter, Render). A format is one file here
+// that registers itself (Register; RegisterReplay for replay, which
+// streams), in the manner of image.RegisterFormat: the command line names
+// formats, never their code, and a document offers a format through the
+// small interface it implements (Texter, CSVer, JSONer, Plotter, HTMLer).
+// A document read back from its JSON carries what its figure and the
+// report page (NewSection) draw, so plots, merge and report read
+// documents rather than re-parsing rendered text; the table and CSV want
+// the one computed, which also keeps what the JSON leaves out.
 package results
