@@ -33,7 +33,23 @@ type PresetAggregate struct {
 	Preset  preset.Preset
 	Correct bool
 	Phase   [2]PhaseAggregate // dispatch, combine
+	// Compute sums the layers with their experts' compute, when the
+	// replay has it.
+	Compute ComputeAggregate
 }
+
+// ComputeAggregate is a preset's layers with their experts' compute over
+// the replay: sums over layers, µs, and the ranks whose experts were the
+// hottest.
+type ComputeAggregate struct {
+	Layers                        int
+	LayerUs, ComputeUs, ExposedUs float64
+	hottest                       []int
+}
+
+// HottestRanks are the ranks whose routed experts took longest, with the
+// layers in which each did, most first.
+func (c *ComputeAggregate) HottestRanks() []RankCount { return countsOf(c.hottest) }
 
 // PhaseAggregate is one phase of a preset over the replay.
 type PhaseAggregate struct {
@@ -82,6 +98,19 @@ func (a *Aggregate) add(g *Group) {
 	for i, run := range g.Runs {
 		pa := &a.Presets[i]
 		pa.Correct = pa.Correct && run.Result.Correct
+		if tl := run.Result.Compute; tl != nil {
+			c := &pa.Compute
+			if c.hottest == nil {
+				c.hottest = make([]int, a.Shape.Ranks)
+			}
+			c.Layers++
+			c.LayerUs += tl.LayerUs
+			c.ComputeUs += tl.ComputeUs
+			c.ExposedUs += tl.ExposedUs
+			if tl.HotRank < len(c.hottest) {
+				c.hottest[tl.HotRank]++
+			}
+		}
 		for j, p := range []*moe.Phase{&run.Result.Dispatch, &run.Result.Combine} {
 			acc := &pa.Phase[j]
 			acc.Layer.Add(p.Time.Max)
@@ -120,9 +149,13 @@ type RankCount struct {
 
 // SlowestRanks lists the ranks that were ever the slowest, most often
 // first.
-func (p *PhaseAggregate) SlowestRanks() []RankCount {
+func (p *PhaseAggregate) SlowestRanks() []RankCount { return countsOf(p.slowest) }
+
+// countsOf is the ranks counted in per, most layers first (the lowest rank
+// on ties).
+func countsOf(per []int) []RankCount {
 	var out []RankCount
-	for r, n := range p.slowest {
+	for r, n := range per {
 		if n > 0 {
 			out = append(out, RankCount{r, n})
 		}

@@ -208,6 +208,15 @@ func (t *tableSink) Group(g *replay.Group) error {
 				return err
 			}
 		}
+		if tl := run.Result.Compute; tl != nil {
+			// The layer with its compute: the hottest rank in the slowest
+			// rank's column, the critical path's longest step as the bound.
+			if err := t.line([]string{strconv.Itoa(g.Step), strconv.Itoa(g.Layer), strconv.Itoa(g.Shape.Tokens), run.Preset.Name, "layer+experts",
+				report.Num(tl.LayerUs), "", "", "", "", strconv.Itoa(tl.HotRank), "", "", "", tl.BoundBy,
+				fmt.Sprintf("exposed %s, compute %s", report.Num(tl.ExposedUs), report.Num(tl.ComputeUs))}); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -217,6 +226,12 @@ func (t *tableSink) End(a *replay.Aggregate) error {
 	fmt.Fprintf(w, "\nOver %d (step, layer) groups; layer time = the slowest rank's (µs):\n\n", a.Groups)
 	if err := aggTimeTable(a).WriteText(w, nil); err != nil {
 		return err
+	}
+	if t := aggComputeTable(a); len(t.Rows) > 0 {
+		io.WriteString(w, "\nThe layers with their experts' compute (µs, summed over the replay's layers; exposed: the communication compute does not hide):\n\n")
+		if err := t.WriteText(w, nil); err != nil {
+			return err
+		}
 	}
 	io.WriteString(w, "\nCritical path by cause (µs, mean over layers; over all ranks, and of each layer's slowest rank):\n\n")
 	if err := aggBreakdownTable(a).WriteText(w, nil); err != nil {
@@ -280,6 +295,22 @@ func aggTimeTable(a *replay.Aggregate) *report.Table {
 				report.Num(s.Mean), report.Num(s.P50), report.Num(s.P99), report.Num(s.Max), report.Num(p.RankMean / n), report.Num(p.IssueDone / n),
 				slowestText(p.SlowestRanks(), 3), p.SlowestBreakdown(a.Groups).Largest().String(), ok})
 		}
+	}
+	return t
+}
+
+func aggComputeTable(a *replay.Aggregate) *report.Table {
+	t := &report.Table{
+		Columns: []string{"preset", "transport", "layers", "layers µs", "compute µs", "exposed µs", "exposed %", "hottest ranks (layers)"},
+		Numeric: []bool{false, false, true, true, true, true, true, false},
+	}
+	for _, pa := range a.Presets {
+		c := &pa.Compute
+		if c.Layers == 0 {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{pa.Preset.Name, pa.Preset.Mechanism, strconv.Itoa(c.Layers), report.Num(c.LayerUs),
+			report.Num(c.ComputeUs), report.Num(c.ExposedUs), report.Num(100 * c.ExposedUs / max(c.LayerUs, 1e-9)), slowestText(c.HottestRanks(), 3)})
 	}
 	return t
 }
@@ -403,6 +434,8 @@ type ReplayLayer struct {
 	// Faults the layer ran under and the failure they caused, if any.
 	Faults  string   `json:"faults,omitempty"`
 	Failure *Failure `json:"failure,omitempty"`
+	// Compute is the layer with its experts' compute, when asked for.
+	Compute *Compute `json:"compute,omitempty"`
 }
 
 // GroupLimit is how the tokens sat against the group limit.
@@ -434,12 +467,31 @@ type AggPhase struct {
 }
 
 type AggTransport struct {
-	Transport string   `json:"transport"`
-	Preset    string   `json:"preset"`
-	Layers    int      `json:"layers"`
-	Correct   bool     `json:"correct"`
-	Dispatch  AggPhase `json:"dispatch"`
-	Combine   AggPhase `json:"combine"`
+	Transport string      `json:"transport"`
+	Preset    string      `json:"preset"`
+	Layers    int         `json:"layers"`
+	Correct   bool        `json:"correct"`
+	Dispatch  AggPhase    `json:"dispatch"`
+	Combine   AggPhase    `json:"combine"`
+	Compute   *AggCompute `json:"compute,omitempty"`
+}
+
+// AggCompute is a preset's layers with their experts' compute over the
+// replay: the sums over its layers (a step's time when the trace is one
+// step) and the ranks whose experts were the hottest.
+type AggCompute struct {
+	Layers       int                `json:"layers"`
+	LayerUs      float64            `json:"layers_us"`
+	ComputeUs    float64            `json:"compute_us"`
+	ExposedUs    float64            `json:"exposed_us"`
+	HottestRanks []replay.RankCount `json:"hottest_ranks"`
+}
+
+func aggComputeOf(c *replay.ComputeAggregate) *AggCompute {
+	if c.Layers == 0 {
+		return nil
+	}
+	return &AggCompute{Layers: c.Layers, LayerUs: c.LayerUs, ComputeUs: c.ComputeUs, ExposedUs: c.ExposedUs, HottestRanks: c.HottestRanks()}
 }
 
 type AggLoad struct {
@@ -502,6 +554,7 @@ func (j *jsonSink) Group(g *replay.Group) error {
 		l.Dispatch.Failure, l.Combine.Failure = FailureOf("dispatch", r.Dispatch.Failure), FailureOf("combine", r.Combine.Failure)
 		l.Load.PerRank, l.Load.PerExpert = loadOf(g.RankLoad), loadOf(g.ExpertLoad)
 		l.Load.Locality = localityOf(g.Traffic.ByLocality)
+		l.Compute = ComputeOf(r.Compute, 1, s.Tokens)
 		b, err := json.MarshalIndent(l, "    ", "  ")
 		if err != nil {
 			return err
@@ -522,7 +575,7 @@ func AggregateOf(a *replay.Aggregate) ReplayAggregate {
 	out := ReplayAggregate{Layers: a.Groups, Tokens: a.Tokens, Selections: a.Selections, GroupLimit: groupLimitOf(a.GroupLimit), Transports: []AggTransport{}}
 	n := float64(max(a.Groups, 1))
 	for _, pa := range a.Presets {
-		t := AggTransport{Transport: pa.Preset.Mechanism, Preset: pa.Preset.Name, Layers: a.Groups, Correct: pa.Correct}
+		t := AggTransport{Transport: pa.Preset.Mechanism, Preset: pa.Preset.Name, Layers: a.Groups, Correct: pa.Correct, Compute: aggComputeOf(&pa.Compute)}
 		for i, dst := range []*AggPhase{&t.Dispatch, &t.Combine} {
 			p := &pa.Phase[i]
 			b := p.MeanBreakdown(a.Groups)

@@ -25,8 +25,14 @@ const overlapHelp = "put the experts' compute into the layer (grouped GEMMs of t
 	"none (one after another), shared-expert (the shared expert beside dispatch), two-batch (two micro-batches, one's communication beside the other's compute) or hook (two-batch with DeepEP's low-latency receive hook: receiving takes no SM); default: communication alone"
 
 func (c *computeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.overlap, "overlap", "", overlapHelp)
+	c.registerOverlap(fs)
 	fs.IntVar(&c.layers, "layers", 1, "with --overlap: MoE layers in a step (a decode or prefill step's, the same routing each), for step time and tokens per second per GPU")
+}
+
+// registerOverlap adds --overlap alone: replay's layers are its trace's.
+func (c *computeFlags) registerOverlap(fs *pflag.FlagSet) {
+	c.layers = 1
+	fs.StringVar(&c.overlap, "overlap", "", overlapHelp)
 }
 
 // check parses the flags.

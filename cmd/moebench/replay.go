@@ -63,6 +63,7 @@ type replayFlags struct {
 	logs       logFlags
 	budget     budgetFlags
 	faults     faultFlags
+	compute    computeFlags
 }
 
 func (f *replayFlags) register(fs *pflag.FlagSet) {
@@ -94,6 +95,7 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	f.logs.register(fs)
 	f.budget.registerInTurn(fs)
 	f.faults.register(fs, false)
+	f.compute.registerOverlap(fs)
 }
 
 // runReplay implements "moebench replay": every (step, layer) of a routing
@@ -308,6 +310,10 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	}
 	rp.steps, rp.maxLayers, rp.maxOpen = f.steps, f.maxLayers, f.maxOpen
 	rp.lf = layerFlags{kernelFlags: kernelFlags{numSMs: f.numSMs, chunk: f.chunk}, noPayload: f.noPayload}
+	if err := f.compute.check(fs); err != nil {
+		return nil, err
+	}
+	rp.lf.compute, rp.lf.workload = f.compute, f.workload
 	if rp.prof, err = f.prof.load(); err != nil {
 		return nil, err
 	}
