@@ -5,6 +5,8 @@ package main
 func badInputsCompute() []badInput {
 	small := []string{"--ranks", "16", "--tokens", "8", "--transport", "mini-gda"}
 	run := func(args ...string) []string { return append(append([]string{"run"}, small...), args...) }
+	const jsonlTrace = `{"format":"moebench-trace","version":1,"id_space":"logical","experts":256,"top_k":8,"layers":1,"ep_size":1}` + "\n" +
+		`{"step":0,"layer":0,"rank":0,"topk_idx":[[0,1,2,3,4,5,6,7]]}` + "\n"
 	return []badInput{
 		{name: "compute overlap unknown", args: run("--overlap", "tbo"), code: 2, msg: "--overlap tbo: want none, shared-expert, two-batch, hook"},
 		{name: "compute overlap empty", args: run("--overlap", ""), code: 2, msg: "--overlap"},
@@ -15,6 +17,9 @@ func badInputsCompute() []badInput {
 		{name: "compute workload without an FFN", args: run("--overlap", "none", "--workload", "deepep-ll", "--experts", "256"), code: 2, msg: "--overlap: workload deepep-ll has no expert FFN"},
 		{name: "compute two-batch of one token", args: []string{"run", "--ranks", "16", "--tokens", "1", "--transport", "mini-gda", "--overlap", "two-batch"}, code: 2, msg: "1 token a rank cannot split into two micro-batches"},
 		{name: "compute with the native engine", args: []string{"run", "--engine", "native", "--transport", "mini-gda", "--overlap", "none"}, code: 2, msg: "--overlap: the native engine times communication alone"},
+		{name: "compute size overlap unknown", args: []string{"size", "--ranks", "16", "--transport", "mini-gda", "--overlap", "tbo"}, code: 2, msg: "--overlap tbo"},
+		{name: "compute size layers is run's", args: []string{"size", "--ranks", "16", "--transport", "mini-gda", "--overlap", "none", "--layers", "4"}, code: 2, msg: "--layers"},
+		{name: "compute replay hook in normal mode", args: []string{"replay", "--trace", "t.jsonl", "--mode", "normal", "--overlap", "hook"}, files: fileOf("t.jsonl", jsonlTrace), code: 2, msg: "--overlap hook"},
 		{name: "compute calibrate with layer", args: []string{"calibrate", "--compute", "--layer"}, code: 2, msg: "--layer and --compute"},
 		{name: "compute calibrate raw missing", args: []string{"calibrate", "--compute", "--from-raw", "nope.json"}, code: 1, msg: "nope.json"},
 		{name: "compute calibrate raw not JSON", args: []string{"calibrate", "--compute", "--from-raw", "raw.json"}, files: fileOf("raw.json", "{not json"), code: 1, msg: "--from-raw raw.json"},

@@ -78,3 +78,24 @@ func (c *computeFlags) config(workload string, s moe.Shape, mode moe.Mode, prof 
 	}
 	return cc, nil
 }
+
+// note is the header's account of the compute, none without --overlap.
+func (c *computeFlags) note(workload string) []string {
+	if c.sched == 0 {
+		return nil
+	}
+	w, err := workloads.Get(workload)
+	if err != nil || w.Compute.Zero() {
+		return nil
+	}
+	shared := "no shared expert"
+	if w.Compute.SharedIntermediate > 0 {
+		shared = fmt.Sprintf("a shared expert of %d", w.Compute.SharedIntermediate)
+	}
+	step := ""
+	if c.layers > 1 {
+		step = fmt.Sprintf("; a step of %d such layers", c.layers)
+	}
+	return []string{fmt.Sprintf("experts' compute: SwiGLU FFN of intermediate %d and %s, grouped GEMMs in the dispatch dtype on the profile's compute model; overlap %s%s",
+		w.Compute.Intermediate, shared, c.sched, step)}
+}

@@ -204,6 +204,7 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		h.Extra = append(h.Extra, n)
 	}
 	h.Extra = append(h.Extra, f.faults.note()...)
+	h.Extra = append(h.Extra, f.compute.note(f.workload)...)
 	h.Extra = append(h.Extra, overNotes(items)...)
 	if err := f.ext.emit(&f.out, stdout, h, f.workload, items, len(configs)*len(presets)); err != nil {
 		return err

@@ -52,6 +52,7 @@ type sizeFlags struct {
 	budget              budgetFlags
 	changed             func(flag string) bool
 	log                 *zap.Logger
+	compute             computeFlags // --overlap
 }
 
 // Bounds of size's float limits: a per-GPU buffer of a pebibyte is past
@@ -158,6 +159,7 @@ func (f *sizeFlags) register(fs *pflag.FlagSet) {
 	f.out.register(fs)
 	f.logs.register(fs)
 	f.budget.registerInTurn(fs)
+	f.compute.registerOverlap(fs)
 }
 
 // check refuses what size's flags say on their own.
@@ -166,6 +168,9 @@ func (f *sizeFlags) check(fs *pflag.FlagSet) error {
 		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, quoteArgs(fs.Args()))
 	}
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	if err := f.compute.check(fs); err != nil {
 		return err
 	}
 	if err := f.budget.check(); err != nil {
@@ -277,9 +282,13 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if f.jobs < 0 {
 		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
 	}
+	cc, err := f.compute.config(f.workload, s, d.mode, prof)
+	if err != nil {
+		return nil, h, err
+	}
 	st := &sizing.Study{
 		Deployment: sizing.Deployment{Routing: rt, Mode: d.mode, NVLink: d.nvlink, NumSMs: f.numSMs, Chunk: f.chunk,
-			Background: d.bg, BothQueues: d.both, NoPayload: f.noPayload, InTurn: inTurn},
+			Background: d.bg, BothQueues: d.both, NoPayload: f.noPayload, InTurn: inTurn, Compute: cc},
 		Space:  sizing.Space{Presets: presets, Knobs: lists},
 		Limits: lim,
 		Jobs:   jobs,
@@ -298,8 +307,13 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
 			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), d.mode, nvs, dtypeNote(s, w.Shape)),
 		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
-		fmt.Sprintf("layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of %d GPUs", s.GPUsPerNode),
 	}
+	layer := "layer = dispatch + combine of the slowest rank"
+	if n := f.compute.note(f.workload); n != nil {
+		h.Extra = append(h.Extra, n[0])
+		layer = "layer = the layer with its experts' compute, its communication exposed or hidden by the overlap"
+	}
+	h.Extra = append(h.Extra, fmt.Sprintf("%s; resources per NIC, per GPU and per host of %d GPUs", layer, s.GPUsPerNode))
 	return st, h, nil
 }
 
