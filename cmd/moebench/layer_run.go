@@ -471,37 +471,11 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	if err := applyDTypes(&s0, f.dtype, f.combine); err != nil {
 		return nil, err
 	}
-	var modes []moe.Mode
-	for _, m := range f.modes {
-		mode, err := moe.ParseMode(m)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
-		}
-		modes = append(modes, mode)
+	modes, bgs, err := f.modesAndBackgrounds()
+	if err != nil {
+		return nil, err
 	}
-	type bgv struct {
-		name string
-		b    moe.Background
-	}
-	var bgs []bgv
-	for _, b := range f.backgrounds {
-		v, err := workloads.ParseBackground(b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
-		}
-		bgs = append(bgs, bgv{b, v})
-	}
-	// Every combination of --set values.
-	sets := [][]string{nil}
-	for _, a := range axes {
-		var next [][]string
-		for _, prev := range sets {
-			for _, v := range a.values {
-				next = append(next, append(slices.Clone(prev), a.name+"="+v))
-			}
-		}
-		sets = next
-	}
+	sets := setCombinations(axes)
 	var out []config
 	for _, ranks := range or(f.ranks, s0.Ranks) {
 		for _, per := range or(f.perNode, s0.GPUsPerNode) {
@@ -538,22 +512,73 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error)
 	if err != nil {
 		return nil, err
 	}
-	if f.numSMs < 0 {
-		return nil, fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
-	}
-	if f.chunk < 0 {
-		return nil, fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
-	}
-	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
-		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
-	}
-	if err := f.compute.check(fs); err != nil {
+	if err := f.checkKernels(fs, modes); err != nil {
 		return nil, err
 	}
-	if f.compute.sched != 0 && f.native.engine == "native" {
-		return nil, fmt.Errorf("%w: --overlap: the native engine times communication alone; model the layer with compute (--engine model)", errUsage)
-	}
 	return out, nil
+}
+
+// background is a --background value and what it parses to.
+type background struct {
+	name string
+	b    moe.Background
+}
+
+// modesAndBackgrounds are --mode's and --background's values, parsed.
+func (f *layerFlags) modesAndBackgrounds() ([]moe.Mode, []background, error) {
+	var modes []moe.Mode
+	for _, m := range f.modes {
+		mode, err := moe.ParseMode(m)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
+		}
+		modes = append(modes, mode)
+	}
+	var bgs []background
+	for _, b := range f.backgrounds {
+		v, err := workloads.ParseBackground(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --background: %v", errUsage, err)
+		}
+		bgs = append(bgs, background{b, v})
+	}
+	return modes, bgs, nil
+}
+
+// setCombinations is every combination of the --set axes' values.
+func setCombinations(axes []setAxis) [][]string {
+	sets := [][]string{nil}
+	for _, a := range axes {
+		var next [][]string
+		for _, prev := range sets {
+			for _, v := range a.values {
+				next = append(next, append(slices.Clone(prev), a.name+"="+v))
+			}
+		}
+		sets = next
+	}
+	return sets
+}
+
+// checkKernels checks --num-sms, --chunk and the compute flags against
+// the modes and the engine.
+func (f *layerFlags) checkKernels(fs *pflag.FlagSet, modes []moe.Mode) error {
+	if f.numSMs < 0 {
+		return fmt.Errorf("%w: --num-sms %d: must be 0 (DeepEP's choice) or more", errUsage, f.numSMs)
+	}
+	if f.chunk < 0 {
+		return fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
+	}
+	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
+		return fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+	}
+	if err := f.compute.check(fs); err != nil {
+		return err
+	}
+	if f.compute.sched != 0 && f.native.engine == "native" {
+		return fmt.Errorf("%w: --overlap: the native engine times communication alone; model the layer with compute (--engine model)", errUsage)
+	}
+	return nil
 }
 
 // resolvePresets turns --transport (mechanisms) or --preset (names) into
