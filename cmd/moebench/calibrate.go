@@ -62,6 +62,7 @@ type calibrateOptions struct {
 	out, raw, base, lib, format, fromRaw, grid string
 	iters                                      int
 	quick, layer, compute                      bool
+	baseSet                                    bool // --base given
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -70,7 +71,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	var o calibrateOptions
 	fs.StringVar(&o.out, "out", "calibration.json", "profile fragment to write")
 	fs.StringVar(&o.raw, "raw", "", "also write the raw measurements (JSON) to this file")
-	fs.StringVar(&o.base, "base", "p-ib", "base profile: supplies what the measurements do not (and labels the comparison)")
+	fs.StringVar(&o.base, "base", "p-ib", "base profile: supplies what the measurements do not (and labels the comparison); with --compute, default the measured GPU's platform (its datasheet peaks)")
 	fs.StringVar(&o.lib, "lib", "", "path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	fs.StringVar(&o.format, "format", "table", "output format: table or json")
 	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
@@ -107,6 +108,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.compute && !fs.Changed("out") {
 		o.out = "compute-calibration.json"
 	}
+	o.baseSet = fs.Changed("base")
 	for _, f := range o.outputs() {
 		if f.path == "-" {
 			return fmt.Errorf("%w: %s -: calibrate writes a file there (a profile fragment, raw JSON), not stdout; name one", errUsage, f.name)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"moebench/internal/report"
@@ -109,6 +110,10 @@ func measureBeside(lib computeLib, w workloads.Workload, quick bool, progress fu
 // finishCompute fits the compute model, writes the fragment (with the
 // raw record inside it) and the raw file, and renders the fit.
 func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer) error {
+	if !o.baseSet {
+		// The fit rests on the datasheet's peaks: take the measured GPU's.
+		o.base = baseFor(m.GPU)
+	}
 	base, err := profile.Load(o.base)
 	if err != nil {
 		return profileErr("--base", err)
@@ -179,4 +184,18 @@ func writeComputeTable(w io.Writer, m calib.ComputeMeasured, fit calib.ComputeFi
 		fmt.Fprintf(tw, "%s\t%v\t%s\n", c.Name, c.Value, c.Unit)
 	}
 	return tw.Flush()
+}
+
+// baseFor is the built-in profile of the GPU named gpu (as the driver
+// names it), p-ib (an H200) when none matches.
+func baseFor(gpu string) string {
+	g := strings.ToUpper(gpu)
+	for _, m := range []struct{ name, profile string }{
+		{"GB200", "p-gb200"}, {"B300", "p-b300"}, {"B200", "p-b200"}, {"H800", "p-h800"}, {"H100", "p-h100"}, {"H200", "p-ib"},
+	} {
+		if strings.Contains(g, m.name) {
+			return m.profile
+		}
+	}
+	return "p-ib"
 }
