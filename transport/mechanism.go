@@ -215,6 +215,18 @@ func Takes(m Mechanism, name string) bool {
 	return slices.ContainsFunc(m.Knobs(), func(k Knob) bool { return k.Name == name })
 }
 
+// Takers are the names of the registered mechanisms that declare the knob
+// named name, in registration order.
+func Takers(name string) []string {
+	var out []string
+	for _, m := range Mechanisms() {
+		if Takes(m, name) {
+			out = append(out, m.Name())
+		}
+	}
+	return out
+}
+
 // PowersOfTwo lists 1, 2, 4, ... up to n.
 func PowersOfTwo(n int) []int {
 	var v []int

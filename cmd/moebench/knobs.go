@@ -143,12 +143,8 @@ func (k *knobFlags) checkApplies(presets []preset.Preset) error {
 		if !k.given(kn.Name) {
 			continue
 		}
-		var mechs, takers []string
-		for _, m := range transport.Mechanisms() {
-			if transport.Takes(m, kn.Name) {
-				takers = append(takers, m.Name())
-			}
-		}
+		var mechs []string
+		takers := transport.Takers(kn.Name)
 		for _, p := range presets {
 			if slices.Contains(takers, p.Mechanism) {
 				return nil
@@ -173,19 +169,9 @@ func mechanismsHelp() string {
 }
 
 // buildTransport is preset p's transport for configuration c: the knobs
-// its mechanism takes, over the layer's channels.
+// its mechanism takes (preset.BuildTaking), over the layer's channels.
 func buildTransport(p preset.Preset, c config, needs transport.Needs) (transport.Transport, error) {
-	m, err := transport.Lookup(p.Mechanism)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
-	}
-	s := transport.Settings{}
-	for name, v := range c.knobs {
-		if transport.Takes(m, name) {
-			s[name] = v
-		}
-	}
-	tr, err := p.Build(s, needs)
+	tr, err := p.BuildTaking(c.knobs, needs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
 	}

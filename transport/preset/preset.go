@@ -42,6 +42,22 @@ func (p Preset) Build(s transport.Settings, n transport.Needs) (transport.Transp
 	return t, nil
 }
 
+// BuildTaking is Build with those of the knobs s its mechanism takes: a
+// sweep's settings name every mechanism's knobs.
+func (p Preset) BuildTaking(s transport.Settings, n transport.Needs) (transport.Transport, error) {
+	m, err := transport.Lookup(p.Mechanism)
+	if err != nil {
+		return nil, err
+	}
+	own := transport.Settings{}
+	for name, v := range s {
+		if transport.Takes(m, name) {
+			own[name] = v
+		}
+	}
+	return p.Build(own, n)
+}
+
 // Options are the knobs of the built-in mechanisms as the native engine
 // sets them; other callers use Build with knob settings.
 type Options struct {
