@@ -171,12 +171,14 @@ func writeComputeTable(w io.Writer, m calib.ComputeMeasured, fit calib.ComputeFi
 	fmt.Fprintf(tw, "# the model is within %.1f%% of every grouped GEMM of 2 experts or more (median %.1f%%); a single expert's GEMM, left out of the fit, within %.1f%%\n",
 		100*fit.MaxErr, 100*fit.MedianErr, 100*fit.SingleErr)
 	if len(m.Beside) > 0 {
-		fmt.Fprintln(tw, "\n# a GEMM beside a normal-mode layer on the same GPU, µs")
-		fmt.Fprintln(tw, "layer\tcomm SMs\tGEMM\tGEMM SMs\talone\tbeside\tdispatch alone\tbeside\tcombine alone\tbeside")
+		c := fit.Costs
+		fmt.Fprintf(tw, "\n# a GEMM beside a normal-mode layer on the same GPU, µs: measured, and the fit's slowdowns (%.3g for the GEMM, %.3g for the phases) applied to each alone\n", c.Beside, c.CommBeside)
+		fmt.Fprintln(tw, "layer\tcomm SMs\tGEMM\tGEMM SMs\talone\tbeside\tmodel\tdispatch alone\tbeside\tmodel\tcombine alone\tbeside\tmodel")
 		for _, b := range m.Beside {
-			fmt.Fprintf(tw, "%s\t%d\t%s %s %d × %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Layer, b.CommSMs, b.GEMM.DType, b.GEMM.Op, b.GEMM.Groups, b.GEMM.Tokens,
-				b.GEMM.SMTarget, report.Sig3(b.GEMM.MeanUs), report.Sig3(b.BesideUs), report.Sig3(b.DispatchUs), report.Sig3(b.DispatchBy),
-				report.Sig3(b.CombineUs), report.Sig3(b.CombineBy))
+			fmt.Fprintf(tw, "%s\t%d\t%s %s %d × %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Layer, b.CommSMs, b.GEMM.DType, b.GEMM.Op, b.GEMM.Groups, b.GEMM.Tokens,
+				b.GEMM.SMTarget, report.Sig3(b.GEMM.MeanUs), report.Sig3(b.BesideUs), report.Sig3(b.GEMM.MeanUs*c.Beside),
+				report.Sig3(b.DispatchUs), report.Sig3(b.DispatchBy), report.Sig3(b.DispatchUs*c.CommBeside),
+				report.Sig3(b.CombineUs), report.Sig3(b.CombineBy), report.Sig3(b.CombineUs*c.CommBeside))
 		}
 	}
 	fmt.Fprintln(tw, "\nconstant\tvalue\tunit")
