@@ -280,14 +280,16 @@ func (f ComputeFit) Constants(m ComputeMeasured) []profile.Constant {
 	for _, dt := range []string{"fp8", "bf16"} {
 		r := c.Of(dt == "fp8")
 		n, worst := 0, 0.0
+		gLo, gHi, tLo, tHi := math.MaxInt, 0, math.MaxInt, 0
 		for _, row := range f.Rows {
 			if row.fitted() && row.DType == dt {
 				n++
 				worst = max(worst, math.Abs(row.Ratio()-1))
+				gLo, gHi, tLo, tHi = min(gLo, row.Groups), max(gHi, row.Groups), min(tLo, row.Tokens), max(tHi, row.Tokens)
 			}
 		}
-		src := fmt.Sprintf("fit: moebench calibrate --compute on %s (driver %s, CUDA %s): %d cuBLASLt grouped %s GEMMs of 2 to 32 experts × 1 to 4,096 tokens, the model within %.1f%% of each",
-			m.GPU, m.Driver, m.CUDA, n, strings.ToUpper(dt), 100*worst)
+		src := fmt.Sprintf("fit: moebench calibrate --compute on %s (driver %s, CUDA %s): %d cuBLASLt grouped %s GEMMs of %d to %d experts × %d to %d tokens, the model within %.1f%% of each",
+			m.GPU, m.Driver, m.CUDA, n, strings.ToUpper(dt), gLo, gHi, tLo, tHi, 100*worst)
 		p := "gemm." + dt + "."
 		out = append(out,
 			k(p+"tile_m", float64(r.TileM), "count", src),

@@ -1,7 +1,9 @@
 package calib_test
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"testing"
 
 	"moebench/hw"
@@ -83,5 +85,40 @@ func TestFitComputeRecoversTheModel(t *testing.T) {
 func TestFitComputeRefusesTooFewRows(t *testing.T) {
 	if _, err := calib.FitCompute(calib.ComputeMeasured{}, profile.MustLoad("p-ib")); err == nil {
 		t.Error("an empty calibration fitted")
+	}
+}
+
+// The H100's compute constants in p-h100 are the fit of the committed raw
+// record; refitting it gives them back, and the grouped GEMMs stay within
+// the error the sources state.
+func TestFitReproducesTheH100Profile(t *testing.T) {
+	data, err := os.ReadFile("../testdata/h100-compute-raw.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m calib.ComputeMeasured
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	p := profile.MustLoad("p-h100")
+	f, err := calib.FitCompute(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.Constants(m) {
+		if got := p.Get(c.Name); got != c.Value {
+			t.Errorf("%s: p-h100 has %v, the fit gives %v", c.Name, got, c.Value)
+		}
+	}
+	for _, r := range f.Rows {
+		if r.Op != "act" && r.SMTarget == 0 && r.Groups >= 2 {
+			lim := 0.08
+			if r.DType == "bf16" {
+				lim = 0.11
+			}
+			if e := math.Abs(r.Ratio() - 1); e > lim {
+				t.Errorf("%s %s %d × %d: model %.1f µs against %.1f measured", r.DType, r.Op, r.Groups, r.Tokens, r.ModelUs, r.MeanUs)
+			}
+		}
 	}
 }
