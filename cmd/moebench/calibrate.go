@@ -65,10 +65,8 @@ type calibrateOptions struct {
 	baseSet                                    bool // --base given
 }
 
-func runCalibrate(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o calibrateOptions
+// register adds calibrate's flags to fs.
+func (o *calibrateOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.out, "out", "calibration.json", "profile fragment to write")
 	fs.StringVar(&o.raw, "raw", "", "also write the raw measurements (JSON) to this file")
 	fs.StringVar(&o.base, "base", "p-ib", "base profile: supplies what the measurements do not (and labels the comparison); with --compute, default the measured GPU's platform (its datasheet peaks)")
@@ -80,6 +78,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.grid, "grid", "all", "with --layer: the runs to measure: ll (the low-latency grid), normal (normal mode's), gpus (one rank per GPU across NVLink, on a host of several), transfer (the low-latency grid, then one rank on the whole GPU and an SM sweep of it) or all")
 	fs.BoolVar(&o.layer, "layer", false, "calibrate the layer kernels' own costs and the emulated NIC from native layer runs over a grid (ranks, tokens, hidden, top-k, SMs, transport)")
 	fs.BoolVar(&o.compute, "compute", false, "calibrate the expert GEMMs: cuBLASLt's grouped GEMMs at DeepSeek-V3's expert shape for 1 to 4,096 tokens an expert, FP8 and BF16, alone and beside a normal-mode dispatch")
+}
+
+func runCalibrate(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o calibrateOptions
+	o.register(fs)
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: calibrate: %v (moebench calibrate --help)", errUsage, err)
