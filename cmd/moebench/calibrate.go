@@ -200,7 +200,7 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 	var files outputFlags
 	files.hold() // the fragment and the raw file, both or neither
 	defer files.discard()
-	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
 	if o.raw != "" {
@@ -218,33 +218,6 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 		}{m, consts})
 	}
 	return writeCalibrationTable(stdout, m, consts, o)
-}
-
-// writeFragment writes a profile file with one constant per line, so that
-// profile errors can name the line.
-func writeFragment(w io.Writer, f profile.File) error {
-	var b strings.Builder
-	name, _ := json.Marshal(f.Name)
-	desc, _ := json.Marshal(f.Description)
-	fmt.Fprintf(&b, "{\n  \"name\": %s,\n  \"description\": %s,\n  \"constants\": [\n", name, desc)
-	for i, c := range f.Constants {
-		line, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		sep := ","
-		if i == len(f.Constants)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    %s%s\n", line, sep)
-	}
-	b.WriteString("  ]")
-	if len(f.Measured) > 0 {
-		fmt.Fprintf(&b, ",\n  \"measured\": %s", f.Measured)
-	}
-	b.WriteString("\n}\n")
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

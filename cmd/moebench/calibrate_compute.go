@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"moebench/internal/report"
@@ -112,7 +111,7 @@ func measureBeside(lib computeLib, w workloads.Workload, quick bool, progress fu
 func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer) error {
 	if !o.baseSet {
 		// The fit rests on the datasheet's peaks: take the measured GPU's.
-		o.base = baseFor(m.GPU)
+		o.base = profile.ForGPU(m.GPU)
 	}
 	base, err := profile.Load(o.base)
 	if err != nil {
@@ -137,7 +136,7 @@ func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer
 	var files outputFlags
 	files.hold() // the fragment and the raw file, both or neither
 	defer files.discard()
-	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
 	if o.raw != "" {
@@ -186,18 +185,4 @@ func writeComputeTable(w io.Writer, m calib.ComputeMeasured, fit calib.ComputeFi
 		fmt.Fprintf(tw, "%s\t%v\t%s\n", c.Name, c.Value, c.Unit)
 	}
 	return tw.Flush()
-}
-
-// baseFor is the built-in profile of the GPU named gpu (as the driver
-// names it), p-ib (an H200) when none matches.
-func baseFor(gpu string) string {
-	g := strings.ToUpper(gpu)
-	for _, m := range []struct{ name, profile string }{
-		{"GB200", "p-gb200"}, {"B300", "p-b300"}, {"B200", "p-b200"}, {"H800", "p-h800"}, {"H100", "p-h100"}, {"H200", "p-ib"},
-	} {
-		if strings.Contains(g, m.name) {
-			return m.profile
-		}
-	}
-	return "p-ib"
 }

@@ -154,7 +154,7 @@ func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, p
 		Constants: fit.Constants,
 		Measured:  meas,
 	}
-	if err := files.write(o.out, func(w io.Writer) error { return writeFragment(w, frag) }); err != nil {
+	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return nil, fmt.Errorf("calibrate --layer: --out: %w", err)
 	}
 	if err := files.commit(); err != nil {

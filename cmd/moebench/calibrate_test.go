@@ -116,18 +116,3 @@ func TestCalibrateWithoutLibrary(t *testing.T) {
 		t.Fatalf("err = %v, want ErrLibraryNotLoaded", err)
 	}
 }
-
-func TestFragmentIsLineOriented(t *testing.T) {
-	t.Parallel()
-	var b bytes.Buffer
-	f := profile.File{Name: "x", Constants: []profile.Constant{{Name: "gpu.sms", Value: 1, Unit: "count", Source: "s"}, {Name: "gpu.sm_clock_mhz", Value: 1000, Unit: "MHz", Source: "s"}}}
-	if err := writeFragment(&b, f); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := profile.Parse("frag", b.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(b.String(), "\n"); n != 8 {
-		t.Fatalf("%d lines:\n%s", n, b.String())
-	}
-}

@@ -117,14 +117,3 @@ func TestReplayNamesTheHottestGEMM(t *testing.T) {
 		t.Errorf("replay table without the layer's compute rows naming rank 0:\n%s", text)
 	}
 }
-
-func TestBaseForGPU(t *testing.T) {
-	for gpu, want := range map[string]string{
-		"NVIDIA H100 80GB HBM3": "p-h100", "NVIDIA H200": "p-ib", "NVIDIA H800": "p-h800", "NVIDIA B200": "p-b200",
-		"NVIDIA GB200": "p-gb200", "NVIDIA B300 SXM6 AC": "p-b300", "NVIDIA A100-SXM4-80GB": "p-ib",
-	} {
-		if got := baseFor(gpu); got != want {
-			t.Errorf("baseFor(%q) = %s, want %s", gpu, got, want)
-		}
-	}
-}
