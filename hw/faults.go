@@ -38,14 +38,18 @@ func AckTimeout(exp int) sim.Time {
 
 // NewRecovery reads a profile's recovery constants: nic.ack_timeout and
 // nic.retry_cnt for RC queues, efa.rto_us and efa.unresponsive_ms for
-// datagram ones, proxy.qp_resets and proxy.qp_reset_us for a proxy's.
-func NewRecovery(p *profile.Profile) Recovery {
+// datagram ones, proxy.qp_reset_us for a proxy's (its resets are the
+// mechanism's).
+func NewRecovery(p *profile.Profile) Recovery { return RecoveryOf(p.Recovery()) }
+
+// RecoveryOf is the recovery of s on the engine's clock.
+func RecoveryOf(s profile.RecoverySpec) Recovery {
 	return Recovery{
-		AckTimeout: AckTimeout(int(p.Get("nic.ack_timeout"))),
-		RetryCnt:   int(p.Get("nic.retry_cnt")),
-		ResetTime:  sim.Ns(p.Get("proxy.qp_reset_us") * 1000),
-		RTO:        sim.Ns(p.Get("efa.rto_us") * 1000),
-		GiveUp:     sim.Ns(p.Get("efa.unresponsive_ms") * 1e6),
+		AckTimeout: AckTimeout(s.AckTimeoutExp),
+		RetryCnt:   s.RetryCnt,
+		ResetTime:  sim.Ns(s.QPResetNs),
+		RTO:        sim.Ns(s.RTONs),
+		GiveUp:     sim.Ns(s.GiveUpNs),
 	}
 }
 

@@ -32,21 +32,23 @@ type Roofline struct {
 }
 
 // NewGEMMCosts resolves the compute constants of p.
-func NewGEMMCosts(p *profile.Profile) GEMMCosts {
-	roof := func(dt string) Roofline {
-		k := "gemm." + dt + "."
-		return Roofline{Peak: p.Get("gpu."+dt+"_tflops") * 1e12, TileM: int(p.Get(k + "tile_m")), TileN: int(p.Get(k + "tile_n")),
-			Eff: p.Get(k + "eff"), MemEff: p.Get(k + "mem_eff"), Overlap: p.Get(k + "overlap"), Launch: sim.Ns(p.Get(k+"launch_us") * 1000)}
+func NewGEMMCosts(p *profile.Profile) GEMMCosts { return GEMMCostsOf(p.Compute()) }
+
+// GEMMCostsOf is the compute of s on the engine's clock.
+func GEMMCostsOf(s profile.ComputeSpec) GEMMCosts {
+	roof := func(g profile.GEMMSpec) Roofline {
+		return Roofline{Peak: g.FLOPsPerSec, TileM: g.TileM, TileN: g.TileN,
+			Eff: g.Eff, MemEff: g.MemEff, Overlap: g.Overlap, Launch: sim.Ns(g.LaunchNs)}
 	}
 	return GEMMCosts{
-		SMs:        int(p.Get("gpu.sms")),
-		HBM:        p.Get("gpu.hbm_gbs") * 1e9,
-		FP8:        roof("fp8"),
-		BF16:       roof("bf16"),
-		EffAct:     p.Get("gemm.act_eff"),
-		ActFixed:   sim.Ns(p.Get("gemm.act_us") * 1000),
-		Beside:     p.Get("gemm.beside"),
-		CommBeside: p.Get("gemm.comm_beside"),
+		SMs:        s.SMs,
+		HBM:        s.HBMBytesPerSec,
+		FP8:        roof(s.FP8),
+		BF16:       roof(s.BF16),
+		EffAct:     s.ActEff,
+		ActFixed:   sim.Ns(s.ActNs),
+		Beside:     s.Beside,
+		CommBeside: s.CommBeside,
 	}
 }
 

@@ -31,31 +31,32 @@ type GPUCosts struct {
 }
 
 // NewGPUCosts resolves the GPU constants of p.
-func NewGPUCosts(p *profile.Profile) GPUCosts {
-	f := p.Get("gpu.sm_clock_mhz")
-	c := func(name string) sim.Time {
-		return sim.Ns(p.Get(name+".cycles")*1000/f + p.Get(name+".ns"))
-	}
+func NewGPUCosts(p *profile.Profile) GPUCosts { return GPUCostsOf(p.GPU()) }
+
+// GPUCostsOf is the GPU's costs at its SM clock.
+func GPUCostsOf(s profile.GPUSpec) GPUCosts {
+	f := s.ClockMHz
+	c := func(k profile.SMCost) sim.Time { return sim.Ns(k.Cycles*1000/f + k.Ns) }
 	return GPUCosts{
 		ClockMHz:    f,
-		Reserve:     c("gpu.reserve"),
-		Atomic:      c("gpu.atomic"),
-		Store16:     c("gpu.store16"),
-		StoreDrain:  c("gpu.store_drain"),
-		L2Load:      c("gpu.l2_load"),
-		FenceGPU:    c("gpu.fence_gpu"),
-		FenceSCGPU:  c("gpu.fence_sc_gpu"),
-		ReleaseSys:  c("gpu.release_sys"),
-		FenceSys:    c("gpu.fence_sys"),
-		MMIOStore:   c("gpu.mmio_store"),
-		Handoff:     c("gpu.handoff"),
-		CQPoll:      c("gpu.cq_poll"),
-		QuietQP:     c("gpu.quiet_qp"),
-		StoreSlot:   sim.Ns(p.Get("gpu.sm_store_slot_ns")),
-		PollGap:     sim.Ns(p.Get("gpu.poll_gap_ns")),
-		LaneDrain:   p.Get("gpu.lane_drain_extra"),
-		CQUpdStores: int(p.Get("gpu.cq_update_stores")),
-		SMs:         int(p.Get("gpu.sms")),
+		Reserve:     c(s.Reserve),
+		Atomic:      c(s.Atomic),
+		Store16:     c(s.Store16),
+		StoreDrain:  c(s.StoreDrain),
+		L2Load:      c(s.L2Load),
+		FenceGPU:    c(s.FenceGPU),
+		FenceSCGPU:  c(s.FenceSCGPU),
+		ReleaseSys:  c(s.ReleaseSys),
+		FenceSys:    c(s.FenceSys),
+		MMIOStore:   c(s.MMIOStore),
+		Handoff:     c(s.Handoff),
+		CQPoll:      c(s.CQPoll),
+		QuietQP:     c(s.QuietQP),
+		StoreSlot:   sim.Ns(s.StoreSlotNs),
+		PollGap:     sim.Ns(s.PollGapNs),
+		LaneDrain:   s.LaneDrainExtra,
+		CQUpdStores: s.CQUpdateStores,
+		SMs:         s.SMs,
 	}
 }
 

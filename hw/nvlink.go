@@ -51,18 +51,23 @@ func NVLinkWireBytes(bytes int64) int64 {
 // p's nvlink.* and gpu.peer_* constants; off, no pair is Local. mem, when
 // set, carries the copies between ranks of one GPU.
 func NewNVLink(p *profile.Profile, on bool, perNode, ranks int, mem *Memory) *NVLink {
+	return NVLinkOf(p.NVLink(), on, perNode, ranks, mem)
+}
+
+// NVLinkOf is NewNVLink from a resolved spec.
+func NVLinkOf(s profile.NVLinkSpec, on bool, perNode, ranks int, mem *Memory) *NVLink {
 	return &NVLink{
 		on:      on,
 		perNode: perNode,
-		warpBpp: p.Get("nvlink.warp_gbs") / 1000,
-		portBpp: p.Get("nvlink.gbs") / 1000,
-		latency: sim.Ns(p.Get("nvlink.latency_ns")),
-		fixed:   sim.Ns(p.Get("nvlink.copy_ns")),
+		warpBpp: s.WarpBytesPerNs / 1000,
+		portBpp: s.PortBytesPerNs / 1000,
+		latency: sim.Ns(s.LatencyNs),
+		fixed:   sim.Ns(s.CopyNs),
 		mem:     mem,
 
-		peerFixed:   sim.Ns(p.Get("gpu.peer_copy_ns")),
-		peerLatency: sim.Ns(p.Get("gpu.peer_latency_ns")),
-		peerBpp:     p.Get("gpu.peer_warp_gbs") / 1000,
+		peerFixed:   sim.Ns(s.PeerCopyNs),
+		peerLatency: sim.Ns(s.PeerLatencyNs),
+		peerBpp:     s.PeerWarpBytesPerNs / 1000,
 		portAt:      make([]sim.Time, ranks),
 	}
 }
