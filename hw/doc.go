@@ -7,7 +7,10 @@
 // and a NIC's planes, each a link of its own, with a rank's queues striped over
 // them), the fabric, the responder NIC and the CQE written back.
 //
-// Models take every constant from a profile.Profile and run on a
-// sim.Engine. Transports drive them; the NIC reports deliveries and
+// Models take their constants as typed specs that a profile.Profile
+// resolves once (profile.GPUSpec, NICSpec, NVLinkSpec, RecoverySpec,
+// ComputeSpec: GPUCostsOf, NICParamsOf, NVLinkOf, RecoveryOf, GEMMCostsOf;
+// the NewX constructors take a profile and resolve its spec), convert
+// their ns to the engine's clock, and run on a sim.Engine. Transports drive them; the NIC reports deliveries and
 // completions back through the Sink interface.
 package hw

@@ -14,4 +14,8 @@
 // so a listing tells a platform's own values from those it inherits.
 // Loading checks names against the schema and values against their
 // ranges, and errors name the file, the line and the constant.
+//
+// The hardware models read a profile as typed specs (spec.go: GPU, NIC,
+// NVLink, Recovery, Compute), each resolving its constants by name once,
+// through Get, so that Unread still tells a --set that no model reads.
 package profile
