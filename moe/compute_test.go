@@ -223,3 +223,26 @@ func mustSpec(t *testing.T, s string) moe.RoutingSpec {
 	}
 	return sp
 }
+
+// Several schedules at once share one simulation of the layer and of its
+// micro-batches, and give what each gives alone.
+func TestRunWithComputesIsEachAlone(t *testing.T) {
+	t.Parallel()
+	s := layerShape(16, 8, 64, 32, 7168)
+	all := []moe.Overlap{moe.OverlapNone, moe.OverlapShared, moe.OverlapTwoBatch, moe.OverlapHook}
+	cfg := layerConfig(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false)
+	res, err := moe.RunWithComputes(cfg, computeConfig(0), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range all {
+		one, err := moe.RunWithCompute(layerConfig(t, s, moe.LL, "mini-gda", preset.Options{}, moe.Background{}, false), computeConfig(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := res[i].Compute, one.Compute
+		if a.Overlap != o || a.LayerUs != b.LayerUs || a.ExposedUs != b.ExposedUs || a.BoundBy != b.BoundBy {
+			t.Errorf("%v: together %+v, alone %+v", o, *a, *b)
+		}
+	}
+}

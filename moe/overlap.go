@@ -77,37 +77,61 @@ func (s Step) Label() string {
 // communication result is RunLayer's, unchanged; Result.Compute holds
 // the timeline.
 func RunWithCompute(cfg LayerConfig, c ComputeConfig) (*Result, error) {
+	out, err := RunWithComputes(cfg, c, []Overlap{c.Overlap})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// RunWithComputes is RunWithCompute under each of several schedules
+// (c.Overlap is ignored): the layer and, for the two-batch schedules,
+// its micro-batches are simulated once for all of them. The results
+// share the communication result; each has its own timeline.
+func RunWithComputes(cfg LayerConfig, c ComputeConfig, overlaps []Overlap) ([]*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := c.Validate(cfg.Routing.Shape, cfg.Mode); err != nil {
-		return nil, err
+	two := false
+	for _, o := range overlaps {
+		c.Overlap = o
+		if err := c.Validate(cfg.Routing.Shape, cfg.Mode); err != nil {
+			return nil, err
+		}
+		two = two || o == OverlapTwoBatch || o == OverlapHook
 	}
 	res, err := RunLayer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	sched := &schedule{cfg: &cfg, c: &c, ranks: cfg.Routing.Shape.Ranks}
-	sched.commSMs = min(res.NumSMs, c.Costs.SMs-1)
-	sched.slow = func(r int) float64 { return cfg.Faults.SlowFactor(r) }
-	var tl *Timeline
-	switch c.Overlap {
-	case OverlapTwoBatch, OverlapHook:
-		a, b := cfg.Routing.split()
-		var halves [2]*Result
-		for i, rt := range []*Routing{a, b} {
+	var halves [2]*Result
+	var parts [2]*Routing
+	if two {
+		parts[0], parts[1] = cfg.Routing.split()
+		for i, rt := range parts {
 			h := cfg
 			h.Routing, h.Progress = rt, nil
 			if halves[i], err = RunLayer(h); err != nil {
 				return nil, fmt.Errorf("micro-batch %c: %w", 'A'+i, err)
 			}
 		}
-		tl = sched.twoBatch([2]*Routing{a, b}, halves)
-	default:
-		tl = sched.single(res)
 	}
-	res.Compute = tl
-	return res, nil
+	out := make([]*Result, len(overlaps))
+	for i, o := range overlaps {
+		c.Overlap = o
+		sched := &schedule{cfg: &cfg, c: &c, ranks: cfg.Routing.Shape.Ranks}
+		sched.commSMs = min(res.NumSMs, c.Costs.SMs-1)
+		sched.slow = func(r int) float64 { return cfg.Faults.SlowFactor(r) }
+		r := *res
+		switch o {
+		case OverlapTwoBatch, OverlapHook:
+			r.Compute = sched.twoBatch(parts, halves)
+		default:
+			r.Compute = sched.single(res)
+		}
+		out[i] = &r
+	}
+	return out, nil
 }
 
 // split halves each rank's tokens: the first ceil(n/2) go to micro-batch

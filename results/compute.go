@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"moebench/internal/report"
@@ -56,16 +57,27 @@ func ComputeOf(tl *moe.Timeline, layers, tokens int) *Compute {
 // communication, what of it is exposed, the layer, the step over its
 // layers, and the longest step of the critical path.
 func computeTable(runs []Run) *report.Table {
-	t := withKnobs(knobCols(runs), []string{"preset", "transport", "overlap", "compute µs", "comm µs", "exposed µs", "layer µs", "exposed %",
-		"layers", "step µs", "tokens/s/GPU", "hottest rank", "bound by"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true, false, false})
+	kc := knobCols(runs)
+	// A swept --overlap is a knob column already.
+	swept := slices.Contains(kc, "overlap")
+	cols := []string{"preset", "transport", "overlap", "compute µs", "comm µs", "exposed µs", "layer µs", "exposed %",
+		"layers", "step µs", "tokens/s/GPU", "hottest rank", "bound by"}
+	num := []bool{false, false, false, true, true, true, true, true, true, true, true, false, false}
+	if swept {
+		cols, num = slices.Delete(cols, 2, 3), slices.Delete(num, 2, 3)
+	}
+	t := withKnobs(kc, cols, num)
 	for i := range runs {
 		r := &runs[i]
 		c := r.Compute
 		if c == nil {
 			continue
 		}
-		t.Rows = append(t.Rows, append(knobVals(r), r.Preset, r.Transport, c.Overlap,
+		row := append(knobVals(r), r.Preset, r.Transport)
+		if !swept {
+			row = append(row, c.Overlap)
+		}
+		t.Rows = append(t.Rows, append(row,
 			report.Num(c.ComputeUs), report.Num(c.CommUs), report.Num(c.ExposedUs), report.Num(c.LayerUs), report.Num(c.LostPct),
 			strconv.Itoa(c.Layers), report.Num(c.StepUs), report.Grouped(int(math.Round(c.TokensPerSec))),
 			fmt.Sprintf("%d (%d tokens, %s µs)", c.HotRank, c.HotTokens, report.Num(c.HotUs)), c.BoundBy))

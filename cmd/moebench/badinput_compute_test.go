@@ -9,6 +9,8 @@ func badInputsCompute() []badInput {
 		`{"step":0,"layer":0,"rank":0,"topk_idx":[[0,1,2,3,4,5,6,7]]}` + "\n"
 	return []badInput{
 		{name: "compute overlap unknown", args: run("--overlap", "tbo"), code: 2, msg: "--overlap tbo: want none, shared-expert, two-batch, hook"},
+		{name: "compute overlap twice", args: run("--overlap", "none,hook,none"), code: 2, msg: "--overlap: none twice"},
+		{name: "compute size several overlaps", args: []string{"size", "--ranks", "16", "--transport", "mini-gda", "--overlap", "none,hook"}, code: 2, msg: "--overlap none,hook: this command takes one schedule"},
 		{name: "compute overlap empty", args: run("--overlap", ""), code: 2, msg: "--overlap"},
 		{name: "compute layers without overlap", args: run("--layers", "61"), code: 2, msg: "--layers: only with --overlap"},
 		{name: "compute layers zero", args: run("--overlap", "none", "--layers", "0"), code: 2, msg: "--layers 0: want 1 to 1,000"},

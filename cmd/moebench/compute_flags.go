@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -18,34 +19,46 @@ import (
 type computeFlags struct {
 	overlap string
 	layers  int
-	sched   moe.Overlap // parsed; 0 when --overlap is not given
+	scheds  []moe.Overlap // parsed; none when --overlap is not given
+	one     bool          // the command takes one schedule
 }
 
 const overlapHelp = "put the experts' compute into the layer (grouped GEMMs of the workload's FFN on the tokens each rank receives, the shared expert on its own) and overlap it with communication: " +
 	"none (one after another), shared-expert (the shared expert beside dispatch), two-batch (two micro-batches, one's communication beside the other's compute) or hook (two-batch with DeepEP's low-latency receive hook: receiving takes no SM); default: communication alone"
 
 func (c *computeFlags) register(fs *pflag.FlagSet) {
-	c.registerOverlap(fs)
+	c.layers = 1
+	fs.StringVar(&c.overlap, "overlap", "", overlapHelp+"; several, comma-separated, model the layer once for all of them")
 	fs.IntVar(&c.layers, "layers", 1, "with --overlap: MoE layers in a step (a decode or prefill step's, the same routing each), for step time and tokens per second per GPU")
 }
 
-// registerOverlap adds --overlap alone: replay's layers are its trace's.
+// registerOverlap adds --overlap alone, taking one schedule: replay's
+// layers are its trace's, and size compares under one.
 func (c *computeFlags) registerOverlap(fs *pflag.FlagSet) {
-	c.layers = 1
+	c.layers, c.one = 1, true
 	fs.StringVar(&c.overlap, "overlap", "", overlapHelp)
 }
 
 // check parses the flags.
 func (c *computeFlags) check(fs *pflag.FlagSet) error {
 	if fs.Changed("overlap") {
-		o, err := moe.ParseOverlap(c.overlap)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
+		names := strings.Split(c.overlap, ",")
+		if c.one && len(names) > 1 {
+			return fmt.Errorf("%w: --overlap %s: this command takes one schedule", errUsage, c.overlap)
 		}
-		c.sched = o
+		for _, n := range names {
+			o, err := moe.ParseOverlap(n)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+			if slices.Contains(c.scheds, o) {
+				return fmt.Errorf("%w: --overlap: %s twice", errUsage, o)
+			}
+			c.scheds = append(c.scheds, o)
+		}
 	}
 	switch {
-	case fs.Changed("layers") && c.sched == 0:
+	case fs.Changed("layers") && len(c.scheds) == 0:
 		return fmt.Errorf("%w: --layers: only with --overlap (a step needs the experts' compute)", errUsage)
 	case c.layers < 1 || c.layers > 1000:
 		return fmt.Errorf("%w: --layers %d: want 1 to 1,000", errUsage, c.layers)
@@ -56,15 +69,27 @@ func (c *computeFlags) check(fs *pflag.FlagSet) error {
 // config is the compute of workload's experts on prof for a layer of
 // shape in mode, or nil when --overlap is not given.
 func (c *computeFlags) config(workload string, s moe.Shape, mode moe.Mode, prof *profile.Profile) (*moe.ComputeConfig, error) {
-	if c.sched == 0 {
+	if len(c.scheds) == 0 {
 		return nil, nil
 	}
 	w, err := workloads.Get(workload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --workload: %w", errUsage, err)
 	}
-	cc := &moe.ComputeConfig{FFN: w.Compute, FP8: s.Dispatch == moe.FP8, Overlap: c.sched, Costs: hw.NewGEMMCosts(prof)}
-	if err := cc.Validate(s, mode); err != nil {
+	cc := &moe.ComputeConfig{FFN: w.Compute, FP8: s.Dispatch == moe.FP8, Costs: hw.NewGEMMCosts(prof)}
+	for _, o := range c.scheds {
+		cc.Overlap = o
+		if err := cc.Validate(s, mode); err != nil {
+			return nil, c.invalid(err, workload, w)
+		}
+	}
+	cc.Overlap = c.scheds[0]
+	return cc, nil
+}
+
+// invalid is the usage error of a compute the layer cannot take.
+func (c *computeFlags) invalid(err error, workload string, w workloads.Workload) error {
+	{
 		if w.Compute.Zero() {
 			var with []string
 			for _, n := range workloads.Names() {
@@ -72,16 +97,15 @@ func (c *computeFlags) config(workload string, s moe.Shape, mode moe.Mode, prof 
 					with = append(with, n)
 				}
 			}
-			return nil, fmt.Errorf("%w: --overlap: workload %s has no expert FFN (a test shape, not a model); use one of %s", errUsage, workload, strings.Join(with, ", "))
+			return fmt.Errorf("%w: --overlap: workload %s has no expert FFN (a test shape, not a model); use one of %s", errUsage, workload, strings.Join(with, ", "))
 		}
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return cc, nil
 }
 
 // note is the header's account of the compute, none without --overlap.
 func (c *computeFlags) note(workload string) []string {
-	if c.sched == 0 {
+	if len(c.scheds) == 0 {
 		return nil
 	}
 	w, err := workloads.Get(workload)
@@ -97,5 +121,14 @@ func (c *computeFlags) note(workload string) []string {
 		step = fmt.Sprintf("; a step of %d such layers", c.layers)
 	}
 	return []string{fmt.Sprintf("experts' compute: SwiGLU FFN of intermediate %d and %s, grouped GEMMs in the dispatch dtype on the profile's compute model; overlap %s%s",
-		w.Compute.Intermediate, shared, c.sched, step)}
+		w.Compute.Intermediate, shared, c.names(), step)}
+}
+
+// names are the schedules asked for, as --overlap names them.
+func (c *computeFlags) names() string {
+	var n []string
+	for _, o := range c.scheds {
+		n = append(n, o.String())
+	}
+	return strings.Join(n, ", ")
 }

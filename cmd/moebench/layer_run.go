@@ -118,8 +118,9 @@ type item struct {
 	preset preset.Preset
 	res    *moe.Result
 	knobs  []knob
-	limits []moe.Usage // headroom against each limit the point is under
-	layers int         // MoE layers a step, with compute
+	limits []moe.Usage   // headroom against each limit the point is under
+	layers int           // MoE layers a step, with compute
+	more   []*moe.Result // the same point under the further --overlap schedules
 }
 
 type knob struct{ name, value string }
@@ -394,18 +395,36 @@ func (f *layerFlags) runPoints(name string, fs *pflag.FlagSet, axes []setAxis, b
 			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", report.Bytes(j.weight)))
 		}
 		defer gate.Release(j.weight)
-		res, err := runOne(f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
+		res, err := runOneEach(f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
 		if err != nil {
 			return item{}, err
 		}
 		lim, err := headroom(f, j.cfg, j.prof, j.p)
-		return item{cfg: j.cfg, preset: j.p, res: res, knobs: knobsOf(fs, axes, j.cfg), limits: lim, layers: f.compute.layers}, err
+		return item{cfg: j.cfg, preset: j.p, res: res[0], more: res[1:], knobs: knobsOf(fs, axes, j.cfg), limits: lim, layers: f.compute.layers}, err
 	}, func(i int) { advance(i, left[i]) })
 	if err != nil {
 		return nil, err
 	}
 	bar.Done()
-	return items, nil
+	return eachOverlap(items, len(f.compute.scheds) > 1), nil
+}
+
+// eachOverlap spreads the items of several --overlap schedules into one
+// each, the schedule a swept column.
+func eachOverlap(items []item, several bool) []item {
+	if !several {
+		return items
+	}
+	var out []item
+	for _, it := range items {
+		for _, r := range append([]*moe.Result{it.res}, it.more...) {
+			x := it
+			x.res, x.more = r, nil
+			x.knobs = append(slices.Clone(it.knobs), knob{"overlap", r.Compute.Overlap.String()})
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // loadProfile loads the base profile; --set entries with several values
@@ -575,7 +594,7 @@ func (f *layerFlags) checkKernels(fs *pflag.FlagSet, modes []moe.Mode) error {
 	if err := f.compute.check(fs); err != nil {
 		return err
 	}
-	if f.compute.sched != 0 && f.native.engine == "native" {
+	if len(f.compute.scheds) > 0 && f.native.engine == "native" {
 		return fmt.Errorf("%w: --overlap: the native engine times communication alone; model the layer with compute (--engine model)", errUsage)
 	}
 	return nil
@@ -594,6 +613,16 @@ func resolvePresets(transports, names []string, byName bool, prof *profile.Profi
 // runOne runs one point; progress, when not nil, hears of delivered
 // messages as the simulation runs.
 func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
+	res, err := runOneEach(f, c, rt, prof, p, inTurn, progress)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// runOneEach is runOne under each --overlap schedule (one result without
+// compute), the layer modelled once for them all.
+func runOneEach(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) ([]*moe.Result, error) {
 	tr, err := precheckOne(f, c, prof, p)
 	if err != nil {
 		return nil, err
@@ -604,11 +633,13 @@ func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p p
 	}
 	cfg := moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
 		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn, Faults: c.fault.plan}
-	var res *moe.Result
+	var res []*moe.Result
 	if cc != nil {
-		res, err = moe.RunWithCompute(cfg, *cc)
+		res, err = moe.RunWithComputes(cfg, *cc, f.compute.scheds)
 	} else {
-		res, err = moe.RunLayer(cfg)
+		var r *moe.Result
+		r, err = moe.RunLayer(cfg)
+		res = []*moe.Result{r}
 	}
 	if err != nil {
 		if errors.Is(err, moe.ErrQueueDepth) {

@@ -11,17 +11,15 @@ import (
 	"moebench/results"
 )
 
-// computeRuns are the four runs the README's table of the whole layer
+// computeRuns are the two runs the README's table of the whole layer
 // quotes: DeepSeek-V3's LL decode at EP64 (128 tokens a rank) without
 // overlap and with two micro-batches on the receive hook, and its
 // normal-mode prefill at EP32 (4,096 tokens a rank) without overlap and
 // with two micro-batches; every preset, on P-H100, whose compute constants
 // are fitted to an H100.
 var computeRuns = [][]string{
-	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "64", "--tokens", "128", "--overlap", "none", "--format", "json"},
-	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "64", "--tokens", "128", "--overlap", "hook", "--format", "json"},
-	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "32", "--tokens", "4096", "--mode", "normal", "--overlap", "none", "--format", "json"},
-	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "32", "--tokens", "4096", "--mode", "normal", "--overlap", "two-batch", "--format", "json"},
+	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "64", "--tokens", "128", "--overlap", "none,hook", "--format", "json"},
+	{"run", "--profile", "p-h100", "--preset", "all", "--ranks", "32", "--tokens", "4096", "--mode", "normal", "--overlap", "none,two-batch", "--format", "json"},
 }
 
 // computeTableRows runs computeRuns and gives the README table's rows:
@@ -50,14 +48,18 @@ func computeTableRows(t *testing.T) []string {
 			t.Fatal(err)
 		}
 	}
+	// Each run's results come preset by preset, each under its two
+	// schedules in turn.
 	var rows []string
-	for j, r := range docs[0].Results {
-		cells := []string{"`" + r.Preset + "`"}
+	for j := 0; j+1 < len(docs[0].Results); j += 2 {
+		cells := []string{"`" + docs[0].Results[j].Preset + "`"}
 		for i := range docs {
-			c := docs[i].Results[j].Compute
-			cells = append(cells, fmt.Sprintf("%s / %s", report.Num(c.LayerUs), report.Num(c.ExposedUs)))
-			if i%2 == 1 {
-				cells = append(cells, c.BoundBy)
+			for k := range 2 {
+				c := docs[i].Results[j+k].Compute
+				cells = append(cells, fmt.Sprintf("%s / %s", report.Num(c.LayerUs), report.Num(c.ExposedUs)))
+				if k == 1 {
+					cells = append(cells, c.BoundBy)
+				}
 			}
 		}
 		rows = append(rows, "| "+strings.Join(cells, " | ")+" |")
@@ -70,7 +72,7 @@ func computeTableRows(t *testing.T) []string {
 func TestREADMEComputeTable(t *testing.T) {
 	t.Parallel()
 	if raceOn {
-		t.Skip("re-runs 44 layers; the race detector adds nothing to what the plain run checks")
+		t.Skip("re-runs 24 layers and their micro-batches; the race detector adds nothing to what the plain run checks")
 	}
 	text := readme(t)
 	for _, row := range computeTableRows(t) {
