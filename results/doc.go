@@ -1,7 +1,8 @@
 // Package results holds the documents moebench's commands produce (a run
 // or sweep of the layer, a sizing study, a replay, a validation, native
-// runs and NCCL's baseline beside them) and the reporters that render a
-// document: table, JSON, CSV, plot (SVG or PNG) and the HTML report page.
+// runs and NCCL's baseline beside them, a calibration's fit) and the
+// reporters that render a document: table, JSON, CSV, plot (SVG or PNG)
+// and the HTML report page.
 //
 // In flow the typed results of the libraries below (moe, sizing, replay,
 // microbench, native/layer); out flow bytes, written by a Reporter chosen

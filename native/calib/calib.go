@@ -3,9 +3,12 @@
 // host codecs, times one thread's issue for every doorbell ordering and
 // target, the inline payload sweep, micro-operations, posting rates, the
 // CPU proxy's enqueue, handoff and worker capacity, and what carrying each
-// path costs a caller kernel, and returns them as the measurements
-// gda.FitGPU fits. The native library does the timing; this package only
-// decides what is measured, in which order, and where each figure goes.
+// path costs a caller kernel, and returns them as the measurements Fit
+// turns into constants (gda.FitGPU, refined through the model). It also
+// times the expert GEMMs, alone and beside a layer (MeasureExperts), and
+// fits the model's compute costs to them (FitCompute). The native library
+// does the timing; this package only decides what is measured, in which
+// order, and where each figure goes.
 package calib
 
 import (
