@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -83,21 +84,11 @@ func measureLayer(o calibrateOptions, progress func(string)) (*nativelayer.Raw, 
 	if err != nil {
 		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
-	gpus, err := lib.DeviceCount()
-	if err != nil {
-		return nil, fmt.Errorf("calibrate --layer: %w", err)
-	}
-	grid, err := nativelayer.Grid(o.grid, gpus)
-	if err != nil {
+	raw, err := nativelayer.MeasureGrid(lib, o.grid, o.quick, progress)
+	switch {
+	case errors.Is(err, nativelayer.ErrGrid):
 		return nil, fmt.Errorf("%w: --%w", errUsage, err)
-	}
-	if o.quick {
-		grid = grid[:2]
-	}
-	dev := lib.Device()
-	progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
-	raw, err := nativelayer.Measure(lib, grid, nativelayer.Options{Warmup: nativelayer.DefaultWarmup, Reps: nativelayer.DefaultReps, FlushL2: true}, progress)
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
 	return raw, nil

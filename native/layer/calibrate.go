@@ -3,6 +3,7 @@ package layer
 import (
 	"fmt"
 
+	"moebench/native"
 	"moebench/profile"
 )
 
@@ -34,4 +35,28 @@ func Calibrate(raw *Raw, base *profile.Profile, source string, progress func(str
 		return nil, fmt.Errorf("leave one out: %w", err)
 	}
 	return &Calibration{Raw: raw, Fit: fit, LeftOut: loo, LeftOutEvals: evals}, nil
+}
+
+// MeasureGrid runs the grid named (Grid, an error wrapping ErrGrid when
+// there is none such on this host) on the library's GPUs, only its first
+// two points when quick, each with the default warm-up and repetitions
+// and the L2 flushed before it. progress, when set, hears of the device
+// and of each run.
+func MeasureGrid(lib Runner, name string, quick bool, progress func(string)) (*Raw, error) {
+	gpus, err := lib.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	grid, err := Grid(name, gpus)
+	if err != nil {
+		return nil, err
+	}
+	if quick {
+		grid = grid[:2]
+	}
+	if progress != nil {
+		dev := lib.Device()
+		progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
+	}
+	return Measure(lib, grid, Options{Warmup: DefaultWarmup, Reps: DefaultReps, FlushL2: true}, progress)
 }
