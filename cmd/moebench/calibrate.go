@@ -183,21 +183,30 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	frag.Measured = raw
+	if err := writeCalibration(o, frag, m); err != nil {
+		return err
+	}
+	doc := &results.GPUCalibration{Header: report.Header{Tool: "moebench", Version: version, Command: "calibrate"},
+		Measured: m, Constants: consts, Out: o.out, Rates: calib.RateRows(o.quick)}
+	return results.Render(stdout, o.format, doc)
+}
+
+// writeCalibration writes the fragment to --out and the raw record to
+// --raw, both or neither.
+func writeCalibration(o calibrateOptions, frag profile.File, raw any) error {
 	var files outputFlags
-	files.hold() // the fragment and the raw file, both or neither
+	files.hold()
 	defer files.discard()
 	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
 	if o.raw != "" {
-		if err := files.write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, m) }); err != nil {
+		if err := files.write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
 			return fmt.Errorf("calibrate: --raw: %w", err)
 		}
 	}
 	if err := files.commit(); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	doc := &results.GPUCalibration{Header: report.Header{Tool: "moebench", Version: version, Command: "calibrate"},
-		Measured: m, Constants: consts, Out: o.out, Rates: calib.RateRows(o.quick)}
-	return results.Render(stdout, o.format, doc)
+	return nil
 }

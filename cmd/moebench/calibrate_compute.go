@@ -80,19 +80,8 @@ func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer
 		Constants: consts,
 		Measured:  raw,
 	}
-	var files outputFlags
-	files.hold() // the fragment and the raw file, both or neither
-	defer files.discard()
-	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
-		return fmt.Errorf("calibrate: --out: %w", err)
-	}
-	if o.raw != "" {
-		if err := files.write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, m) }); err != nil {
-			return fmt.Errorf("calibrate: --raw: %w", err)
-		}
-	}
-	if err := files.commit(); err != nil {
-		return fmt.Errorf("calibrate: %w", err)
+	if err := writeCalibration(o, frag, m); err != nil {
+		return err
 	}
 	h := report.Header{Tool: "moebench", Version: version, Command: "calibrate --compute"}
 	return results.Render(stdout, o.format, results.NewComputeCalibration(h, m, fit, consts))
