@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -208,7 +209,7 @@ func nelderMead(f func([]float64) float64, x0 []float64) ([]float64, float64) {
 		for i := range idx {
 			idx[i] = i
 		}
-		slices.SortFunc(idx, func(a, b int) int { return cmpFloat(vals[a], vals[b]) })
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(vals[a], vals[b]) })
 		best, worst, second := idx[0], idx[n], idx[n-1]
 		if math.Abs(vals[worst]-vals[best]) < 1e-12 {
 			break
@@ -257,16 +258,6 @@ func nelderMead(f func([]float64) float64, x0 []float64) ([]float64, float64) {
 		}
 	}
 	return pts[b], vals[b]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Constants are the fit as profile constants: the GEMM model's, each
