@@ -15,8 +15,9 @@ import (
 	"moebench/transport/preset"
 )
 
-// ErrInput marks an error in what the replay was given (the layer's rank
-// count against the trace's) rather than in the trace or the run.
+// ErrInput marks an error in what the replay was given (an option out of
+// range, the layer the options make of the trace, its rank count against
+// the trace's) rather than in the trace or the run: the caller's to change.
 var ErrInput = errors.New("replay input")
 
 // Config is one replay.
@@ -148,11 +149,11 @@ func (rp *replayer) add(rec traces.Record, at int64) error {
 	ranked := rec.Rank >= 0
 	if ranked {
 		if rp.h.EPSize > 0 && rp.h.EPSize != R {
-			return fmt.Errorf("%w: %s: the trace records ranks of EP%d, replaying on %d ranks (%s); ranks can be changed only for traces that record none", ErrInput,
+			return inputf("%s: the trace records ranks of EP%d, replaying on %d ranks (%s); ranks can be changed only for traces that record none",
 				rp.where(at, rec.Step, rec.Layer, rec.Rank), rp.h.EPSize, R, rp.cfg.RanksBy)
 		}
 		if rec.Rank >= R {
-			return fmt.Errorf("%w: %s: rank %d is outside the %d ranks (%s)", ErrInput, rp.where(at, rec.Step, rec.Layer, rec.Rank), rec.Rank, R, rp.cfg.RanksBy)
+			return inputf("%s: rank %d is outside the %d ranks (%s)", rp.where(at, rec.Step, rec.Layer, rec.Rank), rec.Rank, R, rp.cfg.RanksBy)
 		}
 	} else {
 		// Unranked groups end when a later step begins: close those of

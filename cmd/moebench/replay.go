@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -35,16 +34,16 @@ const replayExamples = `  moebench trace gen --routing powerlaw:1.2 --ranks 16 -
 const defaultMaxOpen = 256
 
 // replayFlags are replay's knobs: the trace and how to import it, the
-// layer around it, and the run options shared with run.
+// layer around it (its counts straight into the replay's options), and
+// the run options shared with run.
 type replayFlags struct {
 	traces   []string
 	from     string
 	layout   string
 	imp      traces.ImportOptions
+	o        replay.Options
 	workload string
 	mode     string
-	ranks    int
-	perNode  int
 	hidden   int
 	dtype    string
 	combine  string
@@ -54,9 +53,6 @@ type replayFlags struct {
 	background string
 	groups     groupFlags
 	noPayload  bool
-	steps      int
-	maxLayers  int
-	maxOpen    int
 	progress   bool
 	prof       profileFlags
 	out        outputFlags
@@ -76,8 +72,8 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.imp.Seed, "seed", 1, "seed for tokens synthesized from counts")
 	fs.StringVar(&f.workload, "workload", "deepseek-v3", "hidden size and dtypes from this preset: "+strings.Join(workloads.Names(), ", "))
 	fs.StringVar(&f.mode, "mode", "ll", "DeepEP mode: ll (low latency) or normal (high throughput)")
-	fs.IntVar(&f.ranks, "ranks", 0, "expert-parallel ranks (default the trace's ep_size, else the workload's); records without a rank are split evenly over them")
-	fs.IntVar(&f.perNode, "gpus-per-node", 0, "GPUs per node (default the trace's, else the workload's)")
+	fs.IntVar(&f.o.Ranks, "ranks", 0, "expert-parallel ranks (default the trace's ep_size, else the workload's); records without a rank are split evenly over them")
+	fs.IntVar(&f.o.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (default the trace's, else the workload's)")
 	fs.IntVar(&f.hidden, "hidden", 0, "hidden size (default the workload's)")
 	registerDTypes(fs, &f.dtype, &f.combine)
 	f.transportFlags.register(fs)
@@ -86,9 +82,9 @@ func (f *replayFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.background, "background", "none", backgroundHelp)
 	f.groups.register(fs, "group-limited gating to check the trace's tokens against (reported, not enforced; the workload's applies when the trace has its expert count)")
 	fs.BoolVar(&f.noPayload, "no-payload-check", false, "skip the payload checksums (placement and exactly-once are always checked)")
-	fs.IntVar(&f.steps, "steps", 0, "replay only steps 0..N-1 (0 = every step)")
-	fs.IntVar(&f.maxLayers, "max-layers", 0, "stop after N (step, layer) groups (0 = all)")
-	fs.IntVar(&f.maxOpen, "max-open", defaultMaxOpen, "(step, layer) groups that may wait for their ranks' records at once")
+	fs.IntVar(&f.o.Steps, "steps", 0, "replay only steps 0..N-1 (0 = every step)")
+	fs.IntVar(&f.o.MaxLayers, "max-layers", 0, "stop after N (step, layer) groups (0 = all)")
+	fs.IntVar(&f.o.MaxOpen, "max-open", defaultMaxOpen, "(step, layer) groups that may wait for their ranks' records at once")
 	fs.BoolVar(&f.progress, "progress", false, "draw the progress bar even when stderr is not a terminal")
 	f.prof.register(fs)
 	f.out.register(fs)
@@ -161,7 +157,13 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := rp.precheck(f.prof.sets); err != nil {
 		return err
 	}
-	bar := report.NewProgress(stderr, "moebench replay", replay.Expected(rp.h, rp.steps, rp.maxLayers), report.ProgressOptions{Force: f.progress})
+	return rp.emit(&f.out, *plotPath, stdout, stderr, f.progress, hook)
+}
+
+// emit replays into the format asked for, and the plot when asked, both
+// or neither, under a progress bar.
+func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Writer, force bool, hook func(done int)) error {
+	bar := report.NewProgress(stderr, "moebench replay", rp.Expected(), report.ProgressOptions{Force: force})
 	progress := func(g *replay.Group, done int) {
 		bar.Step(fmt.Sprintf("step %d layer %d", g.Step, g.Layer))
 		if hook != nil {
@@ -172,18 +174,18 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	// return it as it is, without the atomic writer's "writing FILE".
 	var rerr error
 	var pl *results.ReplayPlot
-	f.out.hold() // the result and the plot, both or neither
-	defer f.out.discard()
-	err = f.out.emit(stdout, func(w io.Writer) error {
+	out.hold() // the result and the plot, both or neither
+	defer out.discard()
+	err := out.emit(stdout, func(w io.Writer) error {
 		var sink replay.Sink
-		if sink, pl, rerr = replaySink(w, f.out.format, rp, *plotPath); rerr != nil {
+		if sink, pl, rerr = rp.sink(w, out.format, plotPath); rerr != nil {
 			return rerr
 		}
 		rerr = rp.run(sink, progress)
 		if rerr == nil && pl != nil {
 			// Checked before the output is committed: a figure with
 			// nothing to draw leaves no file.
-			rerr = checkFigure(*plotPath, &pl.Doc, "no layer has a time to draw")
+			rerr = checkFigure(plotPath, &pl.Doc, "no layer has a time to draw")
 		}
 		return rerr
 	})
@@ -192,12 +194,12 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return rerr
 	}
 	if err == nil && pl != nil {
-		err = f.out.writePlot(*plotPath, &pl.Doc)
+		err = out.writePlot(plotPath, &pl.Doc)
 	}
 	if err != nil {
 		return err
 	}
-	return f.out.commit()
+	return out.commit()
 }
 
 // open reads the trace through the importer, which streams native traces
@@ -230,16 +232,12 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	return src, nil
 }
 
-// replayer is what replay resolves from the flags and the trace's header
-// before handing the trace to the replay package.
+// replayer is a replay (the trace with its layer resolved) and what runs
+// each of its groups as run runs a point.
 type replayer struct {
-	name    string // the trace, for messages
-	src     traces.Reader
-	h       traces.Header
-	ids     moe.TraceIDs
-	base    moe.Shape // Tokens is set per group
-	ranksBy string    // where the rank count came from, for messages
-	perBy   string
+	*replay.Replay
+	opts    *replay.Options
+	base    moe.Shape // the replay's; Tokens is set per group
 	mode    moe.Mode
 	nvlink  bool
 	bg      moe.Background
@@ -248,15 +246,10 @@ type replayer struct {
 	presets []preset.Preset
 	prof    *profile.Profile
 	lf      layerFlags // the run options runOne reads
-	wl      string
-	limit   moe.GroupLimit // resolved; off when not checked
-	limitBy string         // where the limit came from, or why none
 	// fault is every layer's faults (lf.faults parsed for the trace's
 	// ranks); stderr hears of each layer that fails under them.
 	fault  faultPoint
 	stderr io.Writer
-
-	steps, maxLayers, maxOpen int
 }
 
 // setFaults parses --fault for the trace's layer: a rank past its ranks
@@ -273,14 +266,10 @@ func (rp *replayer) setFaults() error {
 // newReplayer resolves everything that does not need the trace: the mode,
 // the background, the presets, the profile, the run options.
 func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
-	rp := &replayer{wl: f.workload}
+	rp := &replayer{opts: &f.o}
 	var err error
 	if rp.mode, err = moe.ParseMode(f.mode); err != nil {
 		return nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
-	}
-	rp.nvlink = f.nvlink
-	if !fs.Changed("nvlink") {
-		rp.nvlink = rp.mode == moe.Normal
 	}
 	if rp.bg, err = workloads.ParseBackground(f.background); err != nil {
 		return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
@@ -289,26 +278,28 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if fs.Changed("chunk") && rp.mode != moe.Normal {
 		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
 	}
-	for _, c := range []struct {
+	o := &f.o
+	o.Mode, o.Background, o.Chunk, o.NumSMs = rp.mode, rp.bg, f.chunk, f.numSMs
+	// A value given, even the default, overrides the trace's (the
+	// workload's) or must match it.
+	for _, g := range []struct {
 		name string
-		v    int
-		what string
-	}{
-		{"num-sms", f.numSMs, "0 (DeepEP's choice) or more"},
-		{"chunk", f.chunk, "0 (16 tokens) or more"}, {"steps", f.steps, "0 (every step) or more"},
-		{"max-layers", f.maxLayers, "0 (all) or more"}, {"ranks", f.ranks, "0 (the trace's) or more"},
-		{"gpus-per-node", f.perNode, "0 (the trace's) or more"}, {"hidden", f.hidden, "0 (the workload's) or more"},
-		{"topk", f.imp.TopK, "0 (the trace's) or more"}, {"experts", f.imp.Experts, "0 (the trace's) or more"},
-		{"tokens", f.imp.Tokens, "0 or more"},
-	} {
-		if c.v < 0 {
-			return nil, fmt.Errorf("%w: --%s %d: must be %s", errUsage, c.name, c.v, c.what)
+		p    **int
+		v    *int
+	}{{"hidden", &o.Hidden, &f.hidden}, {"topk", &o.TopK, &f.imp.TopK}, {"experts", &o.Experts, &f.imp.Experts}} {
+		if fs.Changed(g.name) {
+			*g.p = g.v
 		}
 	}
-	if f.maxOpen < 1 {
-		return nil, fmt.Errorf("%w: --max-open %d: must be at least 1", errUsage, f.maxOpen)
+	if fs.Changed("nvlink") {
+		o.NVLink = &f.nvlink
 	}
-	rp.steps, rp.maxLayers, rp.maxOpen = f.steps, f.maxLayers, f.maxOpen
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if f.imp.Tokens < 0 {
+		return nil, fmt.Errorf("%w: --tokens %d: must be 0 or more", errUsage, f.imp.Tokens)
+	}
 	rp.lf = layerFlags{kernelFlags: kernelFlags{numSMs: f.numSMs, chunk: f.chunk}, noPayload: f.noPayload}
 	if err := f.compute.check(fs); err != nil {
 		return nil, err
@@ -320,6 +311,8 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset"), rp.prof); err != nil {
 		return nil, err
 	}
+	o.Profile, o.Presets, o.Notes = rp.prof, rp.presets, f.faults.note()
+	o.Spell = func(field string) string { return "--" + field }
 	for _, n := range f.knobs.names() {
 		if v := fs.Lookup(n); v.Changed && strings.Contains(v.Value.String(), ",") {
 			return nil, fmt.Errorf("%w: --%s: replay takes one value", errUsage, n)
@@ -336,84 +329,40 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	return rp, nil
 }
 
-// setTrace builds the layer shape from the trace's header and the flags.
+// setTrace resolves the replay's layer from the trace's header and the
+// flags: the workload with its dtypes, the group limit the flags give.
 func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reader) error {
-	rp.src, rp.h, rp.name = src, src.Header(), strings.Join(splitList(f.traces), ",")
-	h := &rp.h
-	if fs.Changed("topk") && f.imp.TopK != h.TopK {
-		return fmt.Errorf("%w: --topk %d: %s records top-%d", errUsage, f.imp.TopK, rp.name, h.TopK)
-	}
-	if fs.Changed("experts") && f.imp.Experts != h.Experts {
-		return fmt.Errorf("%w: --experts %d: %s records %d logical experts", errUsage, f.imp.Experts, rp.name, h.Experts)
-	}
+	o := rp.opts
+	o.Name = strings.Join(splitList(f.traces), ",")
 	w, err := workloads.Get(f.workload)
 	if err != nil {
 		return fmt.Errorf("%w: --workload: %v", errUsage, err)
 	}
-	s := w.Shape
-	s.Experts, s.PhysicalExperts, s.TopK, s.Tokens = h.Experts, 0, h.TopK, 1
-	rp.ids = moe.LogicalIDs
-	if h.IDSpace == traces.Physical {
-		s.PhysicalExperts, rp.ids = h.PhysicalExperts, moe.PhysicalIDs
-	}
-	if fs.Changed("hidden") {
-		s.Hidden = f.hidden
-	}
-	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
+	if err := applyDTypes(&w.Shape, f.dtype, f.combine); err != nil {
 		return err
 	}
-	switch {
-	case f.ranks > 0:
-		s.Ranks, rp.ranksBy = f.ranks, "--ranks"
-	case h.EPSize > 0:
-		s.Ranks, rp.ranksBy = h.EPSize, "the trace's ep_size"
-	default:
-		rp.ranksBy = "the workload's; set --ranks"
+	o.Workload = w
+	if fs.Changed("topk-groups") || fs.Changed("expert-groups") {
+		lim, err := f.groups.limit(fs, w)
+		if err != nil {
+			return err
+		}
+		o.Limit = &lim
 	}
-	switch {
-	case f.perNode > 0:
-		s.GPUsPerNode, rp.perBy = f.perNode, "--gpus-per-node"
-	case h.GPUsPerNode > 0:
-		s.GPUsPerNode, rp.perBy = h.GPUsPerNode, "the trace's gpus_per_node"
-	case s.Ranks < s.GPUsPerNode:
-		s.GPUsPerNode, rp.perBy = s.Ranks, "one node: fewer ranks than the workload's GPUs per node"
-	default:
-		rp.perBy = "the workload's; set --gpus-per-node"
+	if rp.Replay, err = replay.New(*o, src); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if s.Physical()%s.Ranks != 0 {
-		return fmt.Errorf("%w: %s: its %d experts cannot be placed evenly on %d ranks (%s)", errUsage, rp.name, s.Physical(), s.Ranks, rp.ranksBy)
-	}
-	if s.Ranks%s.GPUsPerNode != 0 {
-		return fmt.Errorf("%w: %d ranks (%s) do not fill whole nodes of %d GPUs (%s)", errUsage, s.Ranks, rp.ranksBy, s.GPUsPerNode, rp.perBy)
-	}
-	if err := s.Validate(); err != nil {
-		return fmt.Errorf("%w: layer shape from %s and the flags: %w", errUsage, rp.name, err)
-	}
-	if s, err = s.OnProfile(rp.prof); err != nil {
-		return fmt.Errorf("%w: layer shape from %s, the flags and the profile: %w", errUsage, rp.name, err)
-	}
-	if !fs.Changed("nvlink") {
-		rp.nvlink = nvlinkDefault(s, rp.mode)
-	}
-	if err := s.CheckWrites(rp.mode, f.chunk); err != nil {
-		return fmt.Errorf("%w: layer shape from %s and the flags: %w", errUsage, rp.name, err)
-	}
-	rp.base = s
-	if err := rp.setLimit(f, fs, w); err != nil {
-		return err
-	}
+	rp.base, rp.nvlink = rp.Shape(), rp.NVLink()
 	return nil
 }
 
 // run replays the trace into sink; progress is called after each group.
 func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done int)) error {
-	_, err := replay.Run(replay.Config{Name: rp.name, Source: rp.src, Shape: rp.base, IDs: rp.ids, RanksBy: rp.ranksBy,
-		Mode: rp.mode, NVLink: rp.nvlink, Limit: rp.limit, Steps: rp.steps, MaxLayers: rp.maxLayers, MaxOpen: rp.maxOpen,
-		Presets: rp.presets, Run: rp.runOne, Progress: progress}, sink)
+	err := rp.Run(sink, rp.runOne, progress)
 	var ge *replay.GroupError
 	switch {
 	case errors.Is(err, replay.ErrInput):
-		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), replay.ErrInput.Error()+": "))
+		return fmt.Errorf("%w: %w", errUsage, err)
 	case errors.As(err, &ge) && errors.Is(ge.Err, errUsage):
 		return fmt.Errorf("%w: %s: step %d, layer %d: %s", errUsage, ge.Trace, ge.Step, ge.Layer, message(ge.Err))
 	case errors.As(err, &ge):
@@ -453,92 +402,20 @@ func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error
 	return res, err
 }
 
-// notes are the header's account of what was replayed.
-func (rp *replayer) notes() []string {
-	h, s := &rp.h, rp.base
-	steps, ep := "unknown", "not recorded"
-	if h.Steps > 0 {
-		steps = strconv.Itoa(h.Steps)
-	}
-	if h.EPSize > 0 {
-		ep = "EP" + strconv.Itoa(h.EPSize)
-	}
-	ids := fmt.Sprintf("logical ids, %d experts", h.Experts)
-	if h.IDSpace == traces.Physical {
-		ids = fmt.Sprintf("physical ids, %d physical experts serving %d logical (its physical_to_logical map); the layer moves physical ids as placed", h.PhysicalExperts, h.Experts)
-	}
-	nv := "off"
-	if rp.nvlink {
-		nv = "on"
-	}
-	l := []string{
-		fmt.Sprintf("trace %s: %s, top-%d, %d layers, steps %s, ranks %s", rp.name, ids, h.TopK, h.Layers, steps, ep),
-	}
-	if h.Provenance != "" {
-		l = append(l, "provenance: "+h.Provenance)
-	}
-	if h.Synthesized {
-		l = append(l, "SYNTHESIZED: the trace's tokens were made up to match per-expert counts; its loads are real, its co-selection of experts is not")
-	}
-	l = append(l,
-		fmt.Sprintf("layer: workload %s (hidden %d, %s dispatch, %s combine), EP%d = %s, %s mode, NVLink %s; tokens per rank: the busiest rank's in each (step, layer)",
-			rp.wl, s.Hidden, s.Dispatch, s.Combine, s.Ranks, nodesOf(s), rp.mode, nv),
-		fmt.Sprintf("source ranks: as recorded; records without a rank are split evenly over the %d ranks", s.Ranks),
-		fmt.Sprintf("background %s", rp.bg),
-		"group limit: "+rp.limitBy,
-	)
-	l = append(l, rp.lf.faults.note()...)
-	var lim []string
-	if rp.steps > 0 {
-		lim = append(lim, fmt.Sprintf("steps below %d", rp.steps))
-	}
-	if rp.maxLayers > 0 {
-		lim = append(lim, fmt.Sprintf("at most %d (step, layer) groups", rp.maxLayers))
-	}
-	if len(lim) > 0 {
-		l = append(l, "limited to "+strings.Join(lim, " and "))
-	}
-	return l
-}
-
-// header is the report header every format carries.
-func (rp *replayer) header() report.Header {
+// sink renders the replay in format as it runs and, when a plot is asked
+// for, keeps what it draws.
+func (rp *replayer) sink(w io.Writer, format string, plotPath string) (replay.Sink, *results.ReplayPlot, error) {
 	h := header("replay", rp.prof, "modelled (discrete-event simulation of the transports on the profile's hardware model, routing replayed from a trace)")
-	h.Extra = rp.notes()
-	return h
-}
-
-// setLimit picks the group limit replay checks tokens against: the flags',
-// else the workload's when the trace has the workload's expert count (the
-// same model), else none.
-func (rp *replayer) setLimit(f *replayFlags, fs *pflag.FlagSet, w workloads.Workload) error {
-	explicit := fs.Changed("topk-groups") || fs.Changed("expert-groups")
-	lim := moe.GroupLimit{}
-	switch {
-	case explicit:
-		var err error
-		if lim, err = f.groups.limit(fs, w); err != nil {
-			return err
-		}
-		rp.limitBy = "--topk-groups"
-	case w.Groups.On() && rp.h.Experts == w.Shape.Experts:
-		lim, rp.limitBy = w.Groups, "the workload's ("+w.Name+")"
-	case w.Groups.On():
-		rp.limitBy = fmt.Sprintf("not checked: the trace has %d experts, workload %s's limit is for %d (set --topk-groups)", rp.h.Experts, w.Name, w.Shape.Experts)
-		return nil
-	default:
-		rp.limitBy = "not checked (the workload has none; set --topk-groups)"
-		return nil
+	h.Extra = rp.Notes()
+	names := make([]string, len(rp.presets))
+	for i, p := range rp.presets {
+		names[i] = p.Name
 	}
-	if !lim.On() {
-		rp.limitBy = "not checked (--topk-groups 0)"
-		return nil
+	th := rp.Header()
+	sink, err := results.NewReplaySink(w, format, h, results.ReplayTable{Steps: th.Steps, Layers: th.Layers, Presets: names})
+	if err != nil || plotPath == "" {
+		return sink, nil, err
 	}
-	res, err := lim.Resolve(rp.base)
-	if err != nil {
-		return fmt.Errorf("%w: %v (the trace's %d experts, %d nodes)", errUsage, limitErr(err), rp.base.Experts, rp.base.Nodes())
-	}
-	rp.limit = res
-	rp.limitBy = res.String() + ", " + rp.limitBy + "; tokens beyond it are reported, not changed"
-	return nil
+	pl := results.NewReplayPlot(sink, h)
+	return pl, pl, nil
 }
