@@ -7,8 +7,10 @@
 // .npy/.npz with topk_ids, vLLM/SGLang routed_experts or Megatron
 // routing_indices; SGLang stat logical_count and its older CSV dump; EPLB
 // weight load matrices), or a synthetic routing model (Generate). Out: a
-// Reader of Records under one Header, written by NewWriter in either native
-// form, and a Summary of per-layer load and skew (Inspect).
+// Reader of Records under one Header, written by NewWriter (Encode,
+// EncodeFile) in either native form, and a Summary of per-layer load and
+// skew (Inspect; InspectFile adds the file and host). GenOptions.CheckLayer
+// refuses a synthetic trace the layer would refuse, naming the field.
 //
 // Every reader is Scanner-shaped: Next returns one Record, reusing its
 // buffers, and io.EOF at the end. Nothing is loaded whole except the arrays

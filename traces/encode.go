@@ -1,6 +1,11 @@
 package traces
 
-import "io"
+import (
+	"errors"
+	"io"
+
+	"moebench/internal/report"
+)
 
 // SourceError is a read error of the source Encode reads: the input's
 // fault, not the output's.
@@ -44,4 +49,16 @@ func (d GenOptions) EncodedSize(f Format) (bytes, records float64) {
 	}
 	records = float64(d.Steps) * float64(d.Layers) * float64(d.Ranks)
 	return records * (float64(d.TokensPerRank)*float64(d.TopK)*per + 32), records
+}
+
+// EncodeFile writes src to the file at path in format f atomically (a
+// failure leaves no file and an existing one as it was). A read error of
+// src is the input's fault: it comes back as it is, naming the input,
+// not as the file's "writing PATH".
+func EncodeFile(path string, f Format, src Reader) error {
+	err := report.WriteFileAtomic(path, func(w io.Writer) error { return Encode(w, f, src) })
+	if se := (*SourceError)(nil); errors.As(err, &se) {
+		return se.Err
+	}
+	return err
 }

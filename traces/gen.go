@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"moebench/moe"
 	"moebench/routing"
 )
 
@@ -175,4 +176,16 @@ func softmaxWeights(rng *rand.Rand, w []float32) {
 	for i := range w {
 		w[i] = float32(tmp[len(tmp)-1-i] / sum)
 	}
+}
+
+// CheckLayer checks the layer the trace would feed with the layer's own
+// check (moe.Shape.Validate), so that a trace run and replay would refuse
+// is refused before it is written; its errors name the field at fault.
+func (opt GenOptions) CheckLayer() error {
+	s := moe.Shape{Experts: opt.Experts, TopK: opt.TopK, Tokens: opt.TokensPerRank, Ranks: opt.Ranks, GPUsPerNode: opt.GPUsPerNode,
+		Hidden: 16, Dispatch: moe.BF16, Combine: moe.BF16}
+	if opt.GPUsPerNode == 0 { // unknown: one node
+		s.GPUsPerNode = opt.Ranks
+	}
+	return s.Validate()
 }

@@ -216,3 +216,42 @@ func orDash(s string) string {
 }
 
 func pct(x float64) string { return report.Sig3(100*x) + "%" }
+
+// Inspection is a trace's Summary with the file it came from and the host
+// that read it: what inspecting a file reports.
+type Inspection struct {
+	File string      `json:"file"`
+	Host report.Host `json:"host"`
+	*Summary
+}
+
+// InspectFile opens the trace at path and summarises it (Inspect) on host.
+func InspectFile(path string, host report.Host) (*Inspection, error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s, err := Inspect(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Inspection{File: path, Host: host, Summary: s}, nil
+}
+
+// WriteJSON renders the inspection as indented JSON: the file, the host
+// and the summary's fields beside them.
+func (in *Inspection) WriteJSON(w io.Writer) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(in)
+}
+
+// WriteTable renders the inspection for a terminal: the file and the host,
+// then the summary's table.
+func (in *Inspection) WriteTable(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "trace       %s\nhost        %s\n", in.File, in.Host); err != nil {
+		return err
+	}
+	return in.Summary.WriteTable(w)
+}

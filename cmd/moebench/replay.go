@@ -206,18 +206,8 @@ func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Wr
 // and reads NumPy and count inputs as trace convert does.
 func (f *replayFlags) open() (traces.ReadCloser, error) {
 	opt := f.imp
-	if f.from != "" {
-		fm, err := parseFormat("from", f.from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
-		if err != nil {
-			return nil, err
-		}
-		opt.From = fm
-	}
-	switch traces.Layout(f.layout) {
-	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
-		opt.Layout = traces.Layout(f.layout)
-	default:
-		return nil, fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(f.layout))
+	if err := importFormat(f.from, f.layout, &opt); err != nil {
+		return nil, err
 	}
 	// The header keeps what the data says; --ranks and --gpus-per-node
 	// shape the layer, not the trace.

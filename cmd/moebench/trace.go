@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 
 	"moebench/budget"
 	"moebench/internal/report"
-	"moebench/moe"
 	"moebench/routing"
 	"moebench/traces"
 )
@@ -83,6 +81,24 @@ func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
 	return false, nil
 }
 
+// importFormat sets the import's format and layout from --from and
+// --layout.
+func importFormat(from, layout string, opt *traces.ImportOptions) error {
+	if from != "" {
+		f, err := parseFormat("from", from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
+		if err != nil {
+			return err
+		}
+		opt.From = f
+	}
+	switch traces.Layout(layout) {
+	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
+		opt.Layout = traces.Layout(layout)
+		return nil
+	}
+	return fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(layout))
+}
+
 func parseFormat(flag, v string, allowed ...traces.Format) (traces.Format, error) {
 	for _, f := range allowed {
 		if string(f) == v {
@@ -138,8 +154,8 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	d.Routing = r
 	// The layer shape as run and replay check it: a trace they would
 	// refuse is refused here.
-	if err := checkTraceShape(d); err != nil {
-		return err
+	if err := d.CheckLayer(); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	f, err := outputFormat(*format, *out)
 	if err != nil {
@@ -153,20 +169,6 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
 	}
 	return writeTrace(*out, f, src, stdout)
-}
-
-// checkTraceShape validates trace gen's shape with the layer's own check
-// (moe.Shape.Validate), naming the flag at fault.
-func checkTraceShape(d traces.GenOptions) error {
-	s := moe.Shape{Experts: d.Experts, TopK: d.TopK, Tokens: d.TokensPerRank, Ranks: d.Ranks, GPUsPerNode: d.GPUsPerNode,
-		Hidden: 16, Dispatch: moe.BF16, Combine: moe.BF16}
-	if d.GPUsPerNode == 0 { // unknown: one node
-		s.GPUsPerNode = d.Ranks
-	}
-	if err := s.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
 }
 
 // checkTraceBytes refuses, before writing, a trace larger than the free
@@ -207,21 +209,12 @@ func outputFormat(flag, out string) (traces.Format, error) {
 	return f, nil
 }
 
-// writeTrace copies src to out atomically: a failure leaves no file. A
-// read error is the input's fault: it is returned as it is, naming the
-// input, not as the atomic writer's "writing OUT".
+// writeTrace writes src to out atomically, or to stdout for -.
 func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer) error {
-	write := func(w io.Writer) error { return traces.Encode(w, f, src) }
-	var err error
 	if out == "-" {
-		err = write(stdout)
-	} else {
-		err = report.WriteFileAtomic(out, write)
+		return traces.Encode(stdout, f, src)
 	}
-	if se := (*traces.SourceError)(nil); errors.As(err, &se) {
-		return se.Err
-	}
-	return err
+	return traces.EncodeFile(out, f, src)
 }
 
 func runTraceConvert(args []string, stdout, _ io.Writer) error {
@@ -265,18 +258,8 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	if err := checkFiles([]fileArg{{"--out", *out}}, posArgs(fs.Args())); err != nil {
 		return err
 	}
-	if *from != "" {
-		f, err := parseFormat("from", *from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
-		if err != nil {
-			return err
-		}
-		opt.From = f
-	}
-	switch traces.Layout(*layout) {
-	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
-		opt.Layout = traces.Layout(*layout)
-	default:
-		return fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(*layout))
+	if err := importFormat(*from, *layout, &opt); err != nil {
+		return err
 	}
 	f, err := outputFormat(*format, *out)
 	if err != nil {
@@ -307,33 +290,12 @@ func runTraceInspect(args []string, stdout, _ io.Writer) error {
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("%w: --format %s is not table or json", errUsage, report.Quote(*format))
 	}
-	path := fs.Arg(0)
-	r, err := traces.Open(path)
+	in, err := traces.InspectFile(fs.Arg(0), report.LocalHost())
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	s, err := traces.Inspect(r)
-	if err != nil {
-		return err
-	}
-	host := report.LocalHost()
 	if *format == "json" {
-		return writeInspectJSON(stdout, path, host, s)
+		return in.WriteJSON(stdout)
 	}
-	if _, err := fmt.Fprintf(stdout, "trace       %s\nhost        %s\n", path, host); err != nil {
-		return err
-	}
-	return s.WriteTable(stdout)
-}
-
-func writeInspectJSON(w io.Writer, path string, host report.Host, s *traces.Summary) error {
-	type out struct {
-		File string      `json:"file"`
-		Host report.Host `json:"host"`
-		*traces.Summary
-	}
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(out{path, host, s})
+	return in.WriteTable(stdout)
 }
