@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/inputfile"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/native"
 	"moebench/native/calib"
@@ -110,8 +111,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	o.baseSet = fs.Changed("base")
 	for _, f := range o.outputs() {
-		if f.path == "-" {
-			return fmt.Errorf("%w: %s -: calibrate writes a file there (a profile fragment, raw JSON), not stdout; name one", errUsage, f.name)
+		if f.Path == "-" {
+			return fmt.Errorf("%w: %s -: calibrate writes a file there (a profile fragment, raw JSON), not stdout; name one", errUsage, f.Name)
 		}
 	}
 	if err := checkOut("--out", o.out); err != nil {
@@ -120,7 +121,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err := checkOut("--raw", o.raw); err != nil {
 		return err
 	}
-	if err := checkFiles(o.outputs(), append(listArgs("--from-raw", o.fromRaw), append(profileArgs("--base", o.base), fileArg{"--lib", o.lib})...)); err != nil {
+	if err := checkFiles(o.outputs(), append(outfile.Named("--from-raw", splitList([]string{o.fromRaw})), append(profileArgs("--base", o.base), outfile.Arg{Name: "--lib", Path: o.lib})...)); err != nil {
 		return err
 	}
 	if fs.Changed("grid") && !o.layer {
@@ -138,7 +139,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return profileErr("--base", err)
 		}
-		if err := checkFiles(o.outputs(), originArgs("--base", b)); err != nil {
+		if err := checkFiles(o.outputs(), outfile.Existing("--base", b.Origins)); err != nil {
 			return err
 		}
 		base = b
@@ -194,18 +195,18 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 // writeCalibration writes the fragment to --out and the raw record to
 // --raw, both or neither.
 func writeCalibration(o calibrateOptions, frag profile.File, raw any) error {
-	var files outputFlags
-	files.hold()
-	defer files.discard()
-	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
+	var files outfile.Set
+	files.Hold()
+	defer files.Discard()
+	if err := files.Write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return fmt.Errorf("calibrate: --out: %w", err)
 	}
 	if o.raw != "" {
-		if err := files.write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
+		if err := files.Write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
 			return fmt.Errorf("calibrate: --raw: %w", err)
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/native"
 	nativelayer "moebench/native/layer"
@@ -29,7 +30,7 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return profileErr("--base", err)
 	}
-	if err := checkFiles(o.outputs(), originArgs("--base", base)); err != nil {
+	if err := checkFiles(o.outputs(), outfile.Existing("--base", base.Origins)); err != nil {
 		return err
 	}
 	if !slices.Contains(nativelayer.Grids, o.grid) {
@@ -98,11 +99,11 @@ func measureLayer(o calibrateOptions, progress func(string)) (*nativelayer.Raw, 
 // --raw and --out together once both are done: a failed fit writes no
 // file.
 func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, progress func(string)) (*nativelayer.Calibration, error) {
-	var files outputFlags
-	files.hold()
-	defer files.discard()
+	var files outfile.Set
+	files.Hold()
+	defer files.Discard()
 	if o.raw != "" {
-		if err := files.write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
+		if err := files.Write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
 			return nil, fmt.Errorf("calibrate --layer: --raw: %w", err)
 		}
 	}
@@ -124,10 +125,10 @@ func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, p
 		Constants: c.Fit.Constants,
 		Measured:  meas,
 	}
-	if err := files.write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
+	if err := files.Write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return nil, fmt.Errorf("calibrate --layer: --out: %w", err)
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
 	return c, nil

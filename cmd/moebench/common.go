@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/profile"
 )
@@ -109,17 +110,16 @@ func checkFloat(flag string, v, lo, hi float64) error {
 // errHelpShown ends a command successfully after --help.
 var errHelpShown = errors.New("help shown")
 
-// outputFlags are shared by every command that renders results.
+// outputFlags are shared by every command that renders results; the
+// files it writes and whether they wait to be committed together are
+// its outfile.Set.
 type outputFlags struct {
 	format string
 	out    string
 	// before, when set, runs before anything is written: a check on the
 	// finished work (checkSetsRead) that can still refuse it.
 	before func() error
-	outs   []fileArg // what the command writes (outputs), for checkInputs
-	// While holding, outputs wait in pending for commit (see hold).
-	holding bool
-	pending []*report.Pending
+	outfile.Set
 }
 
 func (o *outputFlags) register(fs *pflag.FlagSet) {
@@ -157,7 +157,7 @@ func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error 
 	if o.out == "" || o.out == "-" {
 		return write(stdout)
 	}
-	return o.write(o.out, write)
+	return o.Write(o.out, write)
 }
 
 // profileFlags select a profile and overrides.
@@ -179,7 +179,7 @@ func (p *profileFlags) loadFor(command string, out *outputFlags) (*profile.Profi
 	if err != nil {
 		return nil, err
 	}
-	if err := out.checkInputs(originArgs("--profile", prof)); err != nil {
+	if err := out.checkInputs(outfile.Existing("--profile", prof.Origins)); err != nil {
 		return nil, err
 	}
 	out.before = func() error { return checkSetsRead(command, prof, p.sets) }

@@ -79,8 +79,8 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 		// (a --set nothing read) still refuses it.
 		return o.emit(k, func(io.Writer) error { k.doc = doc; return nil })
 	}
-	o.hold() // the result and the plot, both or neither
-	defer o.discard()
+	o.Hold() // the result and the plot, both or neither
+	defer o.Discard()
 	// The figure first: one with nothing to draw is refused before the
 	// output is written.
 	if err := checkFigure(x.plot, doc, "no run has a time to draw"); err != nil {
@@ -94,7 +94,7 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 			return err
 		}
 	}
-	return o.commit()
+	return o.Commit()
 }
 
 // keptDoc stands for stdout when a command runs in-process for its

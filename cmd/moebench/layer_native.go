@@ -242,17 +242,17 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	}
 	// A run that failed its checks fails the command: the table still
 	// goes to stdout, to show which, but no --out file is written.
-	f.out.hold()
-	defer f.out.discard()
+	f.out.Hold()
+	defer f.out.Discard()
 	if err := f.out.emit(stdout, func(w io.Writer) error {
 		return results.Render(w, f.out.format, nativeDoc(h, f.workload, items, ncclItems))
 	}); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), notWritten(f.out.outs))
+		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), f.out.NotWritten())
 	}
-	return f.out.commit()
+	return f.out.Commit()
 }
 
 // nativeLayerPaths is what the native engine runs each configuration

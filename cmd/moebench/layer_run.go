@@ -15,6 +15,7 @@ import (
 
 	"moebench/budget"
 	"moebench/internal/field"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
@@ -258,8 +259,8 @@ func (f *layerFlags) checkFlags(fs *pflag.FlagSet, name string, sweep bool) erro
 	if err := f.faults.check(fs); err != nil {
 		return err
 	}
-	if err := checkFiles(f.out.outputs(fileArg{"--plot", f.ext.plot}), append(profileArgs("--profile", f.prof.spec),
-		fileArg{"--lib", f.native.lib}, fileArg{"--nccl-lib", f.native.ncclLib})); err != nil {
+	if err := checkFiles(f.out.outputs(outfile.Arg{Name: "--plot", Path: f.ext.plot}), append(profileArgs("--profile", f.prof.spec),
+		outfile.Arg{Name: "--lib", Path: f.native.lib}, outfile.Arg{Name: "--nccl-lib", Path: f.native.ncclLib})); err != nil {
 		return err
 	}
 	if err := f.budget.check(); err != nil {
@@ -434,7 +435,7 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	if err != nil {
 		return nil, nil, profileErr("--profile", err)
 	}
-	if err := f.out.checkInputs(originArgs("--profile", prof)); err != nil {
+	if err := f.out.checkInputs(outfile.Existing("--profile", prof.Origins)); err != nil {
 		return nil, nil, err
 	}
 	if _, err := profile.SetNames(f.prof.sets); err != nil {

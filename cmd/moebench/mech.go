@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/moe"
@@ -58,7 +59,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	if err := budget.check(); err != nil {
 		return err
 	}
-	if err := checkFiles(out.outputs(), append(profileArgs("--profile", prof.spec), fileArg{"--lib", lib})); err != nil {
+	if err := checkFiles(out.outputs(), append(profileArgs("--profile", prof.spec), outfile.Arg{Name: "--lib", Path: lib})); err != nil {
 		return err
 	}
 	p, err := prof.loadFor("mech", &out)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"moebench/internal/inputfile"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/results"
@@ -35,7 +36,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: merge: give the shards' JSON files", errUsage)
 	}
-	if err := checkFiles(out.outputs(fileArg{"--plot", *plotPath}), posArgs(fs.Args())); err != nil {
+	if err := checkFiles(out.outputs(outfile.Arg{Name: "--plot", Path: *plotPath}), outfile.Positional(fs.Args())); err != nil {
 		return err
 	}
 	shards, err := readShards(fs.Args())
@@ -62,8 +63,8 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		out.hold() // the result and the plot, both or neither
-		defer out.discard()
+		out.Hold() // the result and the plot, both or neither
+		defer out.Discard()
 		if err := out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		return out.commit()
+		return out.Commit()
 	case "size":
 		h, res, err := mergeSize(shards)
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -86,49 +85,5 @@ func TestOutKeepsModeAndLink(t *testing.T) {
 	}
 	if to, err := os.Readlink(link); err != nil || to != "real.jsonl" {
 		t.Errorf("link now %q, %v", to, err)
-	}
-}
-
-// checkFiles refuses an output that is an input or another output by
-// any name, and nothing else.
-func TestCheckFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	j := func(s string) string { return filepath.Join(dir, s) }
-	os.WriteFile(j("in.json"), []byte("{}"), 0o644)
-	os.WriteFile(j("other.json"), []byte("{}"), 0o644)
-	os.Link(j("in.json"), j("hard.json"))
-	os.Symlink("in.json", j("soft.json"))
-	if err := syscall.Mkfifo(j("pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name       string
-		outs, ins  []string
-		refusedFor string // the output refused, "" for none
-	}{
-		{"the input", []string{j("in.json")}, []string{j("in.json")}, j("in.json")},
-		{"a hard link", []string{j("hard.json")}, []string{j("in.json")}, j("hard.json")},
-		{"a symbolic link", []string{j("soft.json")}, []string{j("in.json")}, j("soft.json")},
-		{"dot segments", []string{dir + "/./x/../in.json"}, []string{j("in.json")}, ""}, // x does not exist: not a path to in.json
-		{"two outputs", []string{j("new.svg"), dir + "/./new.svg"}, nil, dir + "/./new.svg"},
-		{"another file", []string{j("other.json")}, []string{j("in.json")}, ""},
-		{"stdout", []string{"-", "-"}, []string{"-"}, ""},
-		{"a pipe", []string{j("pipe"), j("pipe")}, []string{j("pipe")}, ""},
-	} {
-		var outs, ins []fileArg
-		for i, p := range tc.outs {
-			outs = append(outs, fileArg{[]string{"--out", "--plot"}[i], p})
-		}
-		for _, p := range tc.ins {
-			ins = append(ins, fileArg{"--trace", p})
-		}
-		err := checkFiles(outs, ins)
-		switch {
-		case tc.refusedFor == "" && err != nil:
-			t.Errorf("%s: refused: %v", tc.name, err)
-		case tc.refusedFor != "" && (err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.refusedFor)):
-			t.Errorf("%s: %v, want a usage error naming %s", tc.name, err, tc.refusedFor)
-		}
 	}
 }

@@ -53,5 +53,5 @@ func (o *outputFlags) writePlot(path string, d plotDoc) error {
 	if err != nil {
 		return err
 	}
-	return o.write(path, r)
+	return o.Write(path, r)
 }

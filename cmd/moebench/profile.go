@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/profile"
 )
@@ -69,7 +70,7 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 			}
 			return err
 		}
-		if err := out.checkInputs(originArgs("", p)); err != nil {
+		if err := out.checkInputs(outfile.Existing("", p.Origins)); err != nil {
 			return err
 		}
 		if err := p.ApplySets(sets); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/budget"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
@@ -129,7 +130,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
-	if err := checkFiles(f.out.outputs(fileArg{"--plot", *plotPath}), append(listArgs("--trace", f.traces...), profileArgs("--profile", f.prof.spec)...)); err != nil {
+	if err := checkFiles(f.out.outputs(outfile.Arg{Name: "--plot", Path: *plotPath}), append(outfile.Named("--trace", splitList(f.traces)), profileArgs("--profile", f.prof.spec)...)); err != nil {
 		return err
 	}
 	log, err := f.logs.logger(stderr)
@@ -174,8 +175,8 @@ func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Wr
 	// return it as it is, without the atomic writer's "writing FILE".
 	var rerr error
 	var pl *results.ReplayPlot
-	out.hold() // the result and the plot, both or neither
-	defer out.discard()
+	out.Hold() // the result and the plot, both or neither
+	defer out.Discard()
 	err := out.emit(stdout, func(w io.Writer) error {
 		var sink replay.Sink
 		if sink, pl, rerr = rp.sink(w, out.format, plotPath); rerr != nil {
@@ -199,7 +200,7 @@ func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	return out.commit()
+	return out.Commit()
 }
 
 // open reads the trace through the importer, which streams native traces

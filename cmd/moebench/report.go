@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"moebench/internal/outfile"
 	"moebench/results"
 )
 
@@ -25,7 +26,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := checkOut("--out", *out); err != nil {
 		return err
 	}
-	if err := checkFiles([]fileArg{{"--out", *out}}, posArgs(fs.Args())); err != nil {
+	if err := checkFiles([]outfile.Arg{{Name: "--out", Path: *out}}, outfile.Positional(fs.Args())); err != nil {
 		return err
 	}
 	page := &results.Page{Title: *title}

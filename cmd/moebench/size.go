@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"moebench/budget"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/moe"
@@ -179,7 +180,7 @@ func (f *sizeFlags) check(fs *pflag.FlagSet) error {
 	if err := checkPlotPath("--plot", f.plot); err != nil {
 		return err
 	}
-	return checkFiles(f.out.outputs(fileArg{"--plot", f.plot}), profileArgs("--profile", f.prof.spec))
+	return checkFiles(f.out.outputs(outfile.Arg{Name: "--plot", Path: f.plot}), profileArgs("--profile", f.prof.spec))
 }
 
 // shard is --shard's slice of the study: a shard is JSON for merge, and
@@ -212,8 +213,8 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 	if err := checkFigure(plotPath, doc, "no candidate was modelled: every one was rejected before its run (the table, without --plot, says why)"); err != nil {
 		return err
 	}
-	o.hold() // the result and the plot, both or neither
-	defer o.discard()
+	o.Hold() // the result and the plot, both or neither
+	defer o.Discard()
 	if err := o.emit(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }); err != nil {
 		return err
 	}
@@ -223,9 +224,9 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 		}
 	}
 	if res.Recommended < 0 {
-		return fmt.Errorf("size: no candidate meets the limits%s", notWritten(o.outs))
+		return fmt.Errorf("size: no candidate meets the limits%s", o.NotWritten())
 	}
-	return o.commit()
+	return o.Commit()
 }
 
 // sizeCosts are the estimates of the study's largest candidate on each

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/budget"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/routing"
 	"moebench/traces"
@@ -255,7 +256,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	if err := checkOut("--out", *out); err != nil {
 		return err
 	}
-	if err := checkFiles([]fileArg{{"--out", *out}}, posArgs(fs.Args())); err != nil {
+	if err := checkFiles([]outfile.Arg{{Name: "--out", Path: *out}}, outfile.Positional(fs.Args())); err != nil {
 		return err
 	}
 	if err := importFormat(*from, *layout, &opt); err != nil {

@@ -11,6 +11,7 @@ import (
 	"moebench/transport/gda"
 
 	"moebench/internal/inputfile"
+	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/published"
@@ -71,7 +72,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err := checkPlotPath("--plot", *plotPath); err != nil {
 		return err
 	}
-	if err := checkFiles(out.outputs(fileArg{"--plot", *plotPath}), append(profileArgs("--profile", prof.spec), fileArg{"--measured", measured})); err != nil {
+	if err := checkFiles(out.outputs(outfile.Arg{Name: "--plot", Path: *plotPath}), append(profileArgs("--profile", prof.spec), outfile.Arg{Name: "--measured", Path: measured})); err != nil {
 		return err
 	}
 	if err := checkFloat("fail-above", failAbove, 0, math.Inf(1)); err != nil {
@@ -150,8 +151,8 @@ func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref,
 	if err := checkFigure(plotPath, doc, fmt.Sprintf("no row has a positive %s and model value to place on log axes", ref)); err != nil {
 		return err
 	}
-	out.hold() // the rows and the plot, both or neither
-	defer out.discard()
+	out.Hold() // the rows and the plot, both or neither
+	defer out.Discard()
 	if err := out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) }); err != nil {
 		return err
 	}
@@ -161,9 +162,9 @@ func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref,
 		}
 	}
 	if sum := doc.Summary; failAbove > 0 && sum.MaxErr > failAbove {
-		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, notWritten(out.outs))
+		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, out.NotWritten())
 	}
-	return out.commit()
+	return out.Commit()
 }
 
 // renderRows renders rows in format; ref names the reference column:
