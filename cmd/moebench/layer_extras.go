@@ -79,22 +79,7 @@ func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, wo
 		// (a --set nothing read) still refuses it.
 		return o.emit(k, func(io.Writer) error { k.doc = doc; return nil })
 	}
-	o.Hold() // the result and the plot, both or neither
-	defer o.Discard()
-	// The figure first: one with nothing to draw is refused before the
-	// output is written.
-	if err := checkFigure(x.plot, doc, "no run has a time to draw"); err != nil {
-		return err
-	}
-	if err := o.emit(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }); err != nil {
-		return err
-	}
-	if x.plot != "" {
-		if err := o.writePlot(x.plot, doc); err != nil {
-			return err
-		}
-	}
-	return o.Commit()
+	return o.emitPlotted(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }, x.plot, doc, "no run has a time to draw", nil)
 }
 
 // keptDoc stands for stdout when a command runs in-process for its

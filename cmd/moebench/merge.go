@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"moebench/internal/inputfile"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/results"
-	"moebench/sizing"
 )
 
 const mergeExamples = `  moebench merge shard-*.json --out sweep.json
@@ -52,50 +49,22 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		// The figure first: one with nothing to draw is refused before
-		// the output is written.
 		var ld *results.Layer
 		if *plotPath != "" {
-			if ld, err = mergedLayer(doc); err != nil {
-				return err
-			}
-			if err := checkFigure(*plotPath, ld, "the shards hold no run with a time to draw"); err != nil {
+			if ld, err = results.MergedSweep(doc); err != nil {
 				return err
 			}
 		}
-		out.Hold() // the result and the plot, both or neither
-		defer out.Discard()
-		if err := out.emit(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
-			return err
-		}
-		if *plotPath != "" {
-			if err := out.writePlot(*plotPath, ld); err != nil {
-				return err
-			}
-		}
-		return out.Commit()
+		return out.emitPlotted(stdout, func(w io.Writer) error { return report.WriteJSON(w, doc) },
+			*plotPath, ld, "the shards hold no run with a time to draw", nil)
 	case "size":
-		h, res, err := mergeSize(shards)
+		doc, err := results.MergeSize(shards)
 		if err != nil {
 			return err
 		}
-		return emitSize(&out, *plotPath, stdout, h, res)
+		return emitSize(&out, *plotPath, stdout, doc.Header, doc.Result)
 	}
 	return fmt.Errorf("%s: shards of %q cannot be merged (sweep and size can)", shards[0].Path, shards[0].Header.Command)
-}
-
-// mergedLayer is the merged sweep's document, read from the shards' runs.
-func mergedLayer(m *shard.Merged) (*results.Layer, error) {
-	d := &results.Layer{Results: make([]results.Run, len(m.Results))}
-	if err := json.Unmarshal(m.Header, &d.Header); err != nil {
-		return nil, fmt.Errorf("merge: the header: %w", err)
-	}
-	for i, r := range m.Results {
-		if err := json.Unmarshal(r, &d.Results[i]); err != nil {
-			return nil, fmt.Errorf("merge: result %d: %w", i, err)
-		}
-	}
-	return d, nil
 }
 
 // readShards reads the shards' files and cross-checks them.
@@ -113,34 +82,4 @@ func readShards(paths []string) ([]shard.File, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	return out, nil
-}
-
-func mergeSize(shards []shard.File) (report.Header, *sizing.Result, error) {
-	var all []sizing.Candidate
-	var lim *sizing.Limits
-	for _, f := range shards {
-		var doc results.SizeShard
-		if err := inputfile.DecodeJSON(f.Path, f.Data, &doc); err != nil {
-			return report.Header{}, nil, err
-		}
-		if lim == nil {
-			lim = &doc.Limits
-		} else if !lim.Equal(doc.Limits) {
-			return report.Header{}, nil, fmt.Errorf("%s: limits differ from %s's", f.Path, shards[0].Path)
-		}
-		for _, c := range doc.Candidates {
-			if c.Index%f.Info.Count != f.Info.Index {
-				return report.Header{}, nil, fmt.Errorf("%s: candidate %d is not shard %d's", f.Path, c.Index, f.Info.Index)
-			}
-		}
-		all = append(all, doc.Candidates...)
-	}
-	if len(all) != shards[0].Info.Total {
-		return report.Header{}, nil, fmt.Errorf("merge: %d candidates in the shards, the study has %d", len(all), shards[0].Info.Total)
-	}
-	res, err := sizing.Finish(all, *lim)
-	if err != nil {
-		return report.Header{}, nil, fmt.Errorf("merge: %w", err)
-	}
-	return shards[0].Header, res, nil
 }

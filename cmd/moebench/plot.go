@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"moebench/internal/plot"
 	"moebench/results"
@@ -54,4 +55,30 @@ func (o *outputFlags) writePlot(path string, d plotDoc) error {
 		return err
 	}
 	return o.Write(path, r)
+}
+
+// emitPlotted writes a result (render) and, when plotPath is given, d's
+// figure there: both or neither. A figure with nothing to draw is refused
+// first (why says what left it empty), and check, when given, may refuse
+// the result once it is rendered, before any file is written.
+func (o *outputFlags) emitPlotted(stdout io.Writer, render func(io.Writer) error, plotPath string, d plotDoc, why string, check func() error) error {
+	if err := checkFigure(plotPath, d, why); err != nil {
+		return err
+	}
+	o.Hold()
+	defer o.Discard()
+	if err := o.emit(stdout, render); err != nil {
+		return err
+	}
+	if plotPath != "" {
+		if err := o.writePlot(plotPath, d); err != nil {
+			return err
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return o.Commit()
 }

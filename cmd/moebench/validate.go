@@ -148,23 +148,13 @@ func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []microbe
 // emitValidate is emitRows of a document; ref names its reference in a
 // refusal of an empty plot.
 func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref, plotPath string, failAbove float64) error {
-	if err := checkFigure(plotPath, doc, fmt.Sprintf("no row has a positive %s and model value to place on log axes", ref)); err != nil {
-		return err
-	}
-	out.Hold() // the rows and the plot, both or neither
-	defer out.Discard()
-	if err := out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) }); err != nil {
-		return err
-	}
-	if plotPath != "" {
-		if err := out.writePlot(plotPath, doc); err != nil {
-			return err
-		}
-	}
-	if sum := doc.Summary; failAbove > 0 && sum.MaxErr > failAbove {
-		return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, out.NotWritten())
-	}
-	return out.Commit()
+	return out.emitPlotted(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) }, plotPath, doc,
+		fmt.Sprintf("no row has a positive %s and model value to place on log axes", ref), func() error {
+			if sum := doc.Summary; failAbove > 0 && sum.MaxErr > failAbove {
+				return fmt.Errorf("%s is off by %.1f%%, above --fail-above %.1f%%%s", sum.Worst, 100*sum.MaxErr, 100*failAbove, out.NotWritten())
+			}
+			return nil
+		})
 }
 
 // renderRows renders rows in format; ref names the reference column:
