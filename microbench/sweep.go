@@ -1,13 +1,75 @@
 package microbench
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 
+	"moebench/internal/field"
+	"moebench/internal/report"
 	"moebench/profile"
 	"moebench/transport/gda"
 )
+
+// OrderingNames are the doorbell orderings' names, in gda's order.
+func OrderingNames() []string {
+	var n []string
+	for _, m := range gda.OrderingModes() {
+		n = append(n, m.String())
+	}
+	return n
+}
+
+// ParseOrderings reads orderings by name, or "all" alone for every one;
+// an unknown name is a field.Error of ordering.
+func ParseOrderings(names []string) ([]gda.Ordering, error) {
+	if len(names) == 1 && names[0] == "all" {
+		return gda.OrderingModes(), nil
+	}
+	var out []gda.Ordering
+	for _, n := range names {
+		m, ok := gda.ParseOrdering(n)
+		if !ok {
+			return nil, field.Valuef("ordering", report.Quote(n), "want one of %v or all", OrderingNames())
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ParseStyles reads publication styles by name; an unknown name is a
+// field.Error of style.
+func ParseStyles(names []string) ([]gda.Publication, error) {
+	var out []gda.Publication
+	for _, n := range names {
+		style, ok := gda.ParsePublication(n)
+		if !ok {
+			return nil, field.Valuef("style", report.Quote(n), "want thread, coop, handoff or lock")
+		}
+		out = append(out, style)
+	}
+	return out, nil
+}
+
+// ErrNoneRuns is RateSweep's error when no combination of the grid can
+// run.
+var ErrNoneRuns = errors.New("no combination of the sweep can run")
+
+// RateSweep is the grid's posting rates: its combinations checked and
+// passed to allow (Configs), then modelled (RateRows); a grid none of
+// whose combinations can run is ErrNoneRuns.
+func RateSweep(p *profile.Profile, g RateGrid, allow func(gda.RateConfig) error, skip func(name string, err error)) ([]Row, error) {
+	cfgs, err := g.Configs(p, allow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := RateRows(p, cfgs, skip)
+	if err == nil && len(rows) == 0 {
+		return nil, ErrNoneRuns
+	}
+	return rows, err
+}
 
 // RateGrid is a sweep of the posting-rate experiment: every combination of
 // its lists.
@@ -20,7 +82,7 @@ type RateGrid struct {
 }
 
 // Configs are the grid's combinations, each value checked against p
-// (gda.RateConfig.CheckFields, whose errors name the field) and each
+// (gda.RateConfig.CheckFields, whose errors are field.Errors) and each
 // combination that can run passed to allow, which may refuse it (a
 // memory budget), all before anything runs.
 func (g RateGrid) Configs(p *profile.Profile, allow func(gda.RateConfig) error) ([]gda.RateConfig, error) {
@@ -75,9 +137,14 @@ func RateRows(p *profile.Profile, cfgs []gda.RateConfig, skip func(name string, 
 }
 
 // SingleRows models one operation's issue, put with completion and round
-// trip for each ordering and payload (each checked with gda.CheckWrite
-// first).
+// trip for each ordering and payload, each payload checked first
+// (gda.CheckPayload: a field.Error) where there is an ordering to run.
 func SingleRows(p *profile.Profile, orders []gda.Ordering, payloads []int, inline bool) ([]Row, error) {
+	for _, pay := range payloads {
+		if err := gda.CheckPayload(pay, inline); err != nil && len(orders) > 0 {
+			return nil, err
+		}
+	}
 	kind := "inline"
 	if !inline {
 		kind = "pointer"

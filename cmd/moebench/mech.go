@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
+	"moebench/internal/field"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
@@ -41,7 +41,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	fs.IntSliceVar(&sms, "sms", []int{1}, "rate: SMs the threads spread over (list)")
 	fs.IntSliceVar(&perDB, "per-doorbell", []int{1}, "rate: WQEs announced per doorbell (list)")
 	fs.StringSliceVar(&styles, "style", []string{"thread"}, "rate: publication: thread, coop, handoff, lock (list)")
-	fs.StringSliceVar(&orders, "ordering", []string{"gpu-fence"}, "ordering before the doorbell (list, or all): "+fmt.Sprint(orderNames()))
+	fs.StringSliceVar(&orders, "ordering", []string{"gpu-fence"}, "ordering before the doorbell (list, or all): "+fmt.Sprint(microbench.OrderingNames()))
 	fs.IntSliceVar(&pays, "payload", []int{8}, "payload bytes (list)")
 	fs.BoolVar(&pointer, "pointer", false, "name the payload by pointer instead of inlining it")
 	fs.IntVar(&depth, "depth", 1024, "rate: WQEs per send queue")
@@ -91,9 +91,13 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case sweep && pos[0] == "rate":
-		rows, err = rateSweep(p, threads, qps, sms, perDB, styles, orders, pays, !pointer, depth, budget, stderr)
+		g := microbench.RateGrid{Payloads: pays, Threads: threads, QPs: qps, SMs: sms, PerDoorbell: perDB, Inline: !pointer, Depth: depth}
+		rows, err = rateSweep(p, g, styles, orders, budget, stderr)
 	case sweep:
-		rows, err = singleSweep(p, orders, pays, !pointer)
+		var ords []gda.Ordering
+		if ords, err = microbench.ParseOrderings(orders); err == nil {
+			rows, err = microbench.SingleRows(p, ords, pays, !pointer)
+		}
 	default:
 		var exps []microbench.Experiment
 		exps, err = microbench.Select(pos)
@@ -107,6 +111,9 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 			}
 			rows = append(rows, rs...)
 		}
+	}
+	if fe := (*field.Error)(nil); errors.As(err, &fe) && !errors.Is(err, errUsage) {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if err != nil {
 		return err
@@ -124,95 +131,29 @@ func anyChanged(fs interface{ Changed(string) bool }, names ...string) bool {
 	return false
 }
 
-func orderNames() []string {
-	var n []string
-	for _, m := range gda.OrderingModes() {
-		n = append(n, m.String())
-	}
-	return n
-}
-
-func parseOrders(names []string) ([]gda.Ordering, error) {
-	if len(names) == 1 && names[0] == "all" {
-		return gda.OrderingModes(), nil
-	}
-	var out []gda.Ordering
-	for _, n := range names {
-		m, ok := gda.ParseOrdering(n)
-		if !ok {
-			return nil, fmt.Errorf("%w: --ordering %s: want one of %v or all", errUsage, report.Quote(n), orderNames())
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// mechFlag names the flag behind a field error of the mech experiments.
-func mechFlag(err error) error {
-	msg := err.Error()
-	for field, flag := range map[string]string{"threads:": "--threads:", "qps:": "--qps:", "sms:": "--sms:",
-		"depth:": "--depth:", "wqes per doorbell:": "--per-doorbell:", "payload:": "--payload:"} {
-		if strings.HasPrefix(msg, field) {
-			return fmt.Errorf("%w: %s%s", errUsage, flag, strings.TrimPrefix(msg, field))
-		}
-	}
-	return fmt.Errorf("%w: %w", errUsage, err)
-}
-
 // rateSweep is mech rate: every combination of the lists, each checked
-// and its memory estimated before any runs (microbench.RateGrid).
-func rateSweep(p *profile.Profile, threads, qps, sms, perDB []int, styles, orders []string, pays []int, inline bool, depth int, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {
-	ords, err := parseOrders(orders)
-	if err != nil {
+// and its memory estimated before any runs (microbench.RateSweep).
+func rateSweep(p *profile.Profile, g microbench.RateGrid, styles, orders []string, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {
+	var err error
+	if g.Orderings, err = microbench.ParseOrderings(orders); err != nil {
 		return nil, err
 	}
-	var pubs []gda.Publication
-	for _, st := range styles {
-		style, ok := gda.ParsePublication(st)
-		if !ok {
-			return nil, fmt.Errorf("%w: --style %s: want thread, coop, handoff or lock", errUsage, report.Quote(st))
-		}
-		pubs = append(pubs, style)
+	if g.Styles, err = microbench.ParseStyles(styles); err != nil {
+		return nil, err
 	}
-	g := microbench.RateGrid{Styles: pubs, Orderings: ords, Payloads: pays, Threads: threads, QPs: qps, SMs: sms,
-		PerDoorbell: perDB, Inline: inline, Depth: depth}
-	cfgs, err := g.Configs(p, func(cfg gda.RateConfig) error {
+	rows, err := microbench.RateSweep(p, g, func(cfg gda.RateConfig) error {
 		bytes, msgs := cfg.Cost()
 		what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", cfg.Threads, cfg.QPs, cfg.Depth)
 		return budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs})
-	})
-	switch {
-	case errors.Is(err, errUsage):
-		return nil, err
-	case err != nil:
-		return nil, mechFlag(err)
-	}
-	rows, err := microbench.RateRows(p, cfgs, func(name string, err error) {
+	}, func(name string, err error) {
 		// A cross product has combinations that cannot run; say which
 		// were skipped.
 		fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
+	if errors.Is(err, microbench.ErrNoneRuns) {
 		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
 	}
-	return rows, nil
-}
-
-// singleSweep is mech single over orderings and payloads.
-func singleSweep(p *profile.Profile, orders []string, pays []int, inline bool) ([]microbench.Row, error) {
-	ords, err := parseOrders(orders)
-	if err != nil {
-		return nil, err
-	}
-	for _, pay := range pays {
-		if err := gda.CheckWrite(pay, inline); err != nil && len(ords) > 0 {
-			return nil, mechFlag(err)
-		}
-	}
-	return microbench.SingleRows(p, ords, pays, inline)
+	return rows, err
 }
 
 // mechNative measures the GPU side on the local GPU (the calibrate suite's

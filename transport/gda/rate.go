@@ -1,11 +1,13 @@
 package gda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"moebench/hw"
+	"moebench/internal/field"
 	"moebench/profile"
 	"moebench/sim"
 )
@@ -59,30 +61,31 @@ type RateConfig struct {
 const MaxDepth = 1 << 15
 
 // CheckFields reports the first field of c that cannot run on p's GPU
-// whatever the others are, naming it; Validate adds how the fields must
-// fit together. A sweep refuses what CheckFields reports and may skip what
-// Validate does.
+// whatever the others are, as a field.Error naming it as the commands do
+// (threads, qps, sms, depth, per-doorbell, payload); Validate adds how the
+// fields must fit together. A sweep refuses what CheckFields reports and
+// may skip what Validate does.
 func (c RateConfig) CheckFields(p *profile.Profile) error {
 	sms := int(p.Get("gpu.sms"))
 	switch {
 	case c.Threads < 1:
-		return fmt.Errorf("threads: %d, want at least 1", c.Threads)
+		return field.Errorf("threads", "%d, want at least 1", c.Threads)
 	case c.Threads > hw.MaxThreads:
-		return fmt.Errorf("threads: %d is more than the %d the model takes", c.Threads, hw.MaxThreads)
+		return field.Errorf("threads", "%d is more than the %d the model takes", c.Threads, hw.MaxThreads)
 	case c.QPs < 1 || c.QPs > hw.MaxQPs:
-		return fmt.Errorf("qps: %d, want 1 to %d (the QPs a NIC of the model addresses)", c.QPs, hw.MaxQPs)
+		return field.Errorf("qps", "%d, want 1 to %d (the QPs a NIC of the model addresses)", c.QPs, hw.MaxQPs)
 	case c.SMs < 1 || c.SMs > sms:
-		return fmt.Errorf("sms: %d, want 1 to the GPU's %d SMs (gpu.sms)", c.SMs, sms)
+		return field.Errorf("sms", "%d, want 1 to the GPU's %d SMs (gpu.sms)", c.SMs, sms)
 	case c.Depth < 1 || c.Depth > MaxDepth:
-		return fmt.Errorf("depth: %d WQEs per send queue, want 1 to %d (ConnectX's max_qp_wr)", c.Depth, MaxDepth)
+		return field.Errorf("depth", "%d WQEs per send queue, want 1 to %d (ConnectX's max_qp_wr)", c.Depth, MaxDepth)
 	case c.PerDoorbell < 1 || c.PerDoorbell > MaxDepth:
-		return fmt.Errorf("wqes per doorbell: %d, want 1 to %d (a send queue's most WQEs)", c.PerDoorbell, MaxDepth)
+		return field.Errorf("per-doorbell", "%d, want 1 to %d (a send queue's most WQEs)", c.PerDoorbell, MaxDepth)
 	case c.Messages < 0:
 		return fmt.Errorf("messages: %d is negative (0 picks enough for a steady state)", c.Messages)
 	case !(c.LibCycles >= 0 && c.LibNs >= 0) || math.IsInf(c.LibCycles, 0) || math.IsInf(c.LibNs, 0):
 		return fmt.Errorf("library cost: %v cycles, %v ns, want finite and not negative", c.LibCycles, c.LibNs)
 	}
-	return CheckWrite(c.Payload, c.Inline)
+	return CheckPayload(c.Payload, c.Inline)
 }
 
 // Memory Rate takes, per unit, measured as peak RSS of mech rate (1 to
@@ -202,7 +205,9 @@ func (r *rateRun) Completed(e *sim.Engine, nic *hw.NIC, id int32, m *hw.Msg) {
 // NIC in steady state.
 func Rate(p *profile.Profile, cfg RateConfig) (float64, error) {
 	if err := cfg.CheckFields(p); err != nil {
-		return 0, err
+		// The configuration is the caller's, not the user's input: its
+		// error names no field for a command to show as its flag.
+		return 0, errors.New(err.Error())
 	}
 	if err := cfg.Validate(); err != nil {
 		return 0, err

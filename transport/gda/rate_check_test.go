@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/profile"
 )
 
@@ -30,7 +31,7 @@ func TestRateCheckFieldsNamesTheField(t *testing.T) {
 		{"threads past the model", func(c *RateConfig) { c.Threads = 1<<20 + 1 }, "threads: 1048577"},
 		{"qps past a NIC", func(c *RateConfig) { c.QPs = 1<<20 + 1 }, "qps: 1048577"},
 		{"depth past a send queue", func(c *RateConfig) { c.Depth = 1<<15 + 1 }, "depth: 32769"},
-		{"per doorbell zero", func(c *RateConfig) { c.PerDoorbell = 0 }, "wqes per doorbell: 0"},
+		{"per doorbell zero", func(c *RateConfig) { c.PerDoorbell = 0 }, "per-doorbell: 0"},
 	} {
 		c := ok
 		tc.edit(&c)
@@ -40,6 +41,8 @@ func TestRateCheckFieldsNamesTheField(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
 			t.Errorf("%s: got %v, want %q naming its field", tc.name, err, tc.want)
+		case tc.want != "" && (len(field.Fields(err)) != 1 || !strings.HasPrefix(tc.want, field.Fields(err)[0].Field+":")):
+			t.Errorf("%s: %v is not a field.Error of its field", tc.name, err)
 		}
 	}
 }

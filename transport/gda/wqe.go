@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"moebench/hw"
+	"moebench/internal/field"
 )
 
 // Ordering is what the submitting thread does to make its WQE and doorbell
@@ -66,16 +67,33 @@ const (
 // largest send WQE (a DC one, with its address vector, the tighter).
 // Every experiment of this package checks its writes with it.
 func CheckWrite(payload int, inline bool) error {
+	if err := writeProblem(payload, inline); err != nil {
+		return fmt.Errorf("payload: %w", err)
+	}
+	return nil
+}
+
+// CheckPayload is CheckWrite of a payload the caller was given: its error
+// names the field (payload).
+func CheckPayload(payload int, inline bool) error {
+	if err := writeProblem(payload, inline); err != nil {
+		return &field.Error{Field: "payload", Err: err}
+	}
+	return nil
+}
+
+// writeProblem is what CheckWrite reports, without the field.
+func writeProblem(payload int, inline bool) error {
 	switch {
 	case payload < 1:
-		return fmt.Errorf("payload: %d B, want at least 1", payload)
+		return fmt.Errorf("%d B, want at least 1", payload)
 	case payload > hw.MaxMsgBytes:
-		return fmt.Errorf("payload: %d B, more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", payload, int64(hw.MaxMsgBytes))
+		return fmt.Errorf("%d B, more than the %d B one message carries (InfiniBand's largest message is 2^31 B)", payload, int64(hw.MaxMsgBytes))
 	case inline && WriteLayout(payload, true, avBytes).BBs > MaxWQEBBs:
-		return fmt.Errorf("payload: %d B inline makes a WQE of %d basic blocks, more than the %d (%d B) a send WQE holds; name it by pointer instead",
+		return fmt.Errorf("%d B inline makes a WQE of %d basic blocks, more than the %d (%d B) a send WQE holds; name it by pointer instead",
 			payload, WriteLayout(payload, true, avBytes).BBs, MaxWQEBBs, MaxWQEBBs*basicBlock)
 	case inline && WriteLayout(payload, true, avBytes).Segments > MaxWQEDS:
-		return fmt.Errorf("payload: %d B inline makes a WQE of %d segments, more than the %d its ds count holds; name it by pointer instead",
+		return fmt.Errorf("%d B inline makes a WQE of %d segments, more than the %d its ds count holds; name it by pointer instead",
 			payload, WriteLayout(payload, true, avBytes).Segments, MaxWQEDS)
 	}
 	return nil
