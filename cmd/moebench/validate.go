@@ -92,10 +92,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		if len(only) > 0 {
 			return fmt.Errorf("%w: --against %s takes no --only: it runs the suite's rows, or those of --measured", errUsage, suite.Name)
 		}
-		if measured != "" {
-			return validateRuns(suite, measured, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
-		}
-		return validatePublished(suite, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
+		return validateSuite(suite, measured, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
 	}
 	raw, from := p.Measured()
 	if measured != "" {

@@ -4,19 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
-	"moebench/microbench"
 	"moebench/published"
 	"moebench/results"
 )
 
-// validatePublished runs each configuration of a published suite as
-// moebench run would (on the suite's platform profile unless --profile
-// names another) and lines the result up against the published figure.
-// These figures are predictions only: nothing fitted reads them.
-func validatePublished(suite published.Suite, prof profileFlags, profileGiven bool, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
+// validateSuite runs each configuration of a published suite, or with
+// measured each of a user's runs of its tests in that file, as moebench
+// run would (on the suite's platform profile unless --profile names
+// another), and lines the model up against the figures: for a user's
+// runs, with the suite's published figure of the same conditions where it
+// has one, why a cluster's figure is not DeepEP's README's. Published
+// figures are predictions only: nothing fitted reads them.
+func validateSuite(suite published.Suite, measured string, prof profileFlags, profileGiven bool, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
+	var runs published.Runs
+	if measured != "" {
+		var err error
+		if runs, err = published.ReadRuns(measured); err != nil {
+			return fmt.Errorf("--measured: %w", err)
+		}
+	}
 	spec := suite.Profile
 	if profileGiven {
 		spec = prof.spec
@@ -24,76 +32,54 @@ func validatePublished(suite published.Suite, prof profileFlags, profileGiven bo
 	// Each run refuses a --set that its models do not read; the check of
 	// validate's own experiments, which do not run here, does not apply.
 	out.before = nil
-	pf := profileFlags{spec: spec, sets: prof.sets}
-	p, err := pf.load()
+	p, err := (&profileFlags{spec: spec, sets: prof.sets}).load()
 	if err != nil {
 		return err
 	}
-	preds, err := predictRows(suite.Rows, spec, prof.sets, func(r published.Row, args []string, err error) error {
-		where := fmt.Sprintf("%s %s (moebench run %s)", r.Experiment, r.Case, strings.Join(args, " "))
-		if errors.Is(err, errUsage) {
+	h := header("validate", p, "")
+	if measured == "" {
+		preds, err := predict(suite.Rows, spec, prof.sets, func(r published.Row, args []string, err error) error {
+			where := fmt.Sprintf("%s %s (moebench run %s)", r.Experiment, r.Case, strings.Join(args, " "))
+			if errors.Is(err, errUsage) {
+				return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
+			}
+			return fmt.Errorf("%s: %w", where, err)
+		})
+		if err != nil {
+			return err
+		}
+		return emitValidate(out, stdout, suite.Validate(h, preds), suite.Name, plotPath, failAbove)
+	}
+	preds, err := predict(runs.Rows, spec, prof.sets, func(r published.Row, args []string, err error) error {
+		// A --set the run does not read is the command line's fault; the
+		// rest, the run's conditions as the file gives them.
+		where := fmt.Sprintf("%s: %s %s (moebench run %s)", r.Source, r.Experiment, r.Case, strings.Join(args, " "))
+		if errors.Is(err, errUsage) && strings.HasPrefix(message(err), "--set ") {
 			return fmt.Errorf("%w: %s: %s", errUsage, where, message(err))
 		}
-		return fmt.Errorf("%s: %w", where, err)
+		return fmt.Errorf("--measured: %s: %s", where, message(err))
 	})
 	if err != nil {
 		return err
 	}
-	var rows []microbench.Row
-	for i, r := range suite.Rows {
-		// The case names the model's binding cause: the row-by-row answer
-		// to why a figure differs.
-		rows = append(rows, microbench.Row{Experiment: r.Experiment, Case: r.Case + ", bound by " + preds[i].boundBy,
-			Metric: r.Phase + " " + r.Metric, Unit: r.Unit(), Paper: r.Value, Model: preds[i].model, Source: r.Source})
-	}
-	sum := microbench.Summarize(rows)
-	h := header("validate", p, "modelled vs "+suite.Description)
-	h.Extra = append(h.Extra, "published figures are predictions here: no constant is fitted to them; each row is moebench run with the suite's flags")
-	return emitRows(out, stdout, h, rows, &sum, suite.Name, plotPath, failAbove)
+	return emitValidate(out, stdout, suite.ValidateRuns(h, runs, measured, preds), "measured", plotPath, failAbove)
 }
 
-// prediction is the model's figure for a row and what binds its phase.
-type prediction struct {
-	model   float64
-	boundBy string
-}
-
-// predictRows runs each distinct configuration of rows once, as moebench
-// run on the profile spec with sets, and returns each row's figure; fail
-// words a run's error, given the row and the run's arguments.
-func predictRows(rows []published.Row, spec string, sets []string, fail func(published.Row, []string, error) error) ([]prediction, error) {
-	runs := map[string]results.Run{}
-	var preds []prediction
-	for _, r := range rows {
-		key := strings.Join(r.Args(), " ")
-		res, ok := runs[key]
-		if !ok {
-			args := append(r.Args(), "--profile", spec, "--format", "json", "--progress=false")
-			for _, s := range sets {
-				args = append(args, "--set", s)
-			}
-			var err error
-			if res, err = runJSON(args); err != nil {
-				return nil, fail(r, args, err)
-			}
-			runs[key] = res
+// predict predicts rows (published.Predict), each distinct configuration
+// run once as moebench run on the profile spec with sets; fail words a
+// run's error, given the row and the run's arguments.
+func predict(rows []published.Row, spec string, sets []string, fail func(published.Row, []string, error) error) ([]published.Prediction, error) {
+	return published.Predict(rows, func(r published.Row) (results.Run, error) {
+		args := append(r.Args(), "--profile", spec, "--format", "json", "--progress=false")
+		for _, s := range sets {
+			args = append(args, "--set", s)
 		}
-		ph := res.Dispatch
-		if r.Phase == "combine" {
-			ph = res.Combine
+		res, err := runJSON(args)
+		if err != nil {
+			return res, fail(r, args, err)
 		}
-		model := math.NaN()
-		switch r.Metric {
-		case published.MeanUs:
-			model = ph.MeanUs
-		case published.DeepEPGBps:
-			model = ph.DeepEPGBps
-		case published.NVLinkGBps:
-			model = ph.NVLinkGBps
-		}
-		preds = append(preds, prediction{model: model, boundBy: ph.BoundBy})
-	}
-	return preds, nil
+		return res, nil
+	})
 }
 
 // runJSON runs moebench run with args and returns its one result.
