@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
-	"moebench/internal/inputfile"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/native"
@@ -149,9 +147,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var m gda.Measured
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, inputfile.JSONError("", data, err))
+		m, err := calib.ParseMeasured(data)
+		if err != nil {
+			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
 		}
 		return finishCalibration(m, base, o, stdout)
 	}
@@ -174,16 +172,10 @@ func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	frag := profile.File{
-		Name:        "calibration",
-		Description: fmt.Sprintf("GPU constants measured by moebench calibrate on %s (driver %s, CUDA %s) at %.0f MHz; combine after a full profile, e.g. p-ib,%s", m.GPU, m.Driver, m.CUDA, m.ClockMHz, o.out),
-		Constants:   consts,
-	}
-	raw, err := json.Marshal(m)
+	frag, err := calib.Fragment(m, consts, o.out)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	frag.Measured = raw
 	if err := writeCalibration(o, frag, m); err != nil {
 		return err
 	}

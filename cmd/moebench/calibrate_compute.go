@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"moebench/internal/inputfile"
 	"moebench/internal/report"
 	"moebench/native"
 	"moebench/native/calib"
@@ -36,8 +34,8 @@ func calibrateCompute(o calibrateOptions, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, inputfile.JSONError("", data, err))
+		if m, err = calib.ParseComputeMeasured(data); err != nil {
+			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
 		}
 	} else {
 		lib, err := openComputeLib(o.lib)
@@ -69,16 +67,9 @@ func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	consts := fit.Constants(m)
-	raw, err := json.Marshal(m)
+	frag, err := calib.ComputeFragment(m, consts, o.base, o.out)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
-	}
-	frag := profile.File{
-		Name: "compute-calibration",
-		Description: fmt.Sprintf("expert GEMM constants fitted by moebench calibrate --compute on %s (driver %s, CUDA %s); combine after a full profile, e.g. %s,%s",
-			m.GPU, m.Driver, m.CUDA, o.base, o.out),
-		Constants: consts,
-		Measured:  raw,
 	}
 	if err := writeCalibration(o, frag, m); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,16 +8,10 @@ import (
 
 	"moebench/internal/outfile"
 	"moebench/internal/report"
-	"moebench/native"
 	nativelayer "moebench/native/layer"
 	"moebench/profile"
 	"moebench/results"
 )
-
-// parseLayerMeasured reads a layer measurement (nativelayer.ParseMeasured).
-func parseLayerMeasured(data []byte) (*nativelayer.Raw, bool, error) {
-	return nativelayer.ParseMeasured(data)
-}
 
 // calibrateLayer is calibrate --layer: measure the grid on this host's GPU
 // (or read an earlier measurement), fit the kernel-side and emulated-NIC
@@ -107,23 +100,13 @@ func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, p
 			return nil, fmt.Errorf("calibrate --layer: --raw: %w", err)
 		}
 	}
-	dev := raw.Device
-	source := fmt.Sprintf("bounded fit: moebench calibrate --layer on %s (driver %s, CUDA %s): the model of %d native layer runs against their measurement, each constant within physical and datasheet bounds (native/layer.Fit)",
-		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), len(raw.Runs))
-	c, err := nativelayer.Calibrate(raw, base, source, progress)
+	c, err := nativelayer.Calibrate(raw, base, nativelayer.FitSource(raw), progress)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
-	meas, err := json.Marshal(nativelayer.Measured{Layer: raw})
+	frag, err := c.Fragment(o.base, o.out)
 	if err != nil {
 		return nil, err
-	}
-	frag := profile.File{
-		Name: "layer-calibration",
-		Description: fmt.Sprintf("the layer kernels' own costs and the emulated NIC, fitted by moebench calibrate --layer on %s; combine after a full profile and its GPU calibration, e.g. %s,%s",
-			dev.Name, o.base, o.out),
-		Constants: c.Fit.Constants,
-		Measured:  meas,
 	}
 	if err := files.Write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
 		return nil, fmt.Errorf("calibrate --layer: --out: %w", err)

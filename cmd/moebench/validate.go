@@ -14,6 +14,7 @@ import (
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
+	nativelayer "moebench/native/layer"
 	"moebench/published"
 	"moebench/results"
 )
@@ -165,7 +166,7 @@ func nan() float64 { return math.NaN() }
 
 // validateMeasured compares the model with a GPU's raw measurements.
 func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
-	if raw, ok, err := parseLayerMeasured(data); ok {
+	if raw, ok, err := nativelayer.ParseMeasured(data); ok {
 		if err != nil {
 			return fmt.Errorf("--measured %s: %w", path, err)
 		}

@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"moebench/native"
@@ -59,4 +60,28 @@ func MeasureGrid(lib Runner, name string, quick bool, progress func(string)) (*R
 		progress(fmt.Sprintf("%s, driver %s, CUDA %s, %d SMs: %d native layer runs", dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), dev.SMs, len(grid)))
 	}
 	return Measure(lib, grid, Options{Warmup: DefaultWarmup, Reps: DefaultReps, FlushL2: true}, progress)
+}
+
+// FitSource is the source a fit of raw gives its constants.
+func FitSource(raw *Raw) string {
+	dev := raw.Device
+	return fmt.Sprintf("bounded fit: moebench calibrate --layer on %s (driver %s, CUDA %s): the model of %d native layer runs against their measurement, each constant within physical and datasheet bounds (native/layer.Fit)",
+		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime), len(raw.Runs))
+}
+
+// Fragment is the profile fragment of c's constants, fitted on the
+// profile named base, that carries c's runs for a later refit; out is the
+// file it goes to.
+func (c *Calibration) Fragment(base, out string) (profile.File, error) {
+	meas, err := json.Marshal(Measured{Layer: c.Raw})
+	if err != nil {
+		return profile.File{}, err
+	}
+	return profile.File{
+		Name: "layer-calibration",
+		Description: fmt.Sprintf("the layer kernels' own costs and the emulated NIC, fitted by moebench calibrate --layer on %s; combine after a full profile and its GPU calibration, e.g. %s,%s",
+			c.Raw.Device.Name, base, out),
+		Constants: c.Fit.Constants,
+		Measured:  meas,
+	}, nil
 }
