@@ -88,6 +88,24 @@ func Select(only []string) ([]Experiment, error) {
 	return out, nil
 }
 
+// RunAll runs exps in turn on p, each one's rows after the last's; with
+// paperOnly it keeps only the rows that carry the paper's value.
+func RunAll(p *profile.Profile, exps []Experiment, paperOnly bool) ([]Row, error) {
+	var rows []Row
+	for _, e := range exps {
+		rs, err := e.Run(p)
+		if err != nil {
+			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+		}
+		for _, r := range rs {
+			if r.HasPaper() || !paperOnly {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows, nil
+}
+
 // Summary aggregates the relative errors of rows with a paper value.
 type Summary struct {
 	Rows      int     `json:"rows"`

@@ -104,12 +104,8 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v (or: rate, single with sweep flags)", errUsage, err)
 		}
-		for _, e := range exps {
-			var rs []microbench.Row
-			if rs, err = e.Run(p); err != nil {
-				return fmt.Errorf("experiment %s: %w", e.Name, err)
-			}
-			rows = append(rows, rs...)
+		if rows, err = microbench.RunAll(p, exps, false); err != nil {
+			return err
 		}
 	}
 	if fe := (*field.Error)(nil); errors.As(err, &fe) && !errors.Is(err, errUsage) {

@@ -119,17 +119,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --only: %v", errUsage, err)
 	}
-	var rows []microbench.Row
-	for _, e := range exps {
-		rs, err := e.Run(p)
-		if err != nil {
-			return fmt.Errorf("experiment %s: %w", e.Name, err)
-		}
-		for _, r := range rs {
-			if r.HasPaper() {
-				rows = append(rows, r)
-			}
-		}
+	rows, err := microbench.RunAll(p, exps, true)
+	if err != nil {
+		return err
 	}
 	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
