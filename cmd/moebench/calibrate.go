@@ -66,7 +66,7 @@ func (o *calibrateOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.base, "base", "p-ib", "base profile: supplies what the measurements do not (and labels the comparison); with --compute, default the measured GPU's platform (its datasheet peaks)")
 	fs.StringVar(&o.lib, "lib", "", "path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	fs.StringVar(&o.format, "format", "table", "output format: table or json")
-	fs.IntVar(&o.iters, "iters", 1000, "timed operations per single-thread measurement (at most 3900)")
+	fs.IntVar(&o.iters, "iters", 1000, fmt.Sprintf("timed operations per single-thread measurement (at most %d)", calib.MaxIters))
 	fs.BoolVar(&o.quick, "quick", false, "a reduced sweep, for smoke tests")
 	fs.StringVar(&o.fromRaw, "from-raw", "", "refit from raw measurements saved by an earlier --raw (no GPU needed); with --layer, several files comma-separated, measured on one GPU")
 	fs.StringVar(&o.grid, "grid", "all", "with --layer: the runs to measure: ll (the low-latency grid), normal (normal mode's), gpus (one rank per GPU across NVLink, on a host of several), transfer (the low-latency grid, then one rank on the whole GPU and an SM sweep of it) or all")
@@ -95,8 +95,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if o.format != "table" && o.format != "json" {
 		return fmt.Errorf("%w: --format %s: want table or json", errUsage, report.Quote(o.format))
 	}
-	if o.iters < 10 || o.iters > 3900 {
-		return fmt.Errorf("%w: --iters %d: want 10..3900", errUsage, o.iters)
+	if err := (calib.Options{Iters: o.iters}).Check(); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if o.layer && o.compute {
 		return fmt.Errorf("%w: --layer and --compute: calibrate one at a time", errUsage)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"moebench/internal/outfile"
 	"moebench/internal/report"
@@ -26,8 +25,8 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err := checkFiles(o.outputs(), outfile.Existing("--base", base.Origins)); err != nil {
 		return err
 	}
-	if !slices.Contains(nativelayer.Grids, o.grid) {
-		return fmt.Errorf("%w: --grid %s: want ll, normal, gpus, transfer or all", errUsage, report.Quote(o.grid))
+	if err := nativelayer.CheckGrid(o.grid); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	raw, err := layerRuns(o, progress)
 	if err != nil {

@@ -154,8 +154,6 @@ func renderRows(w io.Writer, format string, h report.Header, rows []microbench.R
 	return results.Render(w, format, results.NewValidate(h, rows, sum, ref))
 }
 
-func nan() float64 { return math.NaN() }
-
 // validateMeasured compares the model with a GPU's raw measurements.
 func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
 	if raw, ok, err := nativelayer.ParseMeasured(data); ok {

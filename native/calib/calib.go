@@ -16,6 +16,7 @@ import (
 	"sort"
 	"time"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/native"
 	"moebench/transport/gda"
@@ -44,6 +45,23 @@ type Options struct {
 	Iters int
 	// Quick takes a reduced sweep (a smoke test).
 	Quick bool
+}
+
+// MinIters and MaxIters bound Options.Iters: enough operations for a
+// median, and no more than the native issue kernel's completion queue
+// holds (4,096 entries, one an operation, the warm-up's 100 included,
+// never wrapped).
+const (
+	MinIters = 10
+	MaxIters = 3900
+)
+
+// Check refuses options the suite cannot run, as a field.Error (iters).
+func (o Options) Check() error {
+	if o.Iters < MinIters || o.Iters > MaxIters {
+		return field.Valuef("iters", o.Iters, "want %d..%d", MinIters, MaxIters)
+	}
+	return nil
 }
 
 // Measure runs the whole suite on r, telling progress what it starts.

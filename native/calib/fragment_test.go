@@ -67,3 +67,16 @@ func TestParseMeasuredNamesTheLine(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsCheckNamesIters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		iters int
+		want  string
+	}{{9, "iters 9: want 10..3900"}, {10, ""}, {3900, ""}, {3901, "iters 3901: want 10..3900"}} {
+		err := Options{Iters: tc.iters}.Check()
+		if (err == nil) != (tc.want == "") || err != nil && err.Error() != tc.want {
+			t.Errorf("%d: got %v, want %q", tc.iters, err, tc.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
@@ -75,6 +76,15 @@ func (g GridPoint) transport() (Transport, error) {
 
 // Grids are the names Grid takes.
 var Grids = []string{"ll", "normal", "gpus", "transfer", "all"}
+
+// CheckGrid refuses a name that is none of Grids, as a field.Error
+// (grid).
+func CheckGrid(name string) error {
+	if !slices.Contains(Grids, name) {
+		return field.Valuef("grid", report.Quote(name), "want ll, normal, gpus, transfer or all")
+	}
+	return nil
+}
 
 // ErrGrid marks a grid that cannot be measured: an unknown name, or one
 // this host's GPUs cannot run.
