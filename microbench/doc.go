@@ -5,5 +5,8 @@
 // unit, the modelled value, and, where the paper measured the same case, the
 // paper's value. The paper's values are the comparison target only: no
 // model figure is computed from them. Experiments are registered in order
-// in Experiments; validate runs every row that has a paper value.
+// in Experiments and run in turn by RunAll; validate keeps every row that
+// has a paper value. The posting-rate and single-operation sweeps
+// (RateSweep, SingleRows) take lists of each field and refuse a value
+// that cannot run as a field.Error naming it.
 package microbench

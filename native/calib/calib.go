@@ -6,9 +6,11 @@
 // path costs a caller kernel, and returns them as the measurements Fit
 // turns into constants (gda.FitGPU, refined through the model). It also
 // times the expert GEMMs, alone and beside a layer (MeasureExperts), and
-// fits the model's compute costs to them (FitCompute). The native library
-// does the timing; this package only decides what is measured, in which
-// order, and where each figure goes.
+// fits the model's compute costs to them (FitCompute). Each fit's profile
+// fragment carries the record it was fitted to (Fragment, ComputeFragment),
+// which reads back for a refit (ParseMeasured, ParseComputeMeasured). The
+// native library does the timing; this package only decides what is
+// measured, in which order, and where each figure goes.
 package calib
 
 import (
