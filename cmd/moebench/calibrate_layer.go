@@ -52,16 +52,11 @@ func layerRuns(o calibrateOptions, progress func(string)) (*nativelayer.Raw, err
 		if err != nil {
 			return nil, err
 		}
-		r, ok, err := nativelayer.ParseMeasured(data)
+		raw, err = nativelayer.AddMeasured(raw, data)
 		switch {
-		case err != nil:
-			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
-		case !ok:
+		case errors.Is(err, nativelayer.ErrNoLayer):
 			return nil, fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", path)
-		}
-		if raw == nil {
-			raw = r
-		} else if raw, err = raw.Merge(r); err != nil {
+		case err != nil:
 			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
 		}
 	}

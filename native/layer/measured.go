@@ -3,6 +3,7 @@ package layer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"moebench/internal/inputfile"
@@ -53,4 +54,24 @@ func ParseMeasured(data []byte) (*Raw, bool, error) {
 		return nil, true, err
 	}
 	return &raw, true, nil
+}
+
+// ErrNoLayer is AddMeasured's error for data that holds no layer
+// measurement.
+var ErrNoLayer = errors.New("no layer measurement")
+
+// AddMeasured reads the layer measurement in data (ParseMeasured) and
+// merges it into acc (Raw.Merge; nil: the first), so that runs measured
+// apart on one GPU are fitted together.
+func AddMeasured(acc *Raw, data []byte) (*Raw, error) {
+	r, ok, err := ParseMeasured(data)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, ErrNoLayer
+	case acc == nil:
+		return r, nil
+	}
+	return acc.Merge(r)
 }
