@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/microbench"
 	"moebench/profile"
 	"moebench/transport/gda"
@@ -63,5 +64,49 @@ func TestSingleRows(t *testing.T) {
 		if !(issue.Model > 0 && putC.Model > issue.Model && rtt.Model > 0) {
 			t.Errorf("%s: issue %v, put+completion %v, RTT %v µs", issue.Case, issue.Model, putC.Model, rtt.Model)
 		}
+	}
+}
+
+// What a sweep cannot run is refused as a field.Error naming its field;
+// a grid whose every combination is skipped is ErrNoneRuns.
+func TestSweepsNameTheField(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	g := microbench.RateGrid{Styles: []gda.Publication{gda.PubThread}, Orderings: []gda.Ordering{gda.OrderGPUFence},
+		Payloads: []int{8}, Threads: []int{32}, QPs: []int{1}, SMs: []int{1}, PerDoorbell: []int{1}, Inline: true, Depth: 1024}
+	allow := func(gda.RateConfig) error { return nil }
+	skip := func(string, error) {}
+	with := func(edit func(*microbench.RateGrid)) func() error {
+		return func() error {
+			h := g
+			edit(&h)
+			_, err := microbench.RateSweep(p, h, allow, skip)
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name, field string
+		run         func() error
+	}{
+		{"ordering", "ordering", func() error { _, err := microbench.ParseOrderings([]string{"gpu-fence", "nope"}); return err }},
+		{"style", "style", func() error { _, err := microbench.ParseStyles([]string{"nope"}); return err }},
+		{"per doorbell", "per-doorbell", with(func(h *microbench.RateGrid) { h.PerDoorbell = []int{0} })},
+		{"sms", "sms", with(func(h *microbench.RateGrid) { h.SMs = []int{1000} })},
+		{"payload", "payload", with(func(h *microbench.RateGrid) { h.Payloads = []int{0} })},
+		{"single payload", "payload", func() error {
+			_, err := microbench.SingleRows(p, []gda.Ordering{gda.OrderGPUFence}, []int{1 << 20}, true)
+			return err
+		}},
+	} {
+		fs := field.Fields(tc.run())
+		if len(fs) != 1 || fs[0].Field != tc.field {
+			t.Errorf("%s: fields %v, want one of %s", tc.name, fs, tc.field)
+		}
+	}
+	if err := with(func(h *microbench.RateGrid) { h.Threads = []int{33}; h.QPs = []int{2} })(); !errors.Is(err, microbench.ErrNoneRuns) {
+		t.Errorf("33 threads over 2 QPs: %v, want ErrNoneRuns", err)
+	}
+	if all, err := microbench.ParseOrderings([]string{"all"}); err != nil || len(all) != len(microbench.OrderingNames()) {
+		t.Errorf("all: %v, %v", all, err)
 	}
 }
