@@ -5,58 +5,6 @@ import (
 	"testing"
 )
 
-func TestParseTopology(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in      string
-		want    []topoValue
-		wantErr string
-	}{
-		{"switch", []topoValue{{"topo.tiers", 1}}, ""},
-		{" Leaf-Spine ", []topoValue{{"topo.tiers", 2}}, ""},
-		{"leaf-spine:ecmp", []topoValue{{"topo.tiers", 2}, {"topo.adaptive", 0}}, ""},
-		{"leaf-spine:adaptive", []topoValue{{"topo.tiers", 2}, {"topo.adaptive", 1}}, ""},
-		{"leaf-spine:random", nil, `routing "random"`},
-		{"switch:ecmp", nil, "no routing"},
-		{"torus", nil, "want switch, leaf-spine"},
-		{"", nil, "want switch"},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			t.Parallel()
-			got, err := parseTopology(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || len(got) != len(tc.want) {
-				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Fatalf("got %v, want %v", got, tc.want)
-				}
-			}
-		})
-	}
-}
-
-func FuzzParseTopology(f *testing.F) {
-	for _, s := range []string{"switch", "leaf-spine", "leaf-spine:adaptive", "leaf-spine:ecmp", "x:y:z", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		vals, err := parseTopology(s)
-		if err != nil {
-			return
-		}
-		if len(vals) == 0 || vals[0].name != "topo.tiers" {
-			t.Fatalf("%q: %v does not set the tiers first", s, vals)
-		}
-	})
-}
-
 // The default fabric is the single switch: --topology switch changes
 // nothing, and a leaf/spine says so in the header and changes the figures.
 func TestTopologyFlag(t *testing.T) {
