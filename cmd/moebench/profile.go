@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"moebench/internal/outfile"
-	"moebench/internal/report"
 	"moebench/profile"
+	"moebench/results"
 )
 
 const profileExamples = `  moebench profile                      # built-in profiles
@@ -39,29 +39,16 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 	if len(sets) > 0 && (list || fs.NArg() != 1) {
 		return fmt.Errorf("%w: --set: only with a profile to show (moebench profile NAME --set name=value)", errUsage)
 	}
-	t := &report.Table{}
-	var doc any
+	var doc results.Document
 	switch {
 	case list:
-		t.Columns = []string{"name", "unit", "min", "max", "meaning"}
-		t.Numeric = []bool{false, false, true, true, false}
-		defs := profile.Defs()
-		for _, d := range defs {
-			t.Rows = append(t.Rows, []string{d.Name, d.Unit, report.Num(d.Min), report.Num(d.Max), d.Doc})
-		}
-		doc = defs
+		doc = results.ProfileSchema()
 	case fs.NArg() == 0:
-		t.Columns = []string{"profile", "base", "description"}
-		var all []map[string]string
-		for _, n := range profile.Builtins() {
-			p, err := profile.Load(n)
-			if err != nil {
-				return fmt.Errorf("built-in profile %s: %w", n, err)
-			}
-			t.Rows = append(t.Rows, []string{n, p.Base, p.Description})
-			all = append(all, map[string]string{"name": n, "base": p.Base, "description": p.Description})
+		d, err := results.ProfileBuiltins()
+		if err != nil {
+			return err
 		}
-		doc = all
+		doc = d
 	case fs.NArg() == 1:
 		p, err := profile.Load(fs.Arg(0))
 		if err != nil {
@@ -76,26 +63,9 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		if err := p.ApplySets(sets); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-		// Each constant says what kind of source its value rests on and,
-		// where a base profile set it, which; JSON carries the same as
-		// each constant's kind and from.
-		t.Columns = []string{"name", "value", "unit", "kind", "inherited_from", "source"}
-		t.Numeric = []bool{false, true, false, false, false, false}
-		cs := p.Constants()
-		for _, c := range cs {
-			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprintf("%g", c.Value), c.Unit, c.Kind.String(), p.InheritedFrom(c.Name), c.Source})
-		}
-		doc = profile.File{Name: p.Name, Description: p.Description, Constants: cs}
+		doc = results.ProfileConstants(p)
 	default:
 		return fmt.Errorf("%w: profile takes at most one profile (got %s)", errUsage, quoteArgs(fs.Args()))
 	}
-	return out.emit(stdout, func(w io.Writer) error {
-		switch out.format {
-		case "json":
-			return report.WriteJSON(w, doc)
-		case "csv":
-			return t.WriteCSV(w, nil)
-		}
-		return t.WriteText(w, nil)
-	})
+	return out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) })
 }
