@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"moebench/internal/field"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/profile"
@@ -88,23 +88,13 @@ func quoteArgs(args []string) string {
 }
 
 // checkFloat refuses a float flag's value that is NaN, infinite or outside
-// [lo, hi] (hi +Inf: no upper bound), naming the flag: every float flag
-// goes through it, since the flag parser takes "NaN" and "Inf".
+// [lo, hi] (field.Float), naming the flag: every float flag goes through
+// it, since the flag parser takes "NaN" and "Inf".
 func checkFloat(flag string, v, lo, hi float64) error {
-	if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= lo && v <= hi {
-		return nil
+	if err := field.Float(flag, v, lo, hi); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	num := func(x float64) string {
-		if math.Abs(x) < 1e9 {
-			return strconv.FormatFloat(x, 'f', -1, 64)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	want := "a finite number from " + num(lo) + " to " + num(hi)
-	if math.IsInf(hi, 1) {
-		want = "a finite number of at least " + num(lo)
-	}
-	return fmt.Errorf("%w: --%s %v: want %s", errUsage, flag, v, want)
+	return nil
 }
 
 // errHelpShown ends a command successfully after --help.

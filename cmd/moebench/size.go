@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -21,7 +20,6 @@ import (
 	"moebench/routing"
 	"moebench/sizing"
 	"moebench/transport"
-	"moebench/transport/preset"
 	"moebench/workloads"
 )
 
@@ -55,14 +53,6 @@ type sizeFlags struct {
 	log                 *zap.Logger
 	compute             computeFlags // --overlap
 }
-
-// Bounds of size's float limits: a per-GPU buffer of a pebibyte is past
-// any GPU and still counts in int64 bytes; a layer of 10^12 µs (11.6
-// days) is past any run and within the simulator's picosecond clock.
-const (
-	maxBufferGiB = 1 << 20
-	maxTargetUs  = 1e12
-)
 
 func runSize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("size", "size [flags]", sizeExamples, stdout)
@@ -119,7 +109,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if !sh.All() {
-		doc := &results.SizeShard{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: totalCandidates(study), Study: shard.StudyPrint(fs)},
+		doc := &results.SizeShard{Header: h, Shard: shard.Info{Index: sh.Index, Count: sh.Count, Total: study.Total(), Study: shard.StudyPrint(fs)},
 			Limits: study.Limits, Candidates: cands}
 		return f.out.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", doc) })
 	}
@@ -199,12 +189,6 @@ func (f *sizeFlags) shard() (shard.Spec, error) {
 	return sh, nil
 }
 
-// totalCandidates is the size of the whole study, for merge to check.
-func totalCandidates(s *sizing.Study) int {
-	c, _ := sizing.Candidates(&s.Deployment, s.Space)
-	return len(c)
-}
-
 // emitSize renders a finished study and its plot; it fails (exit 1) when
 // no candidate meets the limits, and then writes no file (the table still
 // goes to stdout, to show why).
@@ -229,18 +213,6 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 	return o.Commit()
 }
 
-// sizeCosts are the estimates of the study's largest candidate on each
-// mechanism its presets use (sizing.LargestCosts).
-func (f *sizeFlags) sizeCosts(s moe.Shape, mode moe.Mode, presets []preset.Preset) []moe.Cost {
-	given := map[string][]int{}
-	for n, v := range f.knobs.ints {
-		if v != nil {
-			given[n] = *v
-		}
-	}
-	return sizing.LargestCosts(s, mode, presets, given)
-}
-
 // study turns the flags into a sizing study and the report header.
 func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
 	var h report.Header
@@ -248,91 +220,51 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: --workload: %v", errUsage, err)
 	}
-	d, err := f.deployment(w.Shape, prof, nvlinkSet)
-	if err != nil {
+	s := f.shapeOver(w.Shape)
+	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
 		return nil, h, err
 	}
-	s := d.shape
-	spec, err := moe.ParseRoutingSpec(f.routing)
-	if err != nil {
-		return nil, h, fmt.Errorf("%w: --routing: %v", errUsage, err)
+	req := sizing.Request{Shape: s, Profile: prof, Mode: one(f.modes), Background: f.background,
+		NumSMs: f.numSMs, Chunk: f.chunk, ChunkGiven: f.changed("chunk"), Routing: f.routing, Seed: f.seed,
+		Transports: splitList(f.transports), Presets: splitList(f.presets), ByPreset: byPreset,
+		Knobs: map[string][]int{}, Jobs: f.jobs, Budget: f.budget.limit, NoPayload: f.noPayload, Log: f.log}
+	if nvlinkSet {
+		req.NVLink = &f.nvlink
 	}
-	presets, err := resolvePresets(f.transports, f.presets, byPreset, prof)
+	for n, v := range f.knobs.ints {
+		if v != nil {
+			req.Knobs[n] = *v
+		}
+	}
+	st, err := sizing.Plan(req)
 	if err != nil {
+		return nil, h, f.planErr(err)
+	}
+	if st.Space.Knobs, err = f.knobs.sizeLists(); err != nil {
 		return nil, h, err
 	}
-	jobs, inTurn, err := f.fitJobs(s, d.mode, presets)
-	if err != nil {
+	if err := f.knobs.checkApplies(st.Space.Presets); err != nil {
 		return nil, h, err
 	}
-	rt, err := moe.Generate(s, spec, f.seed)
-	if err != nil {
+	lr := sizing.LimitsRequest{MaxQPsPerNIC: f.maxQPs, MaxBufferGiB: f.maxBufGiB, TargetUs: f.targetUs, Tolerance: f.tolerance, Own: map[string]int{}}
+	for n, v := range f.ownMax {
+		lr.Own[n] = *v
+	}
+	if st.Limits, err = sizing.NewLimits(lr); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	lists, err := f.knobs.sizeLists()
-	if err != nil {
-		return nil, h, err
-	}
-	if err := f.knobs.checkApplies(presets); err != nil {
-		return nil, h, err
-	}
-	lim, err := f.limits()
-	if err != nil {
-		return nil, h, err
 	}
 	if f.jobs < 0 {
 		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
 	}
-	cc, err := f.compute.config(f.workload, s, d.mode, prof)
-	if err != nil {
+	d := &st.Deployment
+	if d.Compute, err = f.compute.config(f.workload, d.Routing.Shape, d.Mode, prof); err != nil {
 		return nil, h, err
 	}
-	st := &sizing.Study{
-		Deployment: sizing.Deployment{Routing: rt, Mode: d.mode, NVLink: d.nvlink, NumSMs: f.numSMs, Chunk: f.chunk,
-			Background: d.bg, BothQueues: d.both, NoPayload: f.noPayload, InTurn: inTurn, Compute: cc},
-		Space:  sizing.Space{Presets: presets, Knobs: lists},
-		Limits: lim,
-		Jobs:   jobs,
-	}
-	h = header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
-	h.Seed = &f.seed
-	nvs := "off"
-	if d.nvlink {
-		nvs = "on"
-	}
-	names := make([]string, len(presets))
-	for i, p := range presets {
-		names[i] = p.Name
-	}
-	h.Extra = []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), d.mode, nvs, dtypeNote(s, w.Shape)),
-		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
-	}
-	layer := "layer = dispatch + combine of the slowest rank"
-	if n := f.compute.note(f.workload); n != nil {
-		h.Extra = append(h.Extra, n[0])
-		layer = "layer = the layer with its experts' compute, its communication exposed or hidden by the overlap"
-	}
-	h.Extra = append(h.Extra, fmt.Sprintf("%s; resources per NIC, per GPU and per host of %d GPUs", layer, s.GPUsPerNode))
-	return st, h, nil
+	return st, f.header(st, w.Shape), nil
 }
 
-// sizeDeployment is what a study sizes for: the layer's shape on the
-// profile, its mode, NVLink, and the background beside it (both: with
-// and without queues of its own).
-type sizeDeployment struct {
-	shape  moe.Shape
-	mode   moe.Mode
-	nvlink bool
-	bg     moe.Background
-	both   bool
-}
-
-// deployment is the workload's shape with the flags given over it, on
-// the profile, and the mode, NVLink and background the flags ask for.
-func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet bool) (sizeDeployment, error) {
-	var d sizeDeployment
+// shapeOver is the workload's shape with the shape flags given over it.
+func (f *sizeFlags) shapeOver(s moe.Shape) moe.Shape {
 	for _, o := range []struct {
 		flag string
 		v    int
@@ -348,112 +280,55 @@ func (f *sizeFlags) deployment(s moe.Shape, prof *profile.Profile, nvlinkSet boo
 	if f.changed("experts") && one(f.experts) != s.Experts {
 		s.Experts, s.PhysicalExperts = one(f.experts), 0
 	}
-	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
-		return d, err
-	}
-	if err := s.Validate(); err != nil {
-		return d, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	s, err := s.OnProfile(prof)
-	if err != nil {
-		return d, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	mode, err := moe.ParseMode(one(f.modes))
-	if err != nil {
-		return d, fmt.Errorf("%w: --mode: %v", errUsage, err)
-	}
-	nv := f.nvlink
-	if !nvlinkSet {
-		nv = nvlinkDefault(s, mode)
-	}
-	bg, err := workloads.ParseBackground(f.background)
-	if err != nil {
-		return d, fmt.Errorf("%w: --background: %v", errUsage, err)
-	}
-	lower := strings.ToLower(f.background)
-	both := bg.CTAs > 0 && !strings.Contains(lower, "shared") && !strings.Contains(lower, "reserved")
-	if f.numSMs < 0 || f.chunk < 0 {
-		return d, fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
-	}
-	if f.changed("chunk") && mode != moe.Normal {
-		return d, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
-	}
-	if err := s.CheckWrites(mode, f.chunk); err != nil {
-		return d, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return sizeDeployment{shape: s, mode: mode, nvlink: nv, bg: bg, both: both}, nil
+	return s
 }
 
-// fitJobs refuses, before generating anything, a study the machine
-// cannot hold: the largest candidate on each mechanism it considers,
-// --jobs at once. Left to its default, --jobs comes down to what fits;
-// like run, an LL study too large side by side runs its layers in turn
-// when that fits.
-func (f *sizeFlags) fitJobs(s moe.Shape, mode moe.Mode, presets []preset.Preset) (jobs int, inTurn bool, err error) {
-	costs := f.sizeCosts(s, mode, presets)
-	most := f.jobs
-	if most == 0 {
-		most = runtime.GOMAXPROCS(0)
-	}
-	least := most
-	if f.jobs == 0 {
-		least = 1
-	}
-	jobs, inTurn = f.budget.limit.Jobs(costs, mode, least, most)
-	if jobs < most {
-		f.log.Info("size runs fewer candidates at once to fit memory", zap.Int("jobs", jobs), zap.Int("cores", most),
-			zap.String("budget", report.Bytes(f.budget.limit.Bytes)))
-	}
-	what := fmt.Sprintf("size of EP%d × %d tokens × top-%d", s.Ranks, s.Tokens, s.TopK)
-	if jobs > 1 {
-		what += fmt.Sprintf(", %d candidates at once (--jobs)", jobs)
-	}
-	if inTurn {
-		what += ", dispatch and combine in turn"
-	}
-	for _, c := range costs {
-		if err := f.budget.allow(what, budget.Times(c, jobs, inTurn)); err != nil {
-			return 0, false, err
+// planErr is a refusal of sizing.Plan as the command line's.
+func (f *sizeFlags) planErr(err error) error {
+	var over *sizing.OverBudget
+	switch {
+	case errors.Is(err, sizing.ErrNegative):
+		return fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
+	case errors.Is(err, sizing.ErrChunkMode):
+		return fmt.Errorf("%w: --chunk: %w (add --mode normal)", errUsage, err)
+	case errors.As(err, &over):
+		ex := *over.Err
+		if over.Jobs > 1 {
+			ex.What += fmt.Sprintf(", %d candidates at once (--jobs)", over.Jobs)
 		}
+		if over.InTurn {
+			ex.What += ", dispatch and combine in turn"
+		}
+		return f.budget.usage(&ex)
 	}
-	return jobs, inTurn, nil
+	return fmt.Errorf("%w: %w", errUsage, err)
 }
 
-// limits are the study's limits from the flags, the mechanisms' own
-// among them.
-func (f *sizeFlags) limits() (sizing.Limits, error) {
-	for _, c := range []struct {
-		flag   string
-		v, max float64
-	}{{"max-buffer-gib", f.maxBufGiB, maxBufferGiB}, {"target-us", f.targetUs, maxTargetUs}, {"tolerance", f.tolerance, 1}} {
-		if err := checkFloat(c.flag, c.v, 0, c.max); err != nil {
-			return sizing.Limits{}, err
-		}
+// header is the report header of study st of a workload of shape w.
+func (f *sizeFlags) header(st *sizing.Study, w moe.Shape) report.Header {
+	d := &st.Deployment
+	s := d.Routing.Shape
+	h := header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
+	h.Seed = &f.seed
+	nvs := "off"
+	if d.NVLink {
+		nvs = "on"
 	}
-	lim := sizing.Limits{MaxQPsPerNIC: f.maxQPs, MaxGPUBytes: int64(f.maxBufGiB * (1 << 30)),
-		TargetUs: f.targetUs, Tolerance: f.tolerance}
-	for _, c := range []struct {
-		flag string
-		bad  bool
-	}{{"max-qps-per-nic", f.maxQPs < 0}, {"max-buffer-gib", f.maxBufGiB < 0},
-		{"target-us", f.targetUs < 0}, {"tolerance", f.tolerance < 0 || f.tolerance > 1}} {
-		if c.bad {
-			return sizing.Limits{}, fmt.Errorf("%w: --%s: %v", errUsage, c.flag, lim.Validate())
-		}
+	names := make([]string, len(st.Space.Presets))
+	for i, p := range st.Space.Presets {
+		names[i] = p.Name
 	}
-	// The limits the mechanisms declare on their own resources.
-	for _, d := range transport.Held() {
-		v, ok := f.ownMax[d.Name]
-		switch {
-		case !ok || *v == -1:
-		case *v < -1:
-			return sizing.Limits{}, fmt.Errorf("%w: --%s: %d, want -1 (no limit) or more", errUsage, d.Limit.Flag, *v)
-		default:
-			if lim.Own == nil {
-				lim.Own = map[string]int{}
-			}
-			lim.Own[d.Name] = *v
-		}
+	spec, _ := moe.ParseRoutingSpec(f.routing) // checked by sizing.Plan
+	h.Extra = []string{
+		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), d.Mode, nvs, dtypeNote(s, w)),
+		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
 	}
-	return lim, nil
+	layer := "layer = dispatch + combine of the slowest rank"
+	if n := f.compute.note(f.workload); n != nil {
+		h.Extra = append(h.Extra, n[0])
+		layer = "layer = the layer with its experts' compute, its communication exposed or hidden by the overlap"
+	}
+	h.Extra = append(h.Extra, fmt.Sprintf("%s; resources per NIC, per GPU and per host of %d GPUs", layer, s.GPUsPerNode))
+	return h
 }

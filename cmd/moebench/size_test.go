@@ -268,8 +268,6 @@ func TestSizeJobsComeDownToFitMemory(t *testing.T) {
 	}
 	args := []string{"size", "--ranks", "16", "--tokens", "8", "--qps-per-peer", "1,2", "--dcis", "4", "--workers", "1", "--no-payload-check"}
 	s := moe.Shape{Experts: 256, TopK: 8, Hidden: 7168, Tokens: 8, Ranks: 16, GPUsPerNode: 8, Dispatch: moe.FP8, Combine: moe.BF16}
-	f := sizeFlags{}
-	f.knobs.ints = map[string]*[]int{"qps-per-peer": {1, 2}, "dcis": {4}}
 	// The largest candidate fits side by side; two at once do not, even
 	// in turn.
 	var most, turn int64
@@ -277,7 +275,7 @@ func TestSizeJobsComeDownToFitMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range f.sizeCosts(s, moe.LL, all) {
+	for _, c := range sizing.LargestCosts(s, moe.LL, all, map[string][]int{"qps-per-peer": {1, 2}, "dcis": {4}}) {
 		most, turn = max(most, c.Bytes), max(turn, c.InTurn)
 	}
 	if 2*turn <= most {

@@ -3,7 +3,11 @@
 // it (the CLI shows the field as its flag).
 package field
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
 
 // Error is an error about one input, named as the commands name its flag
 // without dashes ("tokens", "max-open"), and the value given, if the
@@ -55,4 +59,24 @@ func Fields(err error) []*Error {
 	}
 	walk(err)
 	return out
+}
+
+// Float refuses a value of field that is NaN, infinite or outside
+// [lo, hi] (hi +Inf: no upper bound): a float parser takes "NaN" and
+// "Inf", which no bound holds back.
+func Float(field string, v, lo, hi float64) error {
+	if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= lo && v <= hi {
+		return nil
+	}
+	num := func(x float64) string {
+		if math.Abs(x) < 1e9 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	want := "a finite number from " + num(lo) + " to " + num(hi)
+	if math.IsInf(hi, 1) {
+		want = "a finite number of at least " + num(lo)
+	}
+	return Valuef(field, v, "want %s", want)
 }

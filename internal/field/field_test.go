@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"testing"
 
 	"moebench/internal/field"
@@ -30,5 +31,33 @@ func TestFields(t *testing.T) {
 	}
 	if field.Fields(io.EOF) != nil {
 		t.Error("a plain error names a field")
+	}
+}
+
+func TestFloat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v, lo, hi float64
+		want      string // "" for none
+	}{
+		{0.5, 0, 1, ""},
+		{0, 0, 1, ""},
+		{1.5, 0, 1, "drift 1.5: want a finite number from 0 to 1"},
+		{math.NaN(), 0, 1, "drift NaN: want a finite number from 0 to 1"},
+		{math.Inf(1), 0, math.Inf(1), "drift +Inf: want a finite number of at least 0"},
+		{-1, 0, 1e12, "drift -1: want a finite number from 0 to 1e+12"},
+		{5e9, 0, 1e12, ""},
+	} {
+		err := field.Float("drift", tc.v, tc.lo, tc.hi)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if fs := field.Fields(err); len(fs) != 1 || fs[0].Field != "drift" {
+				t.Errorf("%v: names %v", tc.v, fs)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%v in [%v, %v]: %q, want %q", tc.v, tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }
