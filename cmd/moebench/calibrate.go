@@ -90,7 +90,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: calibrate takes no arguments, got %s", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: calibrate takes no arguments, got %s", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	if o.format != "table" && o.format != "json" {
 		return fmt.Errorf("%w: --format %s: want table or json", errUsage, report.Quote(o.format))

@@ -73,20 +73,6 @@ func boundFlagErr(err error) error {
 	return err
 }
 
-// quoteArgs is arguments echoed back, each quoted bounded (report.Quote),
-// and at most the first few of them.
-func quoteArgs(args []string) string {
-	const most = 4
-	var q []string
-	for _, a := range args[:min(len(args), most)] {
-		q = append(q, report.Quote(a))
-	}
-	if len(args) > most {
-		q = append(q, fmt.Sprintf("… (%d arguments)", len(args)))
-	}
-	return "[" + strings.Join(q, " ") + "]"
-}
-
 // checkFloat refuses a float flag's value that is NaN, infinite or outside
 // [lo, hi] (field.Float), naming the flag: every float flag goes through
 // it, since the flag parser takes "NaN" and "Inf".
@@ -137,17 +123,14 @@ func checkOut(flag, path string) error {
 }
 
 // emit renders to stdout or, atomically, to --out (held for commit after
-// hold).
+// Hold).
 func (o *outputFlags) emit(stdout io.Writer, write func(io.Writer) error) error {
 	if o.before != nil {
 		if err := o.before(); err != nil {
 			return err
 		}
 	}
-	if o.out == "" || o.out == "-" {
-		return write(stdout)
-	}
-	return o.Write(o.out, write)
+	return o.Put(o.out, stdout, write)
 }
 
 // profileFlags select a profile and overrides.

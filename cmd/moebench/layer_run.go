@@ -248,7 +248,7 @@ func parseLayerFlags(name string, args []string, stdout io.Writer) (*layerFlags,
 // files, the budget, limits, faults, and lists where run takes one value.
 func (f *layerFlags) checkFlags(fs *pflag.FlagSet, name string, sweep bool) error {
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: %s takes no arguments (got %s)", errUsage, name, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: %s takes no arguments (got %s)", errUsage, name, report.QuoteArgs(fs.Args()))
 	}
 	if err := f.out.check(); err != nil {
 		return err

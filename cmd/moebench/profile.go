@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"moebench/internal/outfile"
+	"moebench/internal/report"
 	"moebench/profile"
 	"moebench/results"
 )
@@ -65,7 +66,7 @@ func runProfile(args []string, stdout, stderr io.Writer) error {
 		}
 		doc = results.ProfileConstants(p)
 	default:
-		return fmt.Errorf("%w: profile takes at most one profile (got %s)", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: profile takes at most one profile (got %s)", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	return out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) })
 }

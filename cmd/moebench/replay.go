@@ -112,7 +112,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: replay takes no arguments (got %s); name the trace with --trace", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: replay takes no arguments (got %s); name the trace with --trace", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	if len(splitList(f.traces)) == 0 {
 		return fmt.Errorf("%w: replay: --trace FILE is required", errUsage)

@@ -60,7 +60,7 @@ func commands() []command {
 				return err
 			}
 			if len(args) > 0 {
-				return fmt.Errorf("%w: version takes no arguments or flags (got %s)", errUsage, quoteArgs(args))
+				return fmt.Errorf("%w: version takes no arguments or flags (got %s)", errUsage, report.QuoteArgs(args))
 			}
 			_, err := fmt.Fprintln(stdout, "moebench", version)
 			return err
@@ -85,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		// One command, or trace and one of its subcommands.
 		if len(args) > 3 || (len(args) == 3 && args[1] != "trace") {
-			return fmt.Errorf("%w: help takes one command (got %s)", errUsage, quoteArgs(args[1:]))
+			return fmt.Errorf("%w: help takes one command (got %s)", errUsage, report.QuoteArgs(args[1:]))
 		}
 		// moebench help CMD [SUB] is moebench CMD [SUB] --help.
 		return run(append(slices.Clone(args[1:]), "--help"), stdout, stderr)

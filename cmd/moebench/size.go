@@ -82,9 +82,7 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	study.Deployment.Profile = prof
 	h.Profile, h.Origins = prof.Name, prof.Origins
-	study.Log = log
 	// Every candidate's models are built by then, none modelled yet.
 	study.Ready = func() error { return checkSetsRead("size", prof, f.prof.sets) }
 	if study.Deployment.InTurn {
@@ -156,7 +154,7 @@ func (f *sizeFlags) register(fs *pflag.FlagSet) {
 // check refuses what size's flags say on their own.
 func (f *sizeFlags) check(fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: size takes no arguments (got %s)", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	if err := f.out.check(); err != nil {
 		return err

@@ -48,7 +48,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		case 2:
 			return runTrace([]string{args[1], "--help"}, stdout, stderr)
 		}
-		return fmt.Errorf("%w: trace help takes one command (got %s)", errUsage, quoteArgs(args[1:]))
+		return fmt.Errorf("%w: trace help takes one command (got %s)", errUsage, report.QuoteArgs(args[1:]))
 	case "gen":
 		return runTraceGen(args[1:], stdout, stderr)
 	case "convert":
@@ -137,7 +137,7 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: trace gen takes no arguments, got %s", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: trace gen takes no arguments, got %s", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: trace gen: --out is required", errUsage)

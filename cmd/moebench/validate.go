@@ -65,7 +65,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: validate takes no arguments (got %s); use --only", errUsage, quoteArgs(fs.Args()))
+		return fmt.Errorf("%w: validate takes no arguments (got %s); use --only", errUsage, report.QuoteArgs(fs.Args()))
 	}
 	if err := out.check(); err != nil {
 		return err

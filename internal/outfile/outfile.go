@@ -116,6 +116,15 @@ func (s *Set) Write(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// Put writes to stdout where path names no file ("" or "-"), else to
+// path as Write does.
+func (s *Set) Put(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if !(Arg{Path: path}).IsFile() {
+		return write(stdout)
+	}
+	return s.Write(path, write)
+}
+
 // Commit puts every held output in place.
 func (s *Set) Commit() error {
 	s.holding = false

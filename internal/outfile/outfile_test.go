@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -154,6 +155,27 @@ func TestNotWritten(t *testing.T) {
 		s := outfile.Set{Outs: tc.outs}
 		if got := s.NotWritten(); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Put writes stdout for "" and "-", else the file.
+func TestPut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct{ path, stdout, file string }{
+		{"", "x", ""},
+		{"-", "x", ""},
+		{filepath.Join(dir, "out"), "", "x"},
+	} {
+		var s outfile.Set
+		var b strings.Builder
+		if err := s.Put(tc.path, &b, write("x")); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(filepath.Join(dir, "out"))
+		if b.String() != tc.stdout || (tc.file != "" && string(got) != tc.file) {
+			t.Errorf("%q: stdout %q, file %q", tc.path, b.String(), got)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -23,4 +24,19 @@ func Quote(s string) string {
 	r := []rune(s)
 	h, t := strconv.Quote(string(r[:MaxQuoted-tail])), strconv.Quote(string(r[n-tail:]))
 	return fmt.Sprintf("%s…%s (%d characters)", h[:len(h)-1], t[1:], n)
+}
+
+// QuoteArgs is arguments echoed back, each quoted bounded (Quote), at
+// most the first four of them, then how many there were: "[a b c d … (9
+// arguments)]".
+func QuoteArgs(args []string) string {
+	const most = 4
+	var q []string
+	for _, a := range args[:min(len(args), most)] {
+		q = append(q, Quote(a))
+	}
+	if len(args) > most {
+		q = append(q, fmt.Sprintf("… (%d arguments)", len(args)))
+	}
+	return "[" + strings.Join(q, " ") + "]"
 }

@@ -22,3 +22,21 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestQuoteArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, `[]`},
+		{[]string{"extra"}, `["extra"]`},
+		{[]string{"a", "b", "c", "d"}, `["a" "b" "c" "d"]`},
+		{[]string{"a", "b", "c", "d", "e", "f"}, `["a" "b" "c" "d" … (6 arguments)]`},
+		{[]string{strings.Repeat("x", 50)}, `["` + strings.Repeat("x", 32) + `…xxxxxxxx" (50 characters)]`},
+	} {
+		if got := report.QuoteArgs(tc.in); got != tc.want {
+			t.Errorf("QuoteArgs(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
