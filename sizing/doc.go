@@ -11,6 +11,11 @@
 // dearest first: the kinds mechanisms declare dear, then active
 // connections, QPs, GPU and host memory.
 //
+// A command asks for a study as a Request (names and numbers, unchecked);
+// Plan checks it in a fixed order, so that of several mistakes the first
+// is named, and returns the Study, refusing a wrong input as a
+// field.Error that names it; NewLimits does the same for the Limits.
+//
 // Out: one Candidate per configuration with its resources per NIC, GPU and
 // host and, where it was run, its modelled dispatch and combine; the
 // Pareto front over layer time and resources; a recommendation with its
