@@ -9,6 +9,7 @@ import (
 	"moebench/budget"
 	"moebench/internal/report"
 	"moebench/moe"
+	"moebench/sweep"
 )
 
 // budgetFlags bound what a command may take, checked from the estimate
@@ -66,6 +67,6 @@ func (b *budgetFlags) allow(what string, c moe.Cost) error {
 
 // layerCost is the estimated cost of one layer of configuration c on a
 // mechanism (budget.LayerCost).
-func layerCost(c config, mechanism string, numSMs int) moe.Cost {
-	return budget.LayerCost(c.shape, c.mode, mechanism, numSMs, c.bg, c.knobs)
+func layerCost(c sweep.Point, mechanism string, numSMs int) moe.Cost {
+	return budget.LayerCost(c.Shape, c.Mode, mechanism, numSMs, c.Background, c.Knobs)
 }

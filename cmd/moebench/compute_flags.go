@@ -7,10 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"moebench/hw"
 	"moebench/moe"
 	"moebench/profile"
-	"moebench/workloads"
+	"moebench/sweep"
 )
 
 // computeFlags put the experts' compute into the layer: --overlap names
@@ -66,69 +65,17 @@ func (c *computeFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// of is the compute the flags ask for of workload's experts.
+func (c *computeFlags) of(workload string) sweep.Compute {
+	return sweep.Compute{Workload: workload, Scheds: c.scheds, Layers: c.layers}
+}
+
 // config is the compute of workload's experts on prof for a layer of
 // shape in mode, or nil when --overlap is not given.
 func (c *computeFlags) config(workload string, s moe.Shape, mode moe.Mode, prof *profile.Profile) (*moe.ComputeConfig, error) {
-	if len(c.scheds) == 0 {
-		return nil, nil
-	}
-	w, err := workloads.Get(workload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --workload: %w", errUsage, err)
-	}
-	cc := &moe.ComputeConfig{FFN: w.Compute, FP8: s.Dispatch == moe.FP8, Costs: hw.NewGEMMCosts(prof)}
-	for _, o := range c.scheds {
-		cc.Overlap = o
-		if err := cc.Validate(s, mode); err != nil {
-			return nil, c.invalid(err, workload, w)
-		}
-	}
-	cc.Overlap = c.scheds[0]
-	return cc, nil
-}
-
-// invalid is the usage error of a compute the layer cannot take.
-func (c *computeFlags) invalid(err error, workload string, w workloads.Workload) error {
-	{
-		if w.Compute.Zero() {
-			var with []string
-			for _, n := range workloads.Names() {
-				if x, _ := workloads.Get(n); !x.Compute.Zero() {
-					with = append(with, n)
-				}
-			}
-			return fmt.Errorf("%w: --overlap: workload %s has no expert FFN (a test shape, not a model); use one of %s", errUsage, workload, strings.Join(with, ", "))
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
+	cc, err := c.of(workload).Config(s, mode, prof)
+	return cc, inputErr(err)
 }
 
 // note is the header's account of the compute, none without --overlap.
-func (c *computeFlags) note(workload string) []string {
-	if len(c.scheds) == 0 {
-		return nil
-	}
-	w, err := workloads.Get(workload)
-	if err != nil || w.Compute.Zero() {
-		return nil
-	}
-	shared := "no shared expert"
-	if w.Compute.SharedIntermediate > 0 {
-		shared = fmt.Sprintf("a shared expert of %d", w.Compute.SharedIntermediate)
-	}
-	step := ""
-	if c.layers > 1 {
-		step = fmt.Sprintf("; a step of %d such layers", c.layers)
-	}
-	return []string{fmt.Sprintf("experts' compute: SwiGLU FFN of intermediate %d and %s, grouped GEMMs in the dispatch dtype on the profile's compute model; overlap %s%s",
-		w.Compute.Intermediate, shared, c.names(), step)}
-}
-
-// names are the schedules asked for, as --overlap names them.
-func (c *computeFlags) names() string {
-	var n []string
-	for _, o := range c.scheds {
-		n = append(n, o.String())
-	}
-	return strings.Join(n, ", ")
-}
+func (c *computeFlags) note(workload string) []string { return c.of(workload).Note() }

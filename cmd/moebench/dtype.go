@@ -44,12 +44,3 @@ func applyDTypes(s *moe.Shape, dispatch, combine string) error {
 	}
 	return nil
 }
-
-// dtypeNote names the dtypes in a header where they are not the
-// workload's own, which the workload's name already implies.
-func dtypeNote(s, workload moe.Shape) string {
-	if s.Dispatch == workload.Dispatch && s.Combine == workload.Combine {
-		return ""
-	}
-	return fmt.Sprintf(", %s dispatch, %s combine", s.Dispatch, s.Combine)
-}

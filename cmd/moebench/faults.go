@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"moebench/fault"
+	"moebench/sweep"
 )
 
 // faultFlags are the faults a layer runs under (run, sweep and replay),
@@ -65,84 +64,27 @@ func (f *faultFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// faultPoint is one configuration's faults.
-type faultPoint struct {
-	plan *fault.Plan // nil when healthy
-	loss string      // the --loss value, when swept
-	// point numbers the (configuration, loss rate) pairs, which the seeds
-	// then multiply: a point's seeds share it. seed is the fault seed, and
-	// seeds how many there are (0 without --seeds).
-	point, seeds int
-	seed         uint64
+// of is the faults the flags ask for.
+func (f *faultFlags) of() sweep.Faults {
+	return sweep.Faults{Specs: f.specs, Loss: f.loss, Swept: f.lossSet, Seed: f.seed, Seeds: f.seeds}
 }
 
-// any reports whether a layer runs under faults.
-func (f *faultFlags) any() bool { return len(f.specs) > 0 || f.lossSet }
-
-// expand gives every configuration its faults: one per --loss rate, and
-// with --seeds one per seed, innermost, so that a point's seeds run side
-// by side. A fault naming a rank past a layer's is the command line's.
-func (f *faultFlags) expand(configs []config) ([]config, error) {
-	if !f.any() {
-		return configs, nil
-	}
-	sw := fault.Sweep{Specs: f.specs, Seeds: []uint64{f.seed}}
-	if f.lossSet {
-		sw.Loss = append([]float64{}, f.loss...) // non-nil: swept, even if empty
-	}
-	if f.seeds > 0 {
-		sw.Seeds = sw.Seeds[:0]
-		for s := 1; s <= f.seeds; s++ {
-			sw.Seeds = append(sw.Seeds, uint64(s))
-		}
-	}
-	var out []config
-	point := 0
-	for _, c := range configs {
-		vs, err := sw.Variants(c.shape.Ranks)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
-		}
-		for _, byLoss := range vs {
-			for _, v := range byLoss {
-				c.fault = faultPoint{plan: v.Plan, loss: v.Loss, point: point, seeds: f.seeds, seed: v.Seed}
-				out = append(out, c)
-			}
-			point++
-		}
-	}
-	return out, nil
+// expand gives every point its faults (sweep.Faults.Expand).
+func (f *faultFlags) expand(points []sweep.Point) ([]sweep.Point, error) {
+	out, err := f.of().Expand(points)
+	return out, inputErr(err)
 }
 
 // note is the header's account of the faults.
-func (f *faultFlags) note() []string {
-	if !f.any() {
-		return nil
-	}
-	p, _ := fault.Parse(f.specs, f.seed)
-	s := "faults " + p.String()
-	if f.lossSet {
-		var l []string
-		for _, x := range f.loss {
-			l = append(l, strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		s += "; packet loss on every link swept over " + strings.Join(l, ", ")
-	}
-	if f.seeds > 0 {
-		s += fmt.Sprintf("; fault seeds 1 to %d per point", f.seeds)
-	} else {
-		s += fmt.Sprintf("; fault seed %d", f.seed)
-	}
-	return []string{s}
-}
+func (f *faultFlags) note() []string { return f.of().Note() }
 
 // warnFailed tells stderr of each phase that failed under its faults.
-func warnFailed(w io.Writer, command string, items []item) {
+func warnFailed(w io.Writer, command string, items []sweep.Item) {
 	for _, it := range items {
-		for _, ph := range phases(it.res) {
+		for _, ph := range phases(it.Result) {
 			if fl := ph.p.Failure; fl != nil {
 				fmt.Fprintf(w, "moebench %s: preset %s: the layer failed under its faults (%s): %s: %v\n",
-					command, it.preset.Name, it.res.Faults, ph.name, fl)
+					command, it.Preset.Name, it.Result.Faults, ph.name, fl)
 			}
 		}
 	}

@@ -12,11 +12,12 @@ import (
 	"moebench/moe"
 	"moebench/results"
 	"moebench/sim"
+	"moebench/sweep"
 	"moebench/transport/preset"
 )
 
 // failedItem is a run whose dispatch failed as the transport reports it.
-func failedItem() item {
+func failedItem() sweep.Item {
 	f := &fault.Failure{Mechanism: "mini-gda", Rank: 3, Peer: 12, NIC: 0, QP: 5, At: 1234 * sim.Microsecond, Retries: 7,
 		Status: "IBV_WC_RETRY_EXC_ERR", Reason: "the last of retry_cnt retransmissions timed out"}
 	plan, _ := fault.Parse([]string{"loss:0.01"}, 4)
@@ -25,7 +26,7 @@ func failedItem() item {
 	r.Dispatch.Failure = f
 	r.Combine.Failure = &fault.Failure{Mechanism: "mini-gda", Rank: 1, Peer: 2, QP: 9, At: 5 * sim.Microsecond, Status: "IBV_WC_RETRY_EXC_ERR", Reason: "lost"}
 	r.Dispatch.BoundBy, r.Combine.BoundBy = "wire", "egress"
-	return item{preset: preset.Preset{Name: "mini-gda", Mechanism: "mini-gda"}, res: r}
+	return sweep.Item{Preset: preset.Preset{Name: "mini-gda", Mechanism: "mini-gda"}, Result: r}
 }
 
 // A failed phase's row says failed, a line under the tables and one on
@@ -33,7 +34,7 @@ func failedItem() item {
 // the JSON holds it as an object, and the command's status stays 0.
 func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	t.Parallel()
-	items := []item{failedItem()}
+	items := []sweep.Item{failedItem()}
 	var text bytes.Buffer
 	if err := renderLayer(&text, "table", report.Header{}, "", items); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	}
 	got := doc.Results[0]
 	want := results.Failure{Phase: "dispatch", Mechanism: "mini-gda", Rank: 3, Peer: 12, QP: 5, AtUs: 1234, Retries: 7, Status: "IBV_WC_RETRY_EXC_ERR",
-		Reason: "the last of retry_cnt retransmissions timed out", Message: items[0].res.Dispatch.Failure.Error()}
+		Reason: "the last of retry_cnt retransmissions timed out", Message: items[0].Result.Dispatch.Failure.Error()}
 	if got.Faults != "loss:0.01@host,loss:0.01@spine" || got.FaultSeed != 4 || got.Failure != want {
 		t.Errorf("JSON: %+v\nwant faults loss:0.01 on both classes, seed 4, failure %+v", got, want)
 	}
@@ -160,16 +161,16 @@ func TestSweepSeedsOfADeterministicFaultAreTheRun(t *testing.T) {
 // failed is left out.
 func TestTailsFigure(t *testing.T) {
 	t.Parallel()
-	mk := func(ps string, point int, loss string, seed uint64, d, c float64, failed bool) item {
+	mk := func(ps string, point int, loss string, seed uint64, d, c float64, failed bool) sweep.Item {
 		r := &moe.Result{Mode: moe.LL}
 		r.Dispatch.Time.Max, r.Combine.Time.Max = d, c
 		if failed {
 			r.Combine.Failure = &fault.Failure{Status: "IBV_WC_RETRY_EXC_ERR"}
 		}
-		return item{cfg: config{fault: faultPoint{point: point, seeds: 2, seed: seed, loss: loss}}, preset: preset.Preset{Name: ps, Mechanism: ps},
-			res: r, knobs: []knob{{"loss", loss}}}
+		return sweep.Item{Point: sweep.Point{Fault: sweep.Fault{Point: point, Seeds: 2, Seed: seed, Loss: loss}}, Preset: preset.Preset{Name: ps, Mechanism: ps},
+			Result: r, Swept: []results.Knob{{Name: "loss", Value: loss}}}
 	}
-	items := []item{
+	items := []sweep.Item{
 		mk("a", 0, "0", 1, 10, 20, false), mk("a", 0, "0", 2, 10, 20, false),
 		mk("b", 0, "0", 1, 12, 20, false), mk("b", 0, "0", 2, 12, 20, false),
 		mk("a", 1, "1e-05", 1, 10, 20, false), mk("a", 1, "1e-05", 2, 10, 120, false),

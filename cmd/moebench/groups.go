@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/moe"
+	"moebench/sweep"
 	"moebench/workloads"
 )
 
@@ -73,7 +74,7 @@ func describeLimit(lim moe.GroupLimit, fs *pflag.FlagSet) string {
 }
 
 // groupLimit is run and sweep's limit, checked against every shape.
-func (f *layerFlags) groupLimit(fs *pflag.FlagSet, configs []config) (moe.GroupLimit, error) {
+func (f *layerFlags) groupLimit(fs *pflag.FlagSet, points []sweep.Point) (moe.GroupLimit, error) {
 	w, err := workloads.Get(f.workload)
 	if err != nil {
 		return moe.GroupLimit{}, fmt.Errorf("%w: --workload: %v", errUsage, err)
@@ -82,19 +83,10 @@ func (f *layerFlags) groupLimit(fs *pflag.FlagSet, configs []config) (moe.GroupL
 	if err != nil {
 		return moe.GroupLimit{}, err
 	}
-	for _, c := range configs {
-		if err := checkLimit(lim, c.shape); err != nil {
+	for _, c := range points {
+		if err := checkLimit(lim, c.Shape); err != nil {
 			return moe.GroupLimit{}, err
 		}
 	}
 	return lim, nil
-}
-
-// nodeNote says how internode normal mode runs: channels and DeepEP's
-// chunk and buffer sizes for the rank count.
-func nodeNote(s moe.Shape, numSMs, chunk int) string {
-	qps, _ := moe.Channels(s, moe.Normal, numSMs, moe.Background{})
-	d, c := moe.NodeConfigs(s.Ranks, chunk)
-	return fmt.Sprintf("normal mode across nodes: %d channels (num_sms/2); per write/batch, dispatch %d RDMA / %d NVLink tokens, combine %d / %d; RDMA buffers of %d tokens",
-		qps/2, d.RDMAChunk, d.NVLChunk, c.RDMAChunk, c.NVLChunk, d.RDMABuf)
 }

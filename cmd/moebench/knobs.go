@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/sweep"
 	"moebench/transport"
 	"moebench/transport/preset"
 )
@@ -61,58 +62,22 @@ func (k *knobFlags) names() []string {
 	return n
 }
 
-// values are the settings each knob was given, checked against its
-// declaration; an integer 0 where the knob's minimum is 0 keeps the
-// preset's value (an empty string).
-func (k *knobFlags) values(kn transport.Knob) ([]string, error) {
-	var out []string
-	if p := k.strs[kn.Name]; p != nil {
-		for _, v := range splitList(*p) {
-			if err := kn.Check(v); err != nil {
-				return nil, fmt.Errorf("%w: %w", errUsage, err)
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	for _, v := range *k.ints[kn.Name] {
-		s := strconv.Itoa(v)
-		if err := kn.Check(s); err != nil {
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
-		}
-		if v == 0 {
-			s = ""
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// expand multiplies configurations out by every knob given a value, in
-// the knobs' order (the last varies fastest).
-func (k *knobFlags) expand(out []config) ([]config, error) {
+// axes are the values each knob was given, as given (sweep.WithKnobs
+// checks them).
+func (k *knobFlags) axes() []sweep.KnobAxis {
+	var out []sweep.KnobAxis
 	for _, kn := range k.knobs {
-		vals, err := k.values(kn)
-		if err != nil {
-			return nil, err
-		}
-		if len(vals) == 0 {
-			continue
-		}
-		var next []config
-		for _, c := range out {
-			for _, v := range vals {
-				c2 := c
-				c2.knobs = c.knobs.Clone()
-				if v != "" {
-					c2.knobs[kn.Name] = v
-				}
-				next = append(next, c2)
+		a := sweep.KnobAxis{Knob: kn}
+		if p := k.strs[kn.Name]; p != nil {
+			a.Values = splitList(*p)
+		} else {
+			for _, v := range *k.ints[kn.Name] {
+				a.Values = append(a.Values, strconv.Itoa(v))
 			}
 		}
-		out = next
+		out = append(out, a)
 	}
-	return out, nil
+	return out
 }
 
 // sizeLists are the integer knobs' lists, for a sizing study.
@@ -166,14 +131,4 @@ func mechanismsHelp() string {
 		n = append(n, m.Name())
 	}
 	return strings.Join(n, ", ")
-}
-
-// buildTransport is preset p's transport for configuration c: the knobs
-// its mechanism takes (preset.BuildTaking), over the layer's channels.
-func buildTransport(p preset.Preset, c config, needs transport.Needs) (transport.Transport, error) {
-	tr, err := p.BuildTaking(c.knobs, needs)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --preset %s: %v", errUsage, p.Name, err)
-	}
-	return tr, nil
 }

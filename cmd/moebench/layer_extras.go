@@ -10,6 +10,7 @@ import (
 	"moebench/internal/report"
 	"moebench/internal/shard"
 	"moebench/results"
+	"moebench/sweep"
 )
 
 // layerExtras are run's and sweep's flags beyond the layer's own: a plot
@@ -66,7 +67,7 @@ func (x *layerExtras) take(i int) bool {
 func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
 
 // emit renders the result (a shard's slice as JSON) and draws the plot.
-func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []item, total int) error {
+func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []sweep.Item, total int) error {
 	if !x.shard.All() {
 		doc := layerDoc(h, workload, items)
 		sh := &results.LayerShard{Header: h, Results: doc.Results,

@@ -18,6 +18,7 @@ import (
 	nativelayer "moebench/native/layer"
 	"moebench/profile"
 	"moebench/results"
+	"moebench/sweep"
 	"moebench/transport/preset"
 )
 
@@ -59,8 +60,8 @@ var openNativeLib = func(path string) (nativelayer.Runner, error) { return nativ
 
 // nativeItem is one native run with the model's prediction beside it.
 type nativeItem struct {
-	cfg   config
-	knobs []knob
+	cfg   sweep.Point
+	knobs []results.Knob
 	tr    nativelayer.Transport
 	m     *nativelayer.Measurement
 	model *moe.Result
@@ -101,7 +102,7 @@ func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Pres
 
 // nativeConfigs sets the ranks of every configuration from --gpus and
 // --virtual-ranks and rejects the flags the native engine does not use.
-func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config, error) {
+func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) ([]sweep.Point, error) {
 	n := &f.native
 	for _, fl := range []string{"gpus-per-node", "nvlink"} {
 		if fs.Changed(fl) {
@@ -144,31 +145,31 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 			return nil, fmt.Errorf("%w: --%s %d: more than the %d the native library counts (32 bits)", errUsage, c.flag, c.v, math.MaxInt32)
 		}
 	}
-	var out []config
+	var out []sweep.Point
 	for _, c := range configs {
-		if c.mode != moe.LL && c.mode != moe.Normal {
-			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.mode)
+		if c.Mode != moe.LL && c.Mode != moe.Normal {
+			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.Mode)
 		}
 		// Refused here, before the library loads: its kernels cast to FP8
 		// or copy BF16, and would run another message size than asked.
-		if d := c.shape.Dispatch; d != moe.FP8 && d != moe.BF16 {
+		if d := c.Shape.Dispatch; d != moe.FP8 && d != moe.BF16 {
 			return nil, fmt.Errorf("%w: --dispatch-dtype %s: the native engine's kernels dispatch fp8 or bf16 (the model runs %s with --engine model)", errUsage, d, d)
 		}
-		if d := c.shape.Combine; d != moe.BF16 {
+		if d := c.Shape.Combine; d != moe.BF16 {
 			return nil, fmt.Errorf("%w: --combine-dtype %s: the native engine's kernels combine in bf16", errUsage, d)
 		}
-		if fs.Changed("chunk") && c.mode != moe.Normal {
+		if fs.Changed("chunk") && c.Mode != moe.Normal {
 			return nil, fmt.Errorf("%w: --chunk: the native engine chunks normal mode only (--mode normal)", errUsage)
 		}
 		for _, g := range gpus {
 			for _, v := range vr {
 				c2 := c
-				c2.shape.Ranks, c2.shape.GPUsPerNode = g*v, 1
-				c2.gpus = g
-				if fs.Changed("ranks") && c.shape.Ranks != g*v {
-					return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, c.shape.Ranks, g*v)
+				c2.Shape.Ranks, c2.Shape.GPUsPerNode = g*v, 1
+				c2.GPUs = g
+				if fs.Changed("ranks") && c.Shape.Ranks != g*v {
+					return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, c.Shape.Ranks, g*v)
 				}
-				if err := c2.shape.Validate(); err != nil {
+				if err := c2.Shape.Validate(); err != nil {
 					return nil, fmt.Errorf("%w: %w (%d GPUs × %d virtual ranks)", errUsage, err, g, v)
 				}
 				out = append(out, c2)
@@ -181,7 +182,7 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]config
 // runNativeLayer is run and sweep on the native engine: each
 // configuration and transport measured on the GPUs, the model's
 // prediction beside it.
-func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile.Profile, axes []setAxis, configs []config, spec moe.RoutingSpec, stdout, stderr io.Writer) error {
+func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile.Profile, axes []sweep.SetAxis, configs []sweep.Point, spec moe.RoutingSpec, stdout, stderr io.Writer) error {
 	configs, err := nativeConfigs(f, fs, configs)
 	if err != nil {
 		return err
@@ -196,18 +197,18 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	}
 	dev := lib.Device()
 	bar := report.NewProgress(stderr, "moebench "+name+" (native)", len(configs)*len(trs), report.ProgressOptions{Force: f.progress})
-	routes := map[moe.Shape]*moe.Routing{}
+	in := &sweep.Inputs{Base: base, Routing: spec, Seed: f.seed}
 	var items []nativeItem
 	var ncclItems []ncclItem
 	failed := 0
 	for _, c := range configs {
-		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
+		rt, prof, err := in.Of(c)
 		if err != nil {
-			return err
+			return inputErr(err)
 		}
 		o := nativeOptions(f, c, prof)
 		for _, tr := range trs {
-			tr.Options = preset.OptionsOf(c.knobs)
+			tr.Options = preset.OptionsOf(c.Knobs)
 			it, err := measureNative(lib, f, rt, tr, o, c, prof)
 			if err != nil {
 				return err
@@ -258,15 +259,15 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 // nativeLayerPaths is what the native engine runs each configuration
 // through: the presets' layer paths, the direct path, and whether NCCL's
 // all-to-all runs beside them (one rank per GPU only).
-func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]nativelayer.Transport, bool, error) {
+func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) ([]nativelayer.Transport, bool, error) {
 	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
 	if err != nil {
 		return nil, false, err
 	}
 	if nccl {
 		for _, c := range configs {
-			if c.gpus != c.shape.Ranks {
-				return nil, false, fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.shape.Ranks/max(1, c.gpus))
+			if c.GPUs != c.Shape.Ranks {
+				return nil, false, fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.Shape.Ranks/max(1, c.GPUs))
 			}
 		}
 	}
@@ -288,10 +289,10 @@ func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []config) ([]nat
 
 // nativeOptions are configuration c's native run options, pacing the
 // emulated NIC at prof's line and message rate when asked.
-func nativeOptions(f *layerFlags, c config, prof *profile.Profile) nativelayer.Options {
-	o := nativelayer.Options{GPUs: c.gpus, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
+func nativeOptions(f *layerFlags, c sweep.Point, prof *profile.Profile) nativelayer.Options {
+	o := nativelayer.Options{GPUs: c.GPUs, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
 		Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
-		Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.mode, Chunk: f.chunk}
+		Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.Mode, Chunk: f.chunk}
 	if o.Pace {
 		o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
 		o.MsgMps = prof.Get("nic.msg_rate_mps")
@@ -303,8 +304,8 @@ func nativeOptions(f *layerFlags, c config, prof *profile.Profile) nativelayer.O
 // the same run beside it. A run that failed its checks is an item with
 // its error (the table shows it); one the library refuses is a usage
 // error.
-func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr nativelayer.Transport, o nativelayer.Options, c config, prof *profile.Profile) (nativeItem, error) {
-	m, err := nativelayer.Run(lib, rt, tr, o, c.bg)
+func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr nativelayer.Transport, o nativelayer.Options, c sweep.Point, prof *profile.Profile) (nativeItem, error) {
+	m, err := nativelayer.Run(lib, rt, tr, o, c.Background)
 	var checkErr error
 	switch {
 	case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
@@ -314,7 +315,7 @@ func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr na
 	case err != nil:
 		return nativeItem{}, err
 	}
-	pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.bg, f.log)
+	pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.Background, f.log)
 	if err != nil {
 		return nativeItem{}, fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
 	}
@@ -322,24 +323,21 @@ func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr na
 }
 
 // nativeKnobs are the model's swept knobs plus the native placement's.
-func nativeKnobs(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
-	k := knobsOf(fs, axes, c)
-	multi := func(name string) bool {
-		v := fs.Lookup(name)
-		return v != nil && v.Changed && strings.Contains(v.Value.String(), ",")
-	}
+func nativeKnobs(fs *pflag.FlagSet, axes []sweep.SetAxis, c sweep.Point) []results.Knob {
+	multi := varies(fs)
+	k := sweep.Swept(multi, axes, c)
 	if multi("gpus") || multi("virtual-ranks") {
-		k = append([]knob{{"ranks", strconv.Itoa(c.shape.Ranks)}, {"GPUs", strconv.Itoa(c.gpus)}}, k...)
+		k = append([]results.Knob{{Name: "ranks", Value: strconv.Itoa(c.Shape.Ranks)}, {Name: "GPUs", Value: strconv.Itoa(c.GPUs)}}, k...)
 	}
 	return k
 }
 
-func describeNative(f *layerFlags, configs []config, spec moe.RoutingSpec, items []nativeItem) []string {
-	s := configs[0].shape
+func describeNative(f *layerFlags, configs []sweep.Point, spec moe.RoutingSpec, items []nativeItem) []string {
+	s := configs[0].Shape
 	l := []string{
 		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, %s mode",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch, configs[0].mode),
-		fmt.Sprintf("routing %s; background %s", spec, configs[0].bg),
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch, configs[0].Mode),
+		fmt.Sprintf("routing %s; background %s", spec, configs[0].Background),
 	}
 	if len(items) > 0 {
 		m := items[0].m

@@ -6,6 +6,7 @@ import (
 	"moebench/internal/report"
 	nativelayer "moebench/native/layer"
 	"moebench/results"
+	"moebench/sweep"
 )
 
 // ncclLibEnv names NCCL's library when --nccl-lib is not given.
@@ -13,8 +14,8 @@ const ncclLibEnv = "MOEBENCH_NCCL_LIB"
 
 // ncclItem is NCCL's all-to-all beside one configuration's native runs.
 type ncclItem struct {
-	cfg   config
-	knobs []knob
+	cfg   sweep.Point
+	knobs []results.Knob
 	st    *nativelayer.A2AStats
 }
 
@@ -30,20 +31,11 @@ func ncclLib(flag string) string {
 func nativeDoc(h report.Header, workload string, items []nativeItem, nccl []ncclItem) *results.Native {
 	d := &results.Native{Header: h, Workload: workload}
 	for _, it := range items {
-		d.Items = append(d.Items, results.NativeItem{Mode: it.cfg.mode, Shape: it.cfg.shape, QPsPerPeer: it.cfg.knobs.Int("qps-per-peer"),
-			Background: it.cfg.bgName, Sets: it.cfg.sets, Swept: sweptOf(it.knobs), Path: it.tr, M: it.m, Model: it.model, Err: it.err})
+		d.Items = append(d.Items, results.NativeItem{Mode: it.cfg.Mode, Shape: it.cfg.Shape, QPsPerPeer: it.cfg.Knobs.Int("qps-per-peer"),
+			Background: it.cfg.BackgroundName, Sets: it.cfg.Sets, Swept: it.knobs, Path: it.tr, M: it.m, Model: it.model, Err: it.err})
 	}
 	for _, n := range nccl {
-		d.NCCL = append(d.NCCL, results.NCCLItem{Mode: n.cfg.mode, Shape: n.cfg.shape, GPUs: n.cfg.gpus, Swept: sweptOf(n.knobs), Stats: n.st})
+		d.NCCL = append(d.NCCL, results.NCCLItem{Mode: n.cfg.Mode, Shape: n.cfg.Shape, GPUs: n.cfg.GPUs, Swept: n.knobs, Stats: n.st})
 	}
 	return d
-}
-
-// sweptOf is the swept knobs for a document.
-func sweptOf(knobs []knob) []results.Knob {
-	var s []results.Knob
-	for _, k := range knobs {
-		s = append(s, results.Knob{Name: k.name, Value: k.value})
-	}
-	return s
 }

@@ -4,23 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"moebench/budget"
-	"moebench/internal/field"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
 	"moebench/routing"
-	"moebench/transport"
+	"moebench/sweep"
 	"moebench/transport/preset"
 	"moebench/workloads"
 )
@@ -91,47 +87,11 @@ func (f *layerFlags) register(fs *pflag.FlagSet) {
 	f.compute.register(fs)
 }
 
-// setAxis is one --set constant with the values to sweep.
-type setAxis struct {
-	name   string
-	values []string
-}
-
-// config is one point of a run or sweep, before the transport is chosen.
-type config struct {
-	shape  moe.Shape
-	mode   moe.Mode
-	nvlink bool
-	// knobs are the mechanisms' knobs over the presets' own values (a
-	// knob not set keeps the preset's); each preset takes those its
-	// mechanism declares.
-	knobs  transport.Settings
-	bg     moe.Background
-	bgName string
-	sets   []string // name=value
-	gpus   int      // native engine: GPUs the ranks spread over
-	fault  faultPoint
-}
-
-// item is one simulated run ready to render.
-type item struct {
-	cfg    config
-	preset preset.Preset
-	res    *moe.Result
-	knobs  []knob
-	limits []moe.Usage   // headroom against each limit the point is under
-	layers int           // MoE layers a step, with compute
-	more   []*moe.Result // the same point under the further --overlap schedules
-}
-
-type knob struct{ name, value string }
-
 // sweepOnly are the flags sweep takes as lists and run as one value,
 // besides the mechanisms' knobs.
 var sweepOnly = []string{"mode", "tokens", "ranks", "gpus-per-node", "experts", "background", "gpus", "virtual-ranks"}
 
 func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
-	sweep := name == "sweep"
 	f, fs, err := parseLayerFlags(name, args, stdout)
 	if err != nil {
 		return err
@@ -142,21 +102,21 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	f.log = log
 	defer log.Sync()
-	if err := f.checkFlags(fs, name, sweep); err != nil {
+	if err := f.checkFlags(fs, name, name == "sweep"); err != nil {
 		return err
 	}
-	base, axes, err := f.loadProfile(sweep)
+	base, axes, err := f.loadProfile(name == "sweep")
 	if err != nil {
 		return err
 	}
-	configs, err := f.expand(fs, axes)
+	points, err := f.expand(fs, axes)
 	if err != nil {
 		return err
 	}
-	if err := onProfiles(base, configs, fs.Changed("nvlink")); err != nil {
-		return err
+	if err := sweep.OnProfiles(base, points, fs.Changed("nvlink")); err != nil {
+		return inputErr(err)
 	}
-	if configs, err = f.faults.expand(configs); err != nil {
+	if points, err = f.faults.expand(points); err != nil {
 		return err
 	}
 	spec, err := moe.ParseRoutingSpec(f.routing)
@@ -168,8 +128,15 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if native {
-		return runNativeLayer(name, f, fs, base, axes, configs, spec, stdout, stderr)
+		return runNativeLayer(name, f, fs, base, axes, points, spec, stdout, stderr)
 	}
+	return f.runModel(name, fs, base, axes, points, spec, stdout, stderr)
+}
+
+// runModel is run and sweep on the model: the points placed in the
+// budget, checked, run concurrently with a progress bar, and reported.
+func (f *layerFlags) runModel(name string, fs *pflag.FlagSet, base *profile.Profile, axes []sweep.SetAxis, points []sweep.Point,
+	spec moe.RoutingSpec, stdout, stderr io.Writer) error {
 	presets, err := resolvePresets(f.transports, f.presets, fs.Changed("preset"), base)
 	if err != nil {
 		return err
@@ -179,42 +146,97 @@ func layerCommand(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	budget.SoftLimit(f.budget.limit)
 	// The model's synthetic routing; the native engine keeps its own.
-	if spec.Limit, err = f.groupLimit(fs, configs); err != nil {
+	if spec.Limit, err = f.groupLimit(fs, points); err != nil {
 		return err
 	}
-	plan, err := f.placePoints(name, configs, presets)
+	sw := &sweep.Sweep{Layer: f.layer(), Command: name, Points: points, Presets: presets, Budget: f.budget.limit,
+		Inputs: &sweep.Inputs{Base: base, Routing: spec, Seed: f.seed}, Shard: f.ext.shard.Has, Axes: axes, Varies: varies(fs)}
+	plan, err := sw.Place()
 	if err != nil {
-		return err
+		return f.budget.usage(err)
 	}
 	// What makes a point impossible, and a --set nothing reads, refuse
 	// the command before any layer is built.
-	if err := f.precheck(name, base, configs, presets); err != nil {
+	if err := f.precheck(name, base, points, presets); err != nil {
 		return err
 	}
-	items, err := f.runPoints(name, fs, axes, base, configs, presets, spec, plan, stderr)
+	bar := report.NewProgress(stderr, "moebench "+name, plan.Total, report.ProgressOptions{Force: f.progress})
+	items, ran, err := sw.Run(plan, bar.Add)
 	if err != nil {
-		return err
+		return f.pointErr(err)
 	}
+	bar.Done()
+	f.ext.points = ran
 	h := header(name, base, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
-	f.limitNote = describeLimit(spec.Limit, fs)
-	h.Extra = describe(f, configs, spec)
-	if n := topologyNote(base, configs[0].sets); n != "" {
+	sets := ""
+	if len(f.prof.sets) > 0 {
+		sets = "--set " + strings.Join(f.prof.sets, " --set ")
+	}
+	h.Extra = sweep.Describe(sweep.Header{Workload: f.workload, Limit: describeLimit(spec.Limit, fs), NumSMs: f.numSMs, Chunk: f.chunk, Sets: sets}, points, spec)
+	if n := topologyNote(base, points[0].Sets); n != "" {
 		h.Extra = append(h.Extra, n)
 	}
-	if n := launchNote(base, configs, f.numSMs); n != "" {
+	if n := sweep.LaunchNote(base, points, f.numSMs); n != "" {
 		h.Extra = append(h.Extra, n)
 	}
 	h.Extra = append(h.Extra, f.faults.note()...)
 	h.Extra = append(h.Extra, f.compute.note(f.workload)...)
-	h.Extra = append(h.Extra, overNotes(items)...)
-	if err := f.ext.emit(&f.out, stdout, h, f.workload, items, len(configs)*len(presets)); err != nil {
+	h.Extra = append(h.Extra, sweep.OverNotes(items)...)
+	if err := f.ext.emit(&f.out, stdout, h, f.workload, items, len(points)*len(presets)); err != nil {
 		return err
 	}
 	if f.faults.seeds == 0 {
 		warnFailed(stderr, name, items)
 	}
 	return nil
+}
+
+// varies says which flags take several values, by name.
+func varies(fs *pflag.FlagSet) func(string) bool {
+	return func(name string) bool {
+		v := fs.Lookup(name)
+		return v != nil && v.Changed && strings.Contains(v.Value.String(), ",")
+	}
+}
+
+// layer is what every point shares, from the flags.
+func (f *layerFlags) layer() sweep.Layer {
+	return sweep.Layer{NumSMs: f.numSMs, Chunk: f.chunk, NoPayload: f.noPayload, Over: f.limits.names(), Log: f.log,
+		Compute: f.compute.of(f.workload)}
+}
+
+// inputErr marks an error of the caller's input (sweep.ErrInput) as the
+// command line's.
+func inputErr(err error) error {
+	if err != nil && errors.Is(err, sweep.ErrInput) && !errors.Is(err, errUsage) {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return err
+}
+
+// pointErr maps a point's error to the command line: a layer's refusal
+// names the flags that set what it refuses.
+func (f *layerFlags) pointErr(err error) error {
+	var ce *sweep.CheckError
+	if errors.As(err, &ce) {
+		e := precheckErr(ce.Point, ce.Preset, ce.Err)
+		if hint := limitHint(f, ce.Err); hint != "" {
+			return fmt.Errorf("%w%s", e, hint)
+		}
+		return e
+	}
+	return inputErr(err)
+}
+
+// runOne runs one point; progress, when not nil, hears of delivered
+// messages as the simulation runs.
+func runOne(f *layerFlags, c sweep.Point, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
+	res, err := f.layer().RunEach(c, rt, prof, p, inTurn, progress)
+	if err != nil {
+		return nil, f.pointErr(err)
+	}
+	return res[0], nil
 }
 
 // parseLayerFlags registers run's or sweep's flags and parses args.
@@ -310,127 +332,9 @@ func (f *layerFlags) checkEngine(fs *pflag.FlagSet) (native bool, err error) {
 	return false, fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(f.native.engine))
 }
 
-// pointPlan is what the budget decided of each point, in serial order
-// (configuration-major): its estimated messages (the progress bar's
-// units), whether it runs dispatch and combine in turn, and the estimate
-// it runs under.
-type pointPlan struct {
-	msgs   []int
-	inTurn []bool
-	weight []int64
-	total  int
-}
-
-// placePoints refuses, before generating anything, a point the machine
-// cannot hold, and places this shard's points in the memory budget:
-// points run concurrently over the cores, as many at once as their
-// estimates fit.
-func (f *layerFlags) placePoints(name string, configs []config, presets []preset.Preset) (pointPlan, error) {
-	var pts []budget.Point
-	var idx []int // each point's index in the serial order
-	for ci, c := range configs {
-		for pi, p := range presets {
-			if i := ci*len(presets) + pi; f.ext.shard.Has(i) {
-				what := fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", name, c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-				pts = append(pts, budget.Point{What: what, Mode: c.mode, Cost: layerCost(c, p.Mechanism, f.numSMs)})
-				idx = append(idx, i)
-			}
-		}
-	}
-	if err := f.budget.limit.PlacePoints(f.log, pts, int64(min(runtime.GOMAXPROCS(0), len(pts)))); err != nil {
-		return pointPlan{}, f.budget.usage(err)
-	}
-	n := len(configs) * len(presets)
-	pl := pointPlan{msgs: make([]int, n), inTurn: make([]bool, n), weight: make([]int64, n)}
-	for k, p := range pts {
-		i := idx[k]
-		pl.inTurn[i], pl.weight[i], pl.msgs[i] = p.InTurn, p.Weight, int(min(p.Cost.Messages, 1<<40))
-		pl.total += pl.msgs[i]
-	}
-	return pl, nil
-}
-
-// runPoints runs this shard's points concurrently over the cores, each
-// once the memory gate admits its estimate, with a progress bar moved by
-// delivered messages; the items keep the serial order.
-func (f *layerFlags) runPoints(name string, fs *pflag.FlagSet, axes []setAxis, base *profile.Profile, configs []config,
-	presets []preset.Preset, spec moe.RoutingSpec, pl pointPlan, stderr io.Writer) ([]item, error) {
-	bar := report.NewProgress(stderr, "moebench "+name, pl.total, report.ProgressOptions{Force: f.progress})
-	routes := map[moe.Shape]*moe.Routing{}
-	type job struct {
-		cfg    config
-		rt     *moe.Routing
-		prof   *profile.Profile
-		p      preset.Preset
-		inTurn bool
-		weight int64 // the estimate it runs under
-	}
-	var jobs []job
-	var left []int // per job, the messages its estimate has left for the bar
-	for ci, c := range configs {
-		rt, prof, err := configInputs(c, routes, spec, f.seed, base)
-		if err != nil {
-			return nil, err
-		}
-		for pi, p := range presets {
-			if i := ci*len(presets) + pi; f.ext.take(i) {
-				jobs = append(jobs, job{c, rt, prof, p, pl.inTurn[i], pl.weight[i]})
-				left = append(left, pl.msgs[i])
-			}
-		}
-	}
-	// The bar moves with delivered messages, from every running point
-	// (and, in LL, from dispatch and combine at once).
-	var barMu sync.Mutex
-	advance := func(i, n int) {
-		barMu.Lock()
-		defer barMu.Unlock()
-		n = min(n, left[i]) // the estimate is an upper bound
-		left[i] -= n
-		bar.Add(n, jobs[i].p.Name)
-	}
-	gate := budget.NewGate(f.budget.limit)
-	items, err := budget.Indexed(len(jobs), 0, func(i int) (item, error) {
-		j := jobs[i]
-		if gate.Acquire(j.weight) {
-			f.log.Debug("point waited for memory", zap.Int("point", i), zap.String("estimate", report.Bytes(j.weight)))
-		}
-		defer gate.Release(j.weight)
-		res, err := runOneEach(f, j.cfg, j.rt, j.prof, j.p, j.inTurn, func(n int) { advance(i, n) })
-		if err != nil {
-			return item{}, err
-		}
-		lim, err := headroom(f, j.cfg, j.prof, j.p)
-		return item{cfg: j.cfg, preset: j.p, res: res[0], more: res[1:], knobs: knobsOf(fs, axes, j.cfg), limits: lim, layers: f.compute.layers}, err
-	}, func(i int) { advance(i, left[i]) })
-	if err != nil {
-		return nil, err
-	}
-	bar.Done()
-	return eachOverlap(items, len(f.compute.scheds) > 1), nil
-}
-
-// eachOverlap spreads the items of several --overlap schedules into one
-// each, the schedule a swept column.
-func eachOverlap(items []item, several bool) []item {
-	if !several {
-		return items
-	}
-	var out []item
-	for _, it := range items {
-		for _, r := range append([]*moe.Result{it.res}, it.more...) {
-			x := it
-			x.res, x.more = r, nil
-			x.knobs = append(slices.Clone(it.knobs), knob{"overlap", r.Compute.Overlap.String()})
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // loadProfile loads the base profile; --set entries with several values
 // become sweep axes (run accepts one value each).
-func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error) {
+func (f *layerFlags) loadProfile(lists bool) (*profile.Profile, []sweep.SetAxis, error) {
 	prof, err := profile.Load(f.prof.spec)
 	if err != nil {
 		return nil, nil, profileErr("--profile", err)
@@ -444,7 +348,7 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 	if err := f.prof.applyTopology(prof); err != nil {
 		return nil, nil, err
 	}
-	var axes []setAxis
+	var axes []sweep.SetAxis
 	for _, s := range f.prof.sets {
 		n, v, ok := strings.Cut(s, "=")
 		if !ok {
@@ -455,7 +359,7 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 		if len(vals) == 0 {
 			return nil, nil, fmt.Errorf("%w: --set %s: no value", errUsage, report.Quote(s))
 		}
-		if len(vals) > 1 && !sweep {
+		if len(vals) > 1 && !lists {
 			return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, report.Quote(s))
 		}
 		for _, x := range vals {
@@ -464,88 +368,46 @@ func (f *layerFlags) loadProfile(sweep bool) (*profile.Profile, []setAxis, error
 				return nil, nil, fmt.Errorf("%w: --set %s: %v", errUsage, report.Quote(s), err)
 			}
 		}
-		axes = append(axes, setAxis{n, vals})
+		axes = append(axes, sweep.SetAxis{Name: n, Values: vals})
 	}
 	return prof, axes, nil
 }
 
 // expand builds the cross product of the knobs.
-func (f *layerFlags) expand(fs *pflag.FlagSet, axes []setAxis) ([]config, error) {
+func (f *layerFlags) expand(fs *pflag.FlagSet, axes []sweep.SetAxis) ([]sweep.Point, error) {
 	w, err := workloads.Get(f.workload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --workload: %v", errUsage, err)
 	}
-	or := func(v []int, def int) []int {
-		if len(v) == 0 {
-			return []int{def}
-		}
-		return v
-	}
-	s0 := w.Shape
+	g := sweep.Grid{Shape: w.Shape, Ranks: f.ranks, GPUsPerNode: f.perNode, Tokens: f.tokens, Experts: f.experts, Chunk: f.chunk, Sets: axes}
 	if fs.Changed("topk") {
-		s0.TopK = f.topk
+		g.Shape.TopK = f.topk
 	}
 	if fs.Changed("hidden") {
-		s0.Hidden = f.hidden
+		g.Shape.Hidden = f.hidden
 	}
-	if err := applyDTypes(&s0, f.dtype, f.combine); err != nil {
+	if err := applyDTypes(&g.Shape, f.dtype, f.combine); err != nil {
 		return nil, err
 	}
-	modes, bgs, err := f.modesAndBackgrounds()
+	if g.Modes, g.Backgrounds, err = f.modesAndBackgrounds(); err != nil {
+		return nil, err
+	}
+	if fs.Changed("nvlink") {
+		g.NVLink = &f.nvlink
+	}
+	g.Knobs = f.knobs.axes()
+	out, err := g.Points()
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
-	sets := setCombinations(axes)
-	var out []config
-	for _, ranks := range or(f.ranks, s0.Ranks) {
-		for _, per := range or(f.perNode, s0.GPUsPerNode) {
-			for _, tok := range or(f.tokens, s0.Tokens) {
-				for _, ex := range or(f.experts, s0.Experts) {
-					s := s0
-					s.Ranks, s.GPUsPerNode, s.Tokens = ranks, per, tok
-					if ex != s0.Experts {
-						s.Experts, s.PhysicalExperts = ex, 0
-					}
-					if err := s.Validate(); err != nil {
-						return nil, fmt.Errorf("%w: %w", errUsage, err)
-					}
-					for _, mode := range modes {
-						if err := s.CheckWrites(mode, f.chunk); err != nil {
-							return nil, fmt.Errorf("%w: %w", errUsage, err)
-						}
-						nv := f.nvlink
-						if !fs.Changed("nvlink") {
-							nv = mode == moe.Normal
-						}
-						for _, b := range bgs {
-							for _, st := range sets {
-								out = append(out, config{shape: s, mode: mode, nvlink: nv, knobs: transport.Settings{}, bg: b.b, bgName: b.name, sets: st})
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	// The mechanisms' knobs multiply the list out further.
-	out, err = f.knobs.expand(out)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.checkKernels(fs, modes); err != nil {
+	if err := f.checkKernels(fs, g.Modes); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// background is a --background value and what it parses to.
-type background struct {
-	name string
-	b    moe.Background
-}
-
 // modesAndBackgrounds are --mode's and --background's values, parsed.
-func (f *layerFlags) modesAndBackgrounds() ([]moe.Mode, []background, error) {
+func (f *layerFlags) modesAndBackgrounds() ([]moe.Mode, []sweep.Background, error) {
 	var modes []moe.Mode
 	for _, m := range f.modes {
 		mode, err := moe.ParseMode(m)
@@ -554,30 +416,15 @@ func (f *layerFlags) modesAndBackgrounds() ([]moe.Mode, []background, error) {
 		}
 		modes = append(modes, mode)
 	}
-	var bgs []background
+	var bgs []sweep.Background
 	for _, b := range f.backgrounds {
 		v, err := workloads.ParseBackground(b)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: --background: %v", errUsage, err)
 		}
-		bgs = append(bgs, background{b, v})
+		bgs = append(bgs, sweep.Background{Name: b, Value: v})
 	}
 	return modes, bgs, nil
-}
-
-// setCombinations is every combination of the --set axes' values.
-func setCombinations(axes []setAxis) [][]string {
-	sets := [][]string{nil}
-	for _, a := range axes {
-		var next [][]string
-		for _, prev := range sets {
-			for _, v := range a.values {
-				next = append(next, append(slices.Clone(prev), a.name+"="+v))
-			}
-		}
-		sets = next
-	}
-	return sets
 }
 
 // checkKernels checks --num-sms, --chunk and the compute flags against
@@ -609,233 +456,4 @@ func resolvePresets(transports, names []string, byName bool, prof *profile.Profi
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return ps, nil
-}
-
-// runOne runs one point; progress, when not nil, hears of delivered
-// messages as the simulation runs.
-func runOne(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
-	res, err := runOneEach(f, c, rt, prof, p, inTurn, progress)
-	if err != nil {
-		return nil, err
-	}
-	return res[0], nil
-}
-
-// runOneEach is runOne under each --overlap schedule (one result without
-// compute), the layer modelled once for them all.
-func runOneEach(f *layerFlags, c config, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) ([]*moe.Result, error) {
-	tr, err := precheckOne(f, c, prof, p)
-	if err != nil {
-		return nil, err
-	}
-	cc, err := f.compute.config(f.workload, c.shape, c.mode, prof)
-	if err != nil {
-		return nil, err
-	}
-	cfg := moe.LayerConfig{Routing: rt, Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink, Log: f.log,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg, NoPayload: f.noPayload, Progress: progress, InTurn: inTurn, Faults: c.fault.plan}
-	var res []*moe.Result
-	if cc != nil {
-		res, err = moe.RunWithComputes(cfg, *cc, f.compute.scheds)
-	} else {
-		var r *moe.Result
-		r, err = moe.RunLayer(cfg)
-		res = []*moe.Result{r}
-	}
-	if err != nil {
-		if errors.Is(err, moe.ErrQueueDepth) {
-			return nil, fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
-		}
-		if _, ok := err.(*field.Error); ok {
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
-		}
-		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
-	}
-	return res, nil
-}
-
-// knobsOf lists the knobs that take several values in this run, with c's.
-func knobsOf(fs *pflag.FlagSet, axes []setAxis, c config) []knob {
-	var k []knob
-	multi := func(name string) bool {
-		v := fs.Lookup(name)
-		return v != nil && v.Changed && strings.Contains(v.Value.String(), ",")
-	}
-	if multi("ranks") {
-		k = append(k, knob{"ranks", strconv.Itoa(c.shape.Ranks)})
-	}
-	if multi("gpus-per-node") {
-		k = append(k, knob{"gpus/node", strconv.Itoa(c.shape.GPUsPerNode)})
-	}
-	if multi("tokens") {
-		k = append(k, knob{"tokens", strconv.Itoa(c.shape.Tokens)})
-	}
-	if multi("experts") {
-		k = append(k, knob{"experts", strconv.Itoa(c.shape.Experts)})
-	}
-	if multi("mode") {
-		k = append(k, knob{"mode", c.mode.String()})
-	}
-	for _, kn := range transport.AllKnobs() {
-		if multi(kn.Name) {
-			k = append(k, knob{kn.Column, knobValue(kn, c.knobs)})
-		}
-	}
-	if multi("background") {
-		k = append(k, knob{"background", c.bgName})
-	}
-	if multi("loss") {
-		k = append(k, knob{"loss", c.fault.loss})
-	}
-	for i, a := range axes {
-		if len(a.values) > 1 {
-			_, v, _ := strings.Cut(c.sets[i], "=")
-			k = append(k, knob{a.name, v})
-		}
-	}
-	return k
-}
-
-// knobValue is a knob's setting as the reports show it: 0 for an integer
-// knob left at the preset's value.
-func knobValue(k transport.Knob, s transport.Settings) string {
-	if v, ok := s[k.Name]; ok || k.IsChoice() {
-		return v
-	}
-	return "0"
-}
-
-// describe is the header's account of what ran.
-func describe(f *layerFlags, configs []config, spec moe.RoutingSpec) []string {
-	c := configs[0]
-	s := c.shape
-	nv := "off"
-	if c.nvlink {
-		nv = "on"
-	}
-	dt := ""
-	if w, err := workloads.Get(f.workload); err == nil {
-		dt = dtypeNote(s, w.Shape)
-	}
-	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), c.mode, nv, dt),
-		fmt.Sprintf("routing %s, %s; background %s", spec, f.limitNote, c.bg),
-	}
-	if c.mode == moe.Normal && s.Domains() > 1 {
-		l = append(l, nodeNote(s, f.numSMs, f.chunk))
-	}
-	if len(f.prof.sets) > 0 {
-		l = append(l, "--set "+strings.Join(f.prof.sets, " --set "))
-	}
-	if n := c.fault.seeds; n > 0 {
-		l = append(l, fmt.Sprintf("sweep: %d configurations × %d fault seeds (first shown above)", len(configs)/n, n))
-	} else if len(configs) > 1 {
-		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
-	}
-	return l
-}
-
-// launchNote says when an LL configuration's experts outnumber the warp
-// groups DeepEP's kernels launch (32 per SM): the library refuses such a
-// layer, and the model runs it with each warp group serving its experts in
-// turn. "" when every configuration launches as DeepEP does.
-func launchNote(base *profile.Profile, configs []config, numSMs int) string {
-	var over []string
-	for _, c := range configs {
-		if c.mode != moe.LL {
-			continue
-		}
-		p, err := withSets(base, c.sets)
-		if err != nil {
-			continue
-		}
-		n, beyond := moe.LLBeyondDeepEP(c.shape, numSMs, int(p.Get("gpu.sms")))
-		if e := fmt.Sprintf("%d experts over %d", c.shape.Physical(), n); beyond && !slices.Contains(over, e) {
-			over = append(over, e)
-		}
-	}
-	if len(over) == 0 {
-		return ""
-	}
-	return "ll launch: more experts than the launch's warp groups (32 per SM): " + strings.Join(over, ", ") +
-		"; DeepEP's LL kernels give each expert its own and refuse such a layer, modelled here with each warp group serving its experts in turn"
-}
-
-// configInputs is a configuration's routing (generated once per shape,
-// kept in routes) and its profile (base with the configuration's --set
-// values).
-func configInputs(c config, routes map[moe.Shape]*moe.Routing, spec moe.RoutingSpec, seed uint64, base *profile.Profile) (*moe.Routing, *profile.Profile, error) {
-	rt := routes[c.shape]
-	if rt == nil {
-		var err error
-		if rt, err = moe.Generate(c.shape, spec, seed); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
-		}
-		routes[c.shape] = rt
-	}
-	prof, err := withSets(base, c.sets)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return rt, prof, nil
-}
-
-// onProfiles gives each config's shape its profile's NVLink domain
-// (moe.Shape.OnProfile), so that estimates, prechecks and reports see the
-// domain the run will have; an LL config whose domain spans hosts uses
-// NVLink unless --nvlink says otherwise (nvlinkDefault).
-func onProfiles(base *profile.Profile, configs []config, nvlinkSet bool) error {
-	for i := range configs {
-		c := &configs[i]
-		prof, err := withSets(base, c.sets)
-		if err != nil {
-			return fmt.Errorf("%w: --set: %v", errUsage, err)
-		}
-		s, err := c.shape.OnProfile(prof)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
-		}
-		c.shape = s
-		if !nvlinkSet {
-			c.nvlink = nvlinkDefault(s, c.mode)
-		}
-	}
-	return nil
-}
-
-// nvlinkDefault is whether a layer uses NVLink when --nvlink is not given:
-// normal mode always does (DeepEP's kernels need it); LL does where the
-// NVLink domain spans hosts, a rack-scale system whose GPUs reach each
-// other over NVLink by design (an NVL72), and not within a node, as
-// DeepEP's published LL runs are RDMA only.
-func nvlinkDefault(s moe.Shape, mode moe.Mode) bool {
-	return mode == moe.Normal || s.DomainGPUs() > s.GPUsPerNode
-}
-
-// nodesOf is a shape's hosts, and its NVLink domains where they span
-// hosts: "18 nodes × 4 GPUs, one NVLink domain".
-func nodesOf(s moe.Shape) string {
-	out := fmt.Sprintf("%d nodes × %d GPUs", s.Nodes(), s.GPUsPerNode)
-	switch d := s.DomainGPUs(); {
-	case d <= s.GPUsPerNode:
-	case s.Domains() == 1:
-		out += ", one NVLink domain"
-	default:
-		out += fmt.Sprintf(", %d NVLink domains of %d GPUs", s.Domains(), d)
-	}
-	return out
-}
-
-// withSets is base with a configuration's --set values applied: base
-// itself when there are none, else a copy.
-func withSets(base *profile.Profile, sets []string) (*profile.Profile, error) {
-	if len(sets) == 0 {
-		return base, nil
-	}
-	p := base.Clone()
-	if err := p.ApplySets(sets); err != nil {
-		return nil, err
-	}
-	return p, nil
 }

@@ -64,6 +64,9 @@ var layers = [][]string{
 	// The result documents and their reporters, over every library whose
 	// results they carry.
 	{"results"},
+	// The points of a run or sweep and their run, whose items name their
+	// swept values as the documents do.
+	{"sweep"},
 	// Published results sit beside the CLI, above every fit.
 	{"published", "cmd/moebench"},
 }

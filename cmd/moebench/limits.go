@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/profile"
-	"moebench/transport"
 	"moebench/transport/preset"
 )
 
@@ -88,54 +85,4 @@ func limitHint(f *layerFlags, err error) string {
 		return fmt.Sprintf(" (--%s %s runs it anyway, marked)", overLimitFlag, ce.Constant)
 	}
 	return ""
-}
-
-// headroom is what c on preset p takes of each limit it is under.
-func headroom(f *layerFlags, c config, prof *profile.Profile, p preset.Preset) ([]moe.Usage, error) {
-	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
-	if err != nil {
-		return nil, err
-	}
-	u, err := moe.Headroom(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg}, moe.Limits{Library: p.Limits, Over: f.limits.names()})
-	if err != nil {
-		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
-	}
-	return u, nil
-}
-
-// overNotes are the header's lines for items run over a limit.
-func overNotes(items []item) []string {
-	var notes []string
-	for _, it := range items {
-		for _, u := range it.limits {
-			if u.Over {
-				notes = append(notes, fmt.Sprintf("RUN OVER A LIMIT: %s%s over %s: %s %s, more than %s (%s)",
-					it.preset.Name, pointOf(it), u.Name, usageFigure(u, u.Used), u.What, usageFigure(u, u.Limit), u.Source))
-			}
-		}
-	}
-	return notes
-}
-
-// pointOf names a swept item's point, "" for a run's.
-func pointOf(it item) string {
-	var s []string
-	for _, k := range it.knobs {
-		s = append(s, k.name+" "+k.value)
-	}
-	if len(s) == 0 {
-		return ""
-	}
-	return " at " + strings.Join(s, ", ")
-}
-
-// usageFigure prints v as u counts it: bytes in decimal gigabytes, as
-// GPU memory is sold, counts whole.
-func usageFigure(u moe.Usage, v int64) string {
-	if strings.Contains(u.What, "bytes") {
-		return report.Num(float64(v)/1e9) + " GB"
-	}
-	return strconv.FormatInt(v, 10)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"moebench/moe"
+	"moebench/sweep"
 )
 
 // A sweep's points run concurrently; its results must be, in order, those
@@ -72,7 +73,7 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
-	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
+	c := layerCost(sweep.Point{Shape: deepseekShape(256, 2048, 8), Mode: moe.LL}, "mini-gda", 0)
 	budget := strconv.FormatInt((c.Bytes+c.InTurn)/2, 10)
 	stderr := sameWithin(t, runCmd, args, budget, "info")
 	if !strings.Contains(stderr, "dispatch and combine in turn") {
@@ -90,7 +91,7 @@ func TestRunInTurnToFitMemory(t *testing.T) {
 func TestSweepRunsPointsAsMemoryAllows(t *testing.T) {
 	placementTest(t)
 	args := []string{"--ranks", "256", "--tokens", "7,8", "--experts", "2048", "--transport", "mini-gda", "--format", "json"}
-	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
+	c := layerCost(sweep.Point{Shape: deepseekShape(256, 2048, 8), Mode: moe.LL}, "mini-gda", 0)
 	if 2*c.InTurn <= c.Bytes {
 		t.Fatalf("two points in turn (%d) fit where one does side by side (%d): pick another shape", 2*c.InTurn, c.Bytes)
 	}
@@ -120,7 +121,7 @@ func TestSweepPointBesideALargerOne(t *testing.T) {
 	placementTest(t)
 	args := []string{"--ranks", "256,512", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--format", "json"}
 	cost := func(ranks int) moe.Cost {
-		return layerCost(config{shape: deepseekShape(ranks, 2048, 8), mode: moe.LL}, "mini-gda", 0)
+		return layerCost(sweep.Point{Shape: deepseekShape(ranks, 2048, 8), Mode: moe.LL}, "mini-gda", 0)
 	}
 	small, large := cost(256), cost(512)
 	// Two small ones fit in turn, not side by side; the large one fits

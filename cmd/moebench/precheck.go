@@ -8,7 +8,7 @@ import (
 	"moebench/internal/field"
 	"moebench/moe"
 	"moebench/profile"
-	"moebench/transport"
+	"moebench/sweep"
 	"moebench/transport/preset"
 )
 
@@ -18,17 +18,19 @@ import (
 // holds), naming the point when there are several, and then a --set that
 // no model of these points reads: the models are built, not run, and read
 // their constants as they are built.
-func (f *layerFlags) precheck(command string, base *profile.Profile, configs []config, presets []preset.Preset) error {
-	for _, c := range configs {
-		prof, err := withSets(base, c.sets)
+func (f *layerFlags) precheck(command string, base *profile.Profile, points []sweep.Point, presets []preset.Preset) error {
+	l := f.layer()
+	for _, c := range points {
+		prof, err := sweep.WithSets(base, c.Sets)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		for _, p := range presets {
-			if _, err := precheckOne(f, c, prof, p); err != nil {
-				if len(configs) > 1 {
+			if _, err := l.Check(c, prof, p); err != nil {
+				err = f.pointErr(err)
+				if len(points) > 1 {
 					return fmt.Errorf("%w: point EP%d × %d tokens × %d experts, %s mode%s: %s", errUsage,
-						c.shape.Ranks, c.shape.Tokens, c.shape.Physical(), c.mode, pointSets(c), message(err))
+						c.Shape.Ranks, c.Shape.Tokens, c.Shape.Physical(), c.Mode, pointSets(c), message(err))
 				}
 				return err
 			}
@@ -38,12 +40,12 @@ func (f *layerFlags) precheck(command string, base *profile.Profile, configs []c
 }
 
 // pointSets is a point's --set values and knobs for a message, "" when none.
-func pointSets(c config) string {
+func pointSets(c sweep.Point) string {
 	var s []string
-	for k, v := range c.knobs {
+	for k, v := range c.Knobs {
 		s = append(s, "--"+k+" "+v)
 	}
-	for _, kv := range c.sets {
+	for _, kv := range c.Sets {
 		s = append(s, "--set "+kv)
 	}
 	if len(s) == 0 {
@@ -52,27 +54,8 @@ func pointSets(c config) string {
 	return ", " + strings.Join(s, " ")
 }
 
-// precheckOne builds c's transport of preset p and checks the layer on it
-// without running it (moe.Precheck); the errors name the flags at fault.
-func precheckOne(f *layerFlags, c config, prof *profile.Profile, p preset.Preset) (transport.Transport, error) {
-	layer, reserved := moe.Channels(c.shape, c.mode, f.numSMs, c.bg)
-	tr, err := buildTransport(p, c, transport.Needs{Channels: layer, Reserved: reserved})
-	if err != nil {
-		return nil, err
-	}
-	err = moe.PrecheckWith(c.shape, moe.LayerConfig{Mode: c.mode, Transport: tr, Profile: prof, NVLink: c.nvlink,
-		NumSMs: f.numSMs, Chunk: f.chunk, Background: c.bg}, moe.Limits{Library: p.Limits, Over: f.limits.names()})
-	if err != nil {
-		if hint := limitHint(f, err); hint != "" {
-			return nil, fmt.Errorf("%w%s", precheckErr(c, p, err), hint)
-		}
-		return nil, precheckErr(c, p, err)
-	}
-	return tr, nil
-}
-
 // precheckErr turns a layer's refusal into a usage error naming the flags.
-func precheckErr(c config, p preset.Preset, err error) error {
+func precheckErr(c sweep.Point, p preset.Preset, err error) error {
 	var ce *moe.CapacityError
 	switch {
 	case errors.Is(err, moe.ErrQueueDepth):
@@ -91,25 +74,25 @@ func precheckErr(c config, p preset.Preset, err error) error {
 }
 
 // capacityFlags names the flags that set what went over a capacity.
-func capacityFlags(c config, ce *moe.CapacityError) string {
-	s := c.shape
+func capacityFlags(c sweep.Point, ce *moe.CapacityError) string {
+	s := c.Shape
 	switch {
-	case ce.Kind == moe.CapacityMemory && c.mode == moe.LL:
+	case ce.Kind == moe.CapacityMemory && c.Mode == moe.LL:
 		return fmt.Sprintf("--experts %d, --tokens %d, --hidden %d", s.Physical(), s.Tokens, s.Hidden)
 	case ce.Kind == moe.CapacityMemory:
 		return fmt.Sprintf("--hidden %d, --ranks %d, --gpus-per-node %d", s.Hidden, s.Ranks, s.GPUsPerNode)
 	case ce.Queues != "" && ce.Knob != "":
-		if v, ok := c.knobs[ce.Knob]; ok {
+		if v, ok := c.Knobs[ce.Knob]; ok {
 			return "--" + ce.Knob + " " + v
 		}
 		return "--" + ce.Knob
 	case ce.Queues != "":
 		return fmt.Sprintf("--ranks %d", s.Ranks)
 	}
-	if v, ok := c.knobs["qps-per-peer"]; ok {
+	if v, ok := c.Knobs["qps-per-peer"]; ok {
 		return fmt.Sprintf("--ranks %d, --qps-per-peer %s", s.Ranks, v)
 	}
-	if c.mode == moe.LL {
+	if c.Mode == moe.LL {
 		return fmt.Sprintf("--ranks %d, --experts %d (%d per rank, a QP to each peer for each)", s.Ranks, s.Physical(), s.LocalExperts())
 	}
 	return fmt.Sprintf("--ranks %d", s.Ranks)
@@ -120,10 +103,11 @@ func capacityFlags(c config, ce *moe.CapacityError) string {
 // each group's busiest rank sets its own (and runOne checks each group
 // again at that), then refuses a --set that none of their models reads.
 func (rp *replayer) precheck(sets []string) error {
-	c := config{shape: rp.base, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName}
+	c := sweep.Point{Shape: rp.base, Mode: rp.mode, NVLink: rp.nvlink, Knobs: rp.knobs, Background: rp.bg, BackgroundName: rp.bgName}
+	l := rp.lf.layer()
 	for _, p := range rp.presets {
-		if _, err := precheckOne(&rp.lf, c, rp.prof, p); err != nil {
-			return err
+		if _, err := l.Check(c, rp.prof, p); err != nil {
+			return rp.lf.pointErr(err)
 		}
 	}
 	return checkSetsRead("replay", rp.prof, sets)

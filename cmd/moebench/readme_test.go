@@ -19,6 +19,7 @@ import (
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
+	"moebench/sweep"
 )
 
 func readme(t *testing.T) string {
@@ -431,7 +432,7 @@ func TestREADMEStatePerPair(t *testing.T) {
 	}
 	const ranks = 4 * 132
 	cost := func(experts int) moe.Cost {
-		return layerCost(config{shape: deepseekShape(ranks, experts, 128), mode: moe.LL}, "mini-gda", 0)
+		return layerCost(sweep.Point{Shape: deepseekShape(ranks, experts, 128), Mode: moe.LL}, "mini-gda", 0)
 	}
 	lo, hi := cost(10*ranks), cost(11*ranks)
 	for k, per := range []float64{float64(hi.Bytes-lo.Bytes) / (ranks * ranks), float64(hi.InTurn-lo.InTurn) / (ranks * ranks)} {
@@ -449,14 +450,16 @@ func TestREADMEStatePerPair(t *testing.T) {
 func TestREADMEEstimateElsewhere(t *testing.T) {
 	t.Parallel()
 	text := readmetext.Flat(docs(t))
-	ratio := func(c config, mech string, mib string) string {
+	ratio := func(c sweep.Point, mech string, mib string) string {
 		v, _ := strconv.ParseFloat(strings.ReplaceAll(mib, ",", ""), 64)
 		return fmt.Sprintf("%.2f", float64(layerCost(c, mech, 0).Bytes)/(v*(1<<20)))
 	}
-	ll := func(ranks, experts, tokens int) config {
-		return config{shape: deepseekShape(ranks, experts, tokens), mode: moe.LL}
+	ll := func(ranks, experts, tokens int) sweep.Point {
+		return sweep.Point{Shape: deepseekShape(ranks, experts, tokens), Mode: moe.LL}
 	}
-	normal := func(ranks int) config { return config{shape: deepseekShape(ranks, 256, 4096), mode: moe.Normal} }
+	normal := func(ranks int) sweep.Point {
+		return sweep.Point{Shape: deepseekShape(ranks, 256, 4096), Mode: moe.Normal}
+	}
 	m := regexp.MustCompile(`([\d.]+)× and ([\d.]+)× the peaks of 16 and 32 ranks × 256 experts × 511 tokens over mini-gda \((\d+) and (\d+) MiB\), and ([\d.]+)× through mini-proxy at 64 ranks \((\d+) MiB\)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack where the estimate falls short")
@@ -543,7 +546,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack the 8,192-rank peaks")
 	}
-	c8k := layerCost(config{shape: deepseekShape(8192, 8192, 128), mode: moe.LL}, "mini-gda", 0)
+	c8k := layerCost(sweep.Point{Shape: deepseekShape(8192, 8192, 128), Mode: moe.LL}, "mini-gda", 0)
 	if budget, _ := strconv.ParseFloat(m[3], 64); !(float64(c8k.InTurn) <= budget*(1<<30) && float64(c8k.Bytes) > budget*(1<<30)) {
 		t.Errorf("8,192 ranks: estimates %d side by side and %d in turn, want only in turn within %s GiB", c8k.Bytes, c8k.InTurn, m[3])
 	}
@@ -564,7 +567,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	var ratio [2]span // side by side, in turn
 	var held, held8k span
 	for r, p := range peaks {
-		c := layerCost(config{shape: deepseekShape(r, r, 128), mode: moe.LL}, "mini-gda", 0)
+		c := layerCost(sweep.Point{Shape: deepseekShape(r, r, 128), Mode: moe.LL}, "mini-gda", 0)
 		for k, est := range []float64{float64(c.Bytes), float64(c.InTurn)} {
 			for _, v := range p[k] {
 				widen(&ratio[k], est/v)
@@ -598,7 +601,7 @@ func TestREADMEEstimateAgainstPeaks(t *testing.T) {
 	if m == nil {
 		t.Fatal("README and docs/performance.md lack the 16,384-rank run")
 	}
-	c16k := layerCost(config{shape: deepseekShape(16384, 16384, 128), mode: moe.LL}, "mini-gda", 0)
+	c16k := layerCost(sweep.Point{Shape: deepseekShape(16384, 16384, 128), Mode: moe.LL}, "mini-gda", 0)
 	if budget, _ := strconv.ParseFloat(m[1], 64); !(float64(c16k.InTurn) <= budget*(1<<30) && float64(c16k.Bytes) > budget*(1<<30)) {
 		t.Errorf("16,384 ranks: estimates %d side by side and %d in turn, want only in turn within %s GiB", c16k.Bytes, c16k.InTurn, m[1])
 	}
@@ -643,7 +646,7 @@ func TestREADMEScaleTableBudgets(t *testing.T) {
 		if err != nil {
 			t.Fatalf("budget %q: %v", m[1+i], err)
 		}
-		c := layerCost(config{shape: deepseekShape(ranks, ranks, 128), mode: moe.LL}, "mini-gda", 0)
+		c := layerCost(sweep.Point{Shape: deepseekShape(ranks, ranks, 128), Mode: moe.LL}, "mini-gda", 0)
 		if !(c.InTurn <= budget && budget < c.Bytes) {
 			t.Errorf("%d ranks: --max-memory %s (%d bytes) is not between the estimates in turn (%d) and side by side (%d)", ranks, m[1+i], budget, c.InTurn, c.Bytes)
 		}

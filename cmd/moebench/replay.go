@@ -15,6 +15,7 @@ import (
 	"moebench/profile"
 	"moebench/replay"
 	"moebench/results"
+	"moebench/sweep"
 	"moebench/traces"
 	"moebench/transport"
 	"moebench/transport/preset"
@@ -239,18 +240,18 @@ type replayer struct {
 	lf      layerFlags // the run options runOne reads
 	// fault is every layer's faults (lf.faults parsed for the trace's
 	// ranks); stderr hears of each layer that fails under them.
-	fault  faultPoint
+	fault  sweep.Fault
 	stderr io.Writer
 }
 
 // setFaults parses --fault for the trace's layer: a rank past its ranks
 // is the command line's.
 func (rp *replayer) setFaults() error {
-	c, err := rp.lf.faults.expand([]config{{shape: rp.base}})
+	c, err := rp.lf.faults.expand([]sweep.Point{{Shape: rp.base}})
 	if err != nil {
 		return err
 	}
-	rp.fault = c[0].fault
+	rp.fault = c[0].Fault
 	return nil
 }
 
@@ -312,11 +313,11 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if err := f.knobs.checkApplies(rp.presets); err != nil {
 		return nil, err
 	}
-	one, err := f.knobs.expand([]config{{knobs: transport.Settings{}}})
+	one, err := sweep.WithKnobs([]sweep.Point{{Knobs: transport.Settings{}}}, f.knobs.axes())
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
-	rp.knobs = one[0].knobs
+	rp.knobs = one[0].Knobs
 	return rp, nil
 }
 
@@ -370,10 +371,10 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 // starts (its busiest rank sets its size): an LL group that fits only
 // with dispatch and combine in turn runs them in turn, as run does.
 func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
-	c := config{shape: rt.Shape, mode: rp.mode, nvlink: rp.nvlink, knobs: rp.knobs, bg: rp.bg, bgName: rp.bgName, fault: rp.fault}
+	c := sweep.Point{Shape: rt.Shape, Mode: rp.mode, NVLink: rp.nvlink, Knobs: rp.knobs, Background: rp.bg, BackgroundName: rp.bgName, Fault: rp.fault}
 	cost := layerCost(c, p.Mechanism, rp.lf.numSMs)
-	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.shape.Ranks, c.shape.Tokens, c.shape.TopK, p.Name)
-	inTurn, _, err := rp.lf.budget.limit.Place(rp.lf.log, what, c.mode, cost)
+	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.Shape.Ranks, c.Shape.Tokens, c.Shape.TopK, p.Name)
+	inTurn, _, err := rp.lf.budget.limit.Place(rp.lf.log, what, c.Mode, cost)
 	if err != nil {
 		return nil, rp.lf.budget.usage(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"moebench/moe"
 	"moebench/replay"
+	"moebench/sweep"
 )
 
 // replayShape is the skew test's shape: 16 ranks over two nodes, 64
@@ -642,7 +643,7 @@ func TestReplayInTurnToFitMemory(t *testing.T) {
 	dir := t.TempDir()
 	trace := genTrace(t, dir, "t.bin", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--layers", "2")
 	args := []string{"--trace", trace, "--transport", "mini-gda", "--format", "json"}
-	c := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL}, "mini-gda", 0)
+	c := layerCost(sweep.Point{Shape: deepseekShape(256, 2048, 8), Mode: moe.LL}, "mini-gda", 0)
 	want, err := replayCLI(t, args...)
 	if err != nil {
 		t.Fatal(err)

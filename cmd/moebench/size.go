@@ -19,6 +19,7 @@ import (
 	"moebench/results"
 	"moebench/routing"
 	"moebench/sizing"
+	"moebench/sweep"
 	"moebench/transport"
 	"moebench/workloads"
 )
@@ -319,7 +320,7 @@ func (f *sizeFlags) header(st *sizing.Study, w moe.Shape) report.Header {
 	spec, _ := moe.ParseRoutingSpec(f.routing) // checked by sizing.Plan
 	h.Extra = []string{
 		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, nodesOf(s), d.Mode, nvs, dtypeNote(s, w)),
+			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, sweep.NodesOf(s), d.Mode, nvs, sweep.DTypeNote(s, w)),
 		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
 	}
 	layer := "layer = dispatch + combine of the slowest rank"

@@ -15,6 +15,7 @@ import (
 	"moebench/profile"
 	"moebench/results"
 	"moebench/sizing"
+	"moebench/sweep"
 	"moebench/transport"
 )
 
@@ -196,7 +197,7 @@ func TestSizeInTurnToFitMemory(t *testing.T) {
 	t.Parallel()
 	// In turn saves memory from a few hundred ranks (moe.EstimateCost).
 	args := []string{"size", "--ranks", "256", "--experts", "2048", "--tokens", "8", "--transport", "mini-gda", "--qps-per-peer", "1,2", "--jobs", "1", "--format", "json"}
-	budget := layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", 0).InTurn
+	budget := layerCost(sweep.Point{Shape: deepseekShape(256, 2048, 8), Mode: moe.LL, Knobs: transport.Settings{"qps-per-peer": "2"}}, "mini-gda", 0).InTurn
 	study := func(extra ...string) (results.Size, string) {
 		t.Helper()
 		out, stderr, err := runCLI(t, append(args, extra...)...)
@@ -241,7 +242,7 @@ func TestSizeEstimatesItsOwnMechanisms(t *testing.T) {
 		t.Skip("one job, one 256-rank model run: nothing for the race detector")
 	}
 	cost := func(m string) moe.Cost {
-		return layerCost(config{shape: deepseekShape(256, 2048, 8), mode: moe.LL, knobs: transport.Settings{"qps-per-peer": "1"}}, m, 0)
+		return layerCost(sweep.Point{Shape: deepseekShape(256, 2048, 8), Mode: moe.LL, Knobs: transport.Settings{"qps-per-peer": "1"}}, m, 0)
 	}
 	gda, proxy := cost("mini-gda"), cost("mini-proxy")
 	if proxy.Bytes <= gda.Bytes {

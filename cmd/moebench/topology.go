@@ -7,6 +7,7 @@ import (
 
 	"moebench/hw"
 	"moebench/profile"
+	"moebench/sweep"
 )
 
 const topologyUsage = "fabric: switch (every NIC on one non-blocking switch, P-IB's), leaf-spine (rail-optimized two tiers, the profile's routing), leaf-spine:ecmp or leaf-spine:adaptive; radix, oversubscription, hops and GPUs per NIC are topo.* constants (--set)"
@@ -37,7 +38,7 @@ func (p *profileFlags) applyTopology(prof *profile.Profile) error {
 // topologyNote describes the fabric of base with sets applied (the first
 // configuration's) for a result header (hw.FabricNote).
 func topologyNote(base *profile.Profile, sets []string) string {
-	p, err := withSets(base, sets)
+	p, err := sweep.WithSets(base, sets)
 	if err != nil {
 		return ""
 	}

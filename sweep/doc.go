@@ -1,0 +1,20 @@
+// Package sweep is the points of a run or sweep and their concurrent run
+// under the memory budget.
+//
+// In: a Grid (the layer's shape with lists of ranks, GPUs per node,
+// tokens and experts, modes, backgrounds, profile constants to set and
+// mechanism knobs), crossed into Points; a Sweep (the points, the presets,
+// the base profile, the routing, the budget and the Layer options every
+// point shares). Out: a Plan of how each point runs within the budget
+// (side by side or in turn, its estimate) and Items, one per point and
+// preset in serial order (configuration-major), each with its results
+// (one per overlap schedule), its headroom against the limits it is under
+// and the knobs that vary. Describe and LaunchNote say in a header what
+// ran.
+//
+// A point that cannot run or be deployed is refused before any layer is
+// built (Check): a *CheckError carries the point, the preset and the
+// layer's refusal, for the caller to name what set it. Errors that are the
+// caller's input are marked ErrInput (errors.Is), a field of it named as
+// an internal/field error; the package names no flag.
+package sweep
