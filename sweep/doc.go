@@ -9,8 +9,13 @@
 // (side by side or in turn, its estimate) and Items, one per point and
 // preset in serial order (configuration-major), each with its results
 // (one per overlap schedule), its headroom against the limits it is under
-// and the knobs that vary. Describe and LaunchNote say in a header what
-// ran.
+// and the knobs that vary. Native measures the points on the native
+// engine instead (native/layer), the model's prediction beside each.
+// Describe, DescribeNative and LaunchNote say in a header what ran.
+//
+// It also parses what a command line gives as text into the grid's
+// typed values: modes, backgrounds, dtypes, profile constants to set
+// (SetAxes), compute schedules, limits to run over, and checks faults.
 //
 // A point that cannot run or be deployed is refused before any layer is
 // built (Check): a *CheckError carries the point, the preset and the

@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"moebench/fault"
+	"moebench/internal/field"
 )
 
 // Faults are the faults every point runs under: the specifications, the
@@ -77,4 +79,25 @@ func (f Faults) Note() []string {
 		s += fmt.Sprintf("; fault seed %d", f.Seed)
 	}
 	return []string{s}
+}
+
+// MaxSeeds bounds Seeds: a p99 wants about a hundred, and each seed is a
+// full run of every point.
+const MaxSeeds = 10000
+
+// Check refuses faults that do not parse, a loss rate outside [0, 1) and
+// more seeds than MaxSeeds.
+func (f Faults) Check() error {
+	if _, err := fault.Parse(f.Specs, f.Seed); err != nil {
+		return input(field.Errorf("fault", "%v", err))
+	}
+	for _, l := range f.Loss {
+		if math.IsNaN(l) || l < 0 || l >= 1 {
+			return input(field.Valuef("loss", l, "want a rate from 0 to below 1"))
+		}
+	}
+	if f.Seeds < 0 || f.Seeds > MaxSeeds {
+		return input(field.Valuef("seeds", f.Seeds, "want 1 to %d", MaxSeeds))
+	}
+	return nil
 }

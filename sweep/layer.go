@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -165,4 +166,25 @@ func (l Layer) RunEach(c Point, rt *moe.Routing, prof *profile.Profile, p preset
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
 	return res, nil
+}
+
+// Schedules parses a comma list of compute schedules (moe.ParseOverlap),
+// each at most once; with one, a list is refused.
+func Schedules(list string, one bool) ([]moe.Overlap, error) {
+	names := strings.Split(list, ",")
+	if one && len(names) > 1 {
+		return nil, input(field.Valuef("overlap", list, "this command takes one schedule"))
+	}
+	var out []moe.Overlap
+	for _, n := range names {
+		o, err := moe.ParseOverlap(n)
+		if err != nil {
+			return nil, input(err)
+		}
+		if slices.Contains(out, o) {
+			return nil, input(field.Errorf("overlap", "%s twice", o))
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

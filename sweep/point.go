@@ -1,14 +1,19 @@
 package sweep
 
 import (
+	"errors"
+	"strings"
+
 	"fmt"
 	"slices"
 
 	"moebench/fault"
 	"moebench/internal/field"
+	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
 	"moebench/transport"
+	"moebench/workloads"
 )
 
 // Point is one point of a run or sweep, before its transport is chosen.
@@ -244,4 +249,91 @@ func (in *Inputs) Of(c Point) (*moe.Routing, *profile.Profile, error) {
 // String names a point for a budget's messages.
 func (c Point) what(command, preset string) string {
 	return fmt.Sprintf("%s of EP%d × %d tokens × top-%d on %s", command, c.Shape.Ranks, c.Shape.Tokens, c.Shape.TopK, preset)
+}
+
+// ErrList marks a comma list of values where one value is taken.
+var ErrList = errors.New("one value only")
+
+// SetAxes parses profile constants to set, each name=value with a comma
+// list of values, into axes, checking every value on a copy of prof so
+// that a sweep fails before it runs; with one, a list is refused (a
+// field error of ErrList).
+func SetAxes(prof *profile.Profile, sets []string, one bool) ([]SetAxis, error) {
+	var axes []SetAxis
+	for _, s := range sets {
+		n, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, input(field.Valuef("set", report.Quote(s), "want name=value"))
+		}
+		n = strings.TrimSpace(n)
+		var vals []string
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				vals = append(vals, x)
+			}
+		}
+		switch {
+		case len(vals) == 0:
+			return nil, input(field.Valuef("set", report.Quote(s), "no value"))
+		case len(vals) > 1 && one:
+			return nil, input(field.Valuef("set", report.Quote(s), "%w", ErrList))
+		}
+		for _, x := range vals {
+			if err := prof.Clone().Set(n, x); err != nil {
+				return nil, input(field.Valuef("set", report.Quote(s), "%v", err))
+			}
+		}
+		axes = append(axes, SetAxis{n, vals})
+	}
+	return axes, nil
+}
+
+// DTypes sets s's dispatch and combine element types by name; "" keeps
+// the shape's. The combine path carries no scales: a scaled type would be
+// modelled at the size of its bare elements, so it is refused there.
+func DTypes(s *moe.Shape, dispatch, combine string) error {
+	if dispatch != "" {
+		d, err := moe.ParseDType(dispatch)
+		if err != nil {
+			return input(field.Errorf("dispatch-dtype", "%v", err))
+		}
+		s.Dispatch = d
+	}
+	if combine != "" {
+		d, err := moe.ParseDType(combine)
+		if err != nil {
+			return input(field.Errorf("combine-dtype", "%v", err))
+		}
+		if d == moe.FP8 || d == moe.NVFP4 {
+			return input(field.Valuef("combine-dtype", d, "a dispatch type only; combine sends bf16, fp16 or fp32"))
+		}
+		s.Combine = d
+	}
+	return nil
+}
+
+// Modes parses mode names (moe.ParseMode).
+func Modes(names []string) ([]moe.Mode, error) {
+	var modes []moe.Mode
+	for _, m := range names {
+		mode, err := moe.ParseMode(m)
+		if err != nil {
+			return nil, input(field.Errorf("mode", "%v", err))
+		}
+		modes = append(modes, mode)
+	}
+	return modes, nil
+}
+
+// Backgrounds parses background specifications (workloads.ParseBackground).
+func Backgrounds(specs []string) ([]Background, error) {
+	var bgs []Background
+	for _, b := range specs {
+		v, err := workloads.ParseBackground(b)
+		if err != nil {
+			return nil, input(field.Errorf("background", "%v", err))
+		}
+		bgs = append(bgs, Background{b, v})
+	}
+	return bgs, nil
 }

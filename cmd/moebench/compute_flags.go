@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -41,19 +39,9 @@ func (c *computeFlags) registerOverlap(fs *pflag.FlagSet) {
 // check parses the flags.
 func (c *computeFlags) check(fs *pflag.FlagSet) error {
 	if fs.Changed("overlap") {
-		names := strings.Split(c.overlap, ",")
-		if c.one && len(names) > 1 {
-			return fmt.Errorf("%w: --overlap %s: this command takes one schedule", errUsage, c.overlap)
-		}
-		for _, n := range names {
-			o, err := moe.ParseOverlap(n)
-			if err != nil {
-				return fmt.Errorf("%w: %w", errUsage, err)
-			}
-			if slices.Contains(c.scheds, o) {
-				return fmt.Errorf("%w: --overlap: %s twice", errUsage, o)
-			}
-			c.scheds = append(c.scheds, o)
+		var err error
+		if c.scheds, err = sweep.Schedules(c.overlap, c.one); err != nil {
+			return inputErr(err)
 		}
 	}
 	switch {

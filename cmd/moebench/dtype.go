@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
 	"moebench/moe"
+	"moebench/sweep"
 )
 
 const (
@@ -23,24 +22,5 @@ func registerDTypes(fs *pflag.FlagSet, dispatch, combine *string) {
 
 // applyDTypes sets the shape's dtypes from the flags given.
 func applyDTypes(s *moe.Shape, dispatch, combine string) error {
-	if dispatch != "" {
-		d, err := moe.ParseDType(dispatch)
-		if err != nil {
-			return fmt.Errorf("%w: --dispatch-dtype: %v", errUsage, err)
-		}
-		s.Dispatch = d
-	}
-	if combine != "" {
-		d, err := moe.ParseDType(combine)
-		if err != nil {
-			return fmt.Errorf("%w: --combine-dtype: %v", errUsage, err)
-		}
-		// The combine path carries no scales: a scaled type would be
-		// modelled at the size of its bare elements.
-		if d == moe.FP8 || d == moe.NVFP4 {
-			return fmt.Errorf("%w: --combine-dtype %s: a dispatch type only; combine sends bf16, fp16 or fp32", errUsage, d)
-		}
-		s.Combine = d
-	}
-	return nil
+	return inputErr(sweep.DTypes(s, dispatch, combine))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/spf13/pflag"
 
@@ -23,10 +22,6 @@ type faultFlags struct {
 	lossSet, seedSet bool
 }
 
-// maxSeeds bounds --seeds: a p99 wants about a hundred, and each seed is a
-// full run of every point.
-const maxSeeds = 10000
-
 func (f *faultFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringArrayVar(&f.specs, "fault", nil, "a fault under the layer, `SPEC` (repeatable, or a comma list): "+fault.Syntax+
 		"; loss and corrupt are per packet on one crossing of a link, slow makes one rank's kernels FACTOR times as long, link runs a rank's NIC links at FACTOR of their rate, flap takes them down AT for FOR, spine leaves FACTOR of the spine to the layer; a layer that fails under its faults is reported (its rows, a line on stderr, JSON failure) and exits 0")
@@ -41,19 +36,12 @@ func (f *faultFlags) register(fs *pflag.FlagSet, sweep bool) {
 // ranks they name are checked against each layer in expand).
 func (f *faultFlags) check(fs *pflag.FlagSet) error {
 	f.lossSet, f.seedSet = fs.Changed("loss"), fs.Changed("fault-seed")
-	if _, err := fault.Parse(f.specs, f.seed); err != nil {
-		return fmt.Errorf("%w: --fault: %v", errUsage, err)
-	}
-	for _, l := range f.loss {
-		if math.IsNaN(l) || l < 0 || l >= 1 {
-			return fmt.Errorf("%w: --loss %v: want a rate from 0 to below 1", errUsage, l)
-		}
+	if err := f.of().Check(); err != nil {
+		return inputErr(err)
 	}
 	switch {
-	case f.seeds < 0 || f.seeds > maxSeeds:
-		return fmt.Errorf("%w: --seeds %d: want 1 to %d", errUsage, f.seeds, maxSeeds)
 	case fs.Changed("seeds") && f.seeds == 0:
-		return fmt.Errorf("%w: --seeds 0: want 1 to %d", errUsage, maxSeeds)
+		return fmt.Errorf("%w: --seeds 0: want 1 to %d", errUsage, sweep.MaxSeeds)
 	case f.seeds > 0 && len(f.specs) == 0 && !f.lossSet:
 		return fmt.Errorf("%w: --seeds: a healthy layer is deterministic, every seed the same; add --fault or --loss", errUsage)
 	case f.seeds > 0 && fs.Changed("shard"):

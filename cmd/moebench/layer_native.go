@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,16 +54,6 @@ func (n *nativeFlags) register(fs *pflag.FlagSet) {
 
 // openNativeLib opens the library; tests replace it with a fake.
 var openNativeLib = func(path string) (nativelayer.Runner, error) { return native.Open(path) }
-
-// nativeItem is one native run with the model's prediction beside it.
-type nativeItem struct {
-	cfg   sweep.Point
-	knobs []results.Knob
-	tr    nativelayer.Transport
-	m     *nativelayer.Measurement
-	model *moe.Result
-	err   error // a failed check: the run is reported, the command fails
-}
 
 // nativeTransports splits --transport/--preset into presets and the
 // direct path (native only). With --preset alone, --transport's default
@@ -124,26 +111,8 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) ([]s
 			return nil, fmt.Errorf("%w: --gpus and --virtual-ranks take values of at least 1 (got %d)", errUsage, v)
 		}
 	}
-	switch {
-	case n.warmup < 0:
-		return nil, fmt.Errorf("%w: --warmup %d: must be 0 or more", errUsage, n.warmup)
-	case n.reps < 1:
-		return nil, fmt.Errorf("%w: --reps %d: must be at least 1", errUsage, n.reps)
-	case n.nicSMs < 1:
-		return nil, fmt.Errorf("%w: --nic-sms %d: the emulated NIC needs at least one SM", errUsage, n.nicSMs)
-	case n.bgSMs < 1:
-		return nil, fmt.Errorf("%w: --bg-sms %d: must be at least 1", errUsage, n.bgSMs)
-	case n.timeout < 10*time.Millisecond || n.timeout > time.Hour:
-		return nil, fmt.Errorf("%w: --timeout %v: want 10ms to 1h", errUsage, n.timeout)
-	}
-	// The native library takes its counts as 32-bit integers.
-	for _, c := range []struct {
-		flag string
-		v    int
-	}{{"warmup", n.warmup}, {"reps", n.reps}, {"nic-sms", n.nicSMs}, {"bg-sms", n.bgSMs}} {
-		if c.v > math.MaxInt32 {
-			return nil, fmt.Errorf("%w: --%s %d: more than the %d the native library counts (32 bits)", errUsage, c.flag, c.v, math.MaxInt32)
-		}
+	if err := f.nativeOptions().Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	var out []sweep.Point
 	for _, c := range configs {
@@ -196,46 +165,18 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 		return fmt.Errorf("--engine native: %w", err)
 	}
 	dev := lib.Device()
+	n := &sweep.Native{Lib: lib, Points: configs, Paths: trs, NCCL: nccl, NCCLLib: ncclLib(f.native.ncclLib), Options: f.nativeOptions(),
+		Inputs: &sweep.Inputs{Base: base, Routing: spec, Seed: f.seed}, Axes: axes, Varies: varies(fs), Log: f.log}
 	bar := report.NewProgress(stderr, "moebench "+name+" (native)", len(configs)*len(trs), report.ProgressOptions{Force: f.progress})
-	in := &sweep.Inputs{Base: base, Routing: spec, Seed: f.seed}
-	var items []nativeItem
-	var ncclItems []ncclItem
-	failed := 0
-	for _, c := range configs {
-		rt, prof, err := in.Of(c)
-		if err != nil {
-			return inputErr(err)
-		}
-		o := nativeOptions(f, c, prof)
-		for _, tr := range trs {
-			tr.Options = preset.OptionsOf(c.Knobs)
-			it, err := measureNative(lib, f, rt, tr, o, c, prof)
-			if err != nil {
-				return err
-			}
-			if it.err != nil {
-				failed++
-			}
-			it.knobs = nativeKnobs(fs, axes, c)
-			items = append(items, it)
-			bar.Step(tr.Name())
-		}
-		if nccl {
-			st, err := nativelayer.RunNCCL(lib, rt, o, ncclLib(f.native.ncclLib))
-			if err != nil {
-				if errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument) {
-					return fmt.Errorf("%w: %w", errUsage, err)
-				}
-				return err
-			}
-			ncclItems = append(ncclItems, ncclItem{cfg: c, knobs: nativeKnobs(fs, axes, c), st: st})
-		}
+	items, ncclItems, failed, err := n.Measure(bar.Step)
+	if err != nil {
+		return inputErr(err)
 	}
 	bar.Done()
 	h := header(name, base, fmt.Sprintf("measured on %s (driver %s, CUDA %s) by the native engine; model columns modelled on the profile with the emulated NIC's constants",
 		dev.Name, dev.Driver, native.CUDAVersion(dev.CUDARuntime)))
 	h.Seed = &f.seed
-	h.Extra = describeNative(f, configs, spec, items)
+	h.Extra = sweep.DescribeNative(f.workload, configs, spec, items)
 	if c, ok := base.Constant("emunic.wqe_ns"); ok && strings.HasPrefix(c.Source, "model assumption") {
 		// Without a layer calibration the model columns rest on guesses
 		// for the emulated NIC; say how to replace them.
@@ -287,69 +228,8 @@ func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) (
 	return trs, nccl, nil
 }
 
-// nativeOptions are configuration c's native run options, pacing the
-// emulated NIC at prof's line and message rate when asked.
-func nativeOptions(f *layerFlags, c sweep.Point, prof *profile.Profile) nativelayer.Options {
-	o := nativelayer.Options{GPUs: c.GPUs, SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs,
-		Warmup: f.native.warmup, Reps: f.native.reps, FlushL2: f.native.flushL2, NoVerify: !f.native.verify,
-		Timeout: f.native.timeout, Pace: f.native.pace, Mode: c.Mode, Chunk: f.chunk}
-	if o.Pace {
-		o.LineGBs = prof.Get("link.gbps") * prof.Get("link.efficiency") / 8
-		o.MsgMps = prof.Get("nic.msg_rate_mps")
-	}
-	return o
-}
-
-// measureNative runs one configuration through one path and the model of
-// the same run beside it. A run that failed its checks is an item with
-// its error (the table shows it); one the library refuses is a usage
-// error.
-func measureNative(lib nativelayer.Runner, f *layerFlags, rt *moe.Routing, tr nativelayer.Transport, o nativelayer.Options, c sweep.Point, prof *profile.Profile) (nativeItem, error) {
-	m, err := nativelayer.Run(lib, rt, tr, o, c.Background)
-	var checkErr error
-	switch {
-	case errors.Is(err, nativelayer.ErrPlan) || errors.Is(err, native.ErrBadArgument):
-		return nativeItem{}, fmt.Errorf("%w: %s: %w", errUsage, tr.Name(), err)
-	case errors.Is(err, native.ErrCheck) && m != nil:
-		checkErr = err
-	case err != nil:
-		return nativeItem{}, err
-	}
-	pred, err := nativelayer.Predict(rt, m.Config, m.Result.Workers, tr, prof, c.Background, f.log)
-	if err != nil {
-		return nativeItem{}, fmt.Errorf("%s: the model of the native run: %w", tr.Name(), err)
-	}
-	return nativeItem{cfg: c, tr: tr, m: m, model: pred, err: checkErr}, nil
-}
-
-// nativeKnobs are the model's swept knobs plus the native placement's.
-func nativeKnobs(fs *pflag.FlagSet, axes []sweep.SetAxis, c sweep.Point) []results.Knob {
-	multi := varies(fs)
-	k := sweep.Swept(multi, axes, c)
-	if multi("gpus") || multi("virtual-ranks") {
-		k = append([]results.Knob{{Name: "ranks", Value: strconv.Itoa(c.Shape.Ranks)}, {Name: "GPUs", Value: strconv.Itoa(c.GPUs)}}, k...)
-	}
-	return k
-}
-
-func describeNative(f *layerFlags, configs []sweep.Point, spec moe.RoutingSpec, items []nativeItem) []string {
-	s := configs[0].Shape
-	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, %d ranks, %s dispatch, %s mode",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Dispatch, configs[0].Mode),
-		fmt.Sprintf("routing %s; background %s", spec, configs[0].Background),
-	}
-	if len(items) > 0 {
-		m := items[0].m
-		l = append(l, fmt.Sprintf("%s; %d warm-up and %d timed repetitions, L2 flushed %v, every token checked %v",
-			results.Placement(m), m.Config.Warmup, m.Config.Reps, m.Config.FlushL2, m.Config.Verify))
-		if c := m.Config; c.Normal {
-			l = append(l, fmt.Sprintf("normal mode as DeepEP's intranode kernels: %d channels (a sender and a receiver SM each), %d-token ring buffers per channel and peer, a tail every %d tokens; the count exchange runs inside the dispatch kernel (DeepEP's separate notify kernel and host wait are not measured)",
-				c.SMsPerRank/2, c.BufTokens, c.Chunk))
-		}
-	}
-	if len(configs) > 1 {
-		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(configs)))
-	}
-	return l
+// nativeOptions are the native run options the flags give every point.
+func (f *layerFlags) nativeOptions() nativelayer.Options {
+	return nativelayer.Options{SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs, Warmup: f.native.warmup, Reps: f.native.reps,
+		FlushL2: f.native.flushL2, NoVerify: !f.native.verify, Timeout: f.native.timeout, Pace: f.native.pace, Chunk: f.chunk}
 }

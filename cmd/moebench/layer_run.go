@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"moebench/budget"
+	"moebench/internal/field"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/moe"
@@ -42,11 +43,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // every numeric knob, run only for --transport and --preset.
 type layerFlags struct {
 	shapeFlags
-	dtype     string
-	combine   string
-	routing   string
-	groups    groupFlags
-	limitNote string // the group limit in force, for the header
+	dtype   string
+	combine string
+	routing string
+	groups  groupFlags
 	transportFlags
 	knobs knobFlags
 	kernelFlags
@@ -348,27 +348,12 @@ func (f *layerFlags) loadProfile(lists bool) (*profile.Profile, []sweep.SetAxis,
 	if err := f.prof.applyTopology(prof); err != nil {
 		return nil, nil, err
 	}
-	var axes []sweep.SetAxis
-	for _, s := range f.prof.sets {
-		n, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: --set %s: want name=value", errUsage, report.Quote(s))
-		}
-		n = strings.TrimSpace(n)
-		vals := splitList([]string{v})
-		if len(vals) == 0 {
-			return nil, nil, fmt.Errorf("%w: --set %s: no value", errUsage, report.Quote(s))
-		}
-		if len(vals) > 1 && !lists {
-			return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, report.Quote(s))
-		}
-		for _, x := range vals {
-			// Check every value now so a sweep fails before running.
-			if err := prof.Clone().Set(n, x); err != nil {
-				return nil, nil, fmt.Errorf("%w: --set %s: %v", errUsage, report.Quote(s), err)
-			}
-		}
-		axes = append(axes, sweep.SetAxis{Name: n, Values: vals})
+	axes, err := sweep.SetAxes(prof, f.prof.sets, !lists)
+	if errors.Is(err, sweep.ErrList) {
+		return nil, nil, fmt.Errorf("%w: --set %s: run takes one value; moebench sweep takes lists", errUsage, field.Fields(err)[0].Value)
+	}
+	if err != nil {
+		return nil, nil, inputErr(err)
 	}
 	return prof, axes, nil
 }
@@ -389,8 +374,11 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []sweep.SetAxis) ([]sweep.Po
 	if err := applyDTypes(&g.Shape, f.dtype, f.combine); err != nil {
 		return nil, err
 	}
-	if g.Modes, g.Backgrounds, err = f.modesAndBackgrounds(); err != nil {
-		return nil, err
+	if g.Modes, err = sweep.Modes(f.modes); err != nil {
+		return nil, inputErr(err)
+	}
+	if g.Backgrounds, err = sweep.Backgrounds(f.backgrounds); err != nil {
+		return nil, inputErr(err)
 	}
 	if fs.Changed("nvlink") {
 		g.NVLink = &f.nvlink
@@ -404,27 +392,6 @@ func (f *layerFlags) expand(fs *pflag.FlagSet, axes []sweep.SetAxis) ([]sweep.Po
 		return nil, err
 	}
 	return out, nil
-}
-
-// modesAndBackgrounds are --mode's and --background's values, parsed.
-func (f *layerFlags) modesAndBackgrounds() ([]moe.Mode, []sweep.Background, error) {
-	var modes []moe.Mode
-	for _, m := range f.modes {
-		mode, err := moe.ParseMode(m)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
-		}
-		modes = append(modes, mode)
-	}
-	var bgs []sweep.Background
-	for _, b := range f.backgrounds {
-		v, err := workloads.ParseBackground(b)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --background: %v", errUsage, err)
-		}
-		bgs = append(bgs, sweep.Background{Name: b, Value: v})
-	}
-	return modes, bgs, nil
 }
 
 // checkKernels checks --num-sms, --chunk and the compute flags against

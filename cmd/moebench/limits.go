@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/transport/preset"
+	"moebench/sweep"
 )
 
 // overLimitFlag lets run and sweep go over named limits.
@@ -26,39 +24,16 @@ type limitFlags struct {
 func (l *limitFlags) register(fs *pflag.FlagSet) {
 	l.registered = true
 	fs.StringSliceVar(&l.over, overLimitFlag, nil, "run anyway over these limits, by the name a refusal gives (a list): "+
-		strings.Join(limitNames(), ", ")+"; the output marks the result as run over them")
-}
-
-// limitNames are the limits a run can be refused by: the profile's
-// capacity constants, then every preset's library limits.
-func limitNames() []string {
-	n := []string{moe.LimitMemory, moe.LimitQPs, moe.LimitQPWR}
-	for _, p := range preset.All() {
-		for _, l := range p.Limits {
-			if !slices.Contains(n, l.Name) {
-				n = append(n, l.Name)
-			}
-		}
-	}
-	return n
+		strings.Join(sweep.LimitNames(), ", ")+"; the output marks the result as run over them")
 }
 
 // check refuses an --over-limit naming no limit.
 func (l *limitFlags) check(fs *pflag.FlagSet) error {
-	known := limitNames()
-	if fs.Changed(overLimitFlag) && len(l.over) == 0 {
-		return fmt.Errorf("%w: --%s: empty limit name (known: %s)", errUsage, overLimitFlag, strings.Join(known, ", "))
+	over := l.over
+	if fs.Changed(overLimitFlag) && len(over) == 0 {
+		over = []string{""}
 	}
-	for _, n := range l.over {
-		n = strings.TrimSpace(n)
-		switch {
-		case n == "":
-			return fmt.Errorf("%w: --%s: empty limit name (known: %s)", errUsage, overLimitFlag, strings.Join(known, ", "))
-		case !slices.Contains(known, n):
-			return fmt.Errorf("%w: --%s %s: unknown limit (known: %s)", errUsage, overLimitFlag, report.Quote(n), strings.Join(known, ", "))
-		}
-	}
-	return nil
+	return inputErr(sweep.CheckOver(over))
 }
 
 // names are the limits to go over, trimmed.

@@ -15,6 +15,11 @@
 //	Run(Runner, routing, Transport, Options, background) -> *Measurement
 //	    runs it, checks every token, and summarizes per-rank timings over
 //	    the repetitions: avg/min/max per rank, mean/p50/p99/max over ranks.
+//	RunPredicted(Runner, routing, Transport, Options, background, profile)
+//	    Run and Predict of the same run, a failed check kept beside the
+//	    measurement; Options.OnProfile paces the emulated NIC at a
+//	    profile's rates, Options.Check refuses counts the library cannot
+//	    take, naming the field.
 //	EmulatedProfile(profile, config) / Predict(...) -> *moe.Result
 //	    the model of the same run: same routing, ranks, SMs and mechanism,
 //	    with the NIC constants replaced by the emulated NIC's (emunic.*) and
