@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,5 +168,38 @@ func TestDescribe(t *testing.T) {
 				t.Error(d)
 			}
 		})
+	}
+}
+
+// A capacity refusal names the inputs that set what it exceeds.
+func TestCulprits(t *testing.T) {
+	t.Parallel()
+	ll, normal := sweep.Point{Shape: shape(64, 128), Mode: moe.LL}, sweep.Point{Shape: shape(64, 4096), Mode: moe.Normal}
+	withQPs := ll
+	withQPs.Knobs = transport.Settings{"qps-per-peer": "4"}
+	for _, tc := range []struct {
+		name string
+		c    sweep.Point
+		err  *moe.CapacityError
+		want []sweep.Input
+	}{
+		{"LL memory", ll, &moe.CapacityError{Kind: moe.CapacityMemory}, []sweep.Input{{"experts", "256", ""}, {"tokens", "128", ""}, {"hidden", "7168", ""}}},
+		{"normal memory", normal, &moe.CapacityError{Kind: moe.CapacityMemory}, []sweep.Input{{"hidden", "7168", ""}, {"ranks", "64", ""}, {"gpus-per-node", "8", ""}}},
+		{"DCIs at the preset's", ll, &moe.CapacityError{Kind: moe.CapacityQueues, Queues: "DCIs", Knob: "dcis"}, []sweep.Input{{"dcis", "", ""}}},
+		{"a mechanism's queues", ll, &moe.CapacityError{Kind: moe.CapacityQueues, Queues: "rings"}, []sweep.Input{{"ranks", "64", ""}}},
+		{"QPs per peer set", withQPs, &moe.CapacityError{Kind: moe.CapacityQueues}, []sweep.Input{{"ranks", "64", ""}, {"qps-per-peer", "4", ""}}},
+		{"LL QPs", ll, &moe.CapacityError{Kind: moe.CapacityQueues}, []sweep.Input{{"ranks", "64", ""}, {"experts", "256", " (4 per rank, a QP to each peer for each)"}}},
+		{"normal QPs", normal, &moe.CapacityError{Kind: moe.CapacityQueues}, []sweep.Input{{"ranks", "64", ""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := &sweep.CheckError{Point: tc.c, Err: fmt.Errorf("wrapped: %w", tc.err)}
+			if d := diff(tc.want, e.Culprits()); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+	if got := (&sweep.CheckError{Point: ll, Err: moe.ErrQueueDepth}).Culprits(); got != nil {
+		t.Errorf("not a capacity error: %v", got)
 	}
 }

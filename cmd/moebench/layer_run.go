@@ -220,7 +220,7 @@ func inputErr(err error) error {
 func (f *layerFlags) pointErr(err error) error {
 	var ce *sweep.CheckError
 	if errors.As(err, &ce) {
-		e := precheckErr(ce.Point, ce.Preset, ce.Err)
+		e := precheckErr(ce)
 		if hint := limitHint(f, ce.Err); hint != "" {
 			return fmt.Errorf("%w%s", e, hint)
 		}

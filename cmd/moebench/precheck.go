@@ -55,15 +55,20 @@ func pointSets(c sweep.Point) string {
 }
 
 // precheckErr turns a layer's refusal into a usage error naming the flags.
-func precheckErr(c sweep.Point, p preset.Preset, err error) error {
-	var ce *moe.CapacityError
+func precheckErr(ce *sweep.CheckError) error {
+	p, err := ce.Preset, ce.Err
+	var capErr *moe.CapacityError
 	switch {
 	case errors.Is(err, moe.ErrQueueDepth):
 		return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
-	case errors.As(err, &ce) && ce.Kind == moe.CapacityWRs:
+	case errors.As(err, &capErr) && capErr.Kind == moe.CapacityWRs:
 		return fmt.Errorf("%w: preset %s: %v", errUsage, p.Name, err)
-	case errors.As(err, &ce):
-		return fmt.Errorf("%w: preset %s: %s: %v", errUsage, p.Name, capacityFlags(c, ce), err)
+	case errors.As(err, &capErr):
+		var s []string
+		for _, in := range ce.Culprits() {
+			s = append(s, strings.TrimSuffix("--"+in.Field+" "+in.Value, " ")+in.Note)
+		}
+		return fmt.Errorf("%w: preset %s: %s: %v", errUsage, p.Name, strings.Join(s, ", "), err)
 	}
 	// A refusal of one input (a shape field, --num-sms, --chunk) is the
 	// user's to change, whatever the preset.
@@ -71,31 +76,6 @@ func precheckErr(c sweep.Point, p preset.Preset, err error) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
-}
-
-// capacityFlags names the flags that set what went over a capacity.
-func capacityFlags(c sweep.Point, ce *moe.CapacityError) string {
-	s := c.Shape
-	switch {
-	case ce.Kind == moe.CapacityMemory && c.Mode == moe.LL:
-		return fmt.Sprintf("--experts %d, --tokens %d, --hidden %d", s.Physical(), s.Tokens, s.Hidden)
-	case ce.Kind == moe.CapacityMemory:
-		return fmt.Sprintf("--hidden %d, --ranks %d, --gpus-per-node %d", s.Hidden, s.Ranks, s.GPUsPerNode)
-	case ce.Queues != "" && ce.Knob != "":
-		if v, ok := c.Knobs[ce.Knob]; ok {
-			return "--" + ce.Knob + " " + v
-		}
-		return "--" + ce.Knob
-	case ce.Queues != "":
-		return fmt.Sprintf("--ranks %d", s.Ranks)
-	}
-	if v, ok := c.Knobs["qps-per-peer"]; ok {
-		return fmt.Sprintf("--ranks %d, --qps-per-peer %s", s.Ranks, v)
-	}
-	if c.Mode == moe.LL {
-		return fmt.Sprintf("--ranks %d, --experts %d (%d per rank, a QP to each peer for each)", s.Ranks, s.Physical(), s.LocalExperts())
-	}
-	return fmt.Sprintf("--ranks %d", s.Ranks)
 }
 
 // precheck checks the layer of every (step, layer) group on each preset
