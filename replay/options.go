@@ -32,8 +32,9 @@ type Options struct {
 	Hidden             *int
 	// TopK and Experts, when given, must be the trace's.
 	TopK, Experts *int
-	// Chunk is normal mode's write in tokens (0: DeepEP's), NumSMs the
-	// kernels' SMs; both are checked against the layer.
+	// Chunk is normal mode's write in tokens (0: DeepEP's), checked
+	// against the layer's largest message; NumSMs the kernels' SMs (0:
+	// DeepEP's), checked by the caller's run.
 	Chunk, NumSMs int
 	// Limit is the group limit the caller gives; nil checks the workload's
 	// when the trace has the workload's expert count (the same model).

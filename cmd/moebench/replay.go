@@ -356,11 +356,10 @@ func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done in
 	case errors.Is(err, replay.ErrInput):
 		return fmt.Errorf("%w: %w", errUsage, err)
 	case errors.As(err, &ge) && errors.Is(ge.Err, errUsage):
+		// The group's own usage error, without its marker mid-message.
 		return fmt.Errorf("%w: %s: step %d, layer %d: %s", errUsage, ge.Trace, ge.Step, ge.Layer, message(ge.Err))
-	case errors.As(err, &ge):
-		return fmt.Errorf("%s: step %d, layer %d: %w", ge.Trace, ge.Step, ge.Layer, ge.Err)
 	}
-	return err
+	return err // a group's other errors read "TRACE: step S, layer L: ..."
 }
 
 // runOne models one group's routing on preset p as run does; a layer
