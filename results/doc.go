@@ -14,5 +14,6 @@
 // A document read back from its JSON carries what its figure and the
 // report page (NewSection) draw, so plots, merge and report read
 // documents rather than re-parsing rendered text; the table and CSV want
-// the one computed, which also keeps what the JSON leaves out.
+// the one computed, which also keeps what the JSON leaves out. A result
+// file is read within its bound (ReadFile, MaxFileBytes).
 package results

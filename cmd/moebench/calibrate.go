@@ -143,9 +143,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		base = b
 	}
 	if o.fromRaw != "" {
-		data, err := readMeasured("--from-raw", o.fromRaw)
+		data, err := native.ReadRaw(o.fromRaw)
 		if err != nil {
-			return err
+			return fmt.Errorf("--from-raw: %w", err)
 		}
 		m, err := calib.ParseMeasured(data)
 		if err != nil {

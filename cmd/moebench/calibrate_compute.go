@@ -30,9 +30,9 @@ func calibrateCompute(o calibrateOptions, stdout, stderr io.Writer) error {
 	}
 	var m calib.ComputeMeasured
 	if o.fromRaw != "" {
-		data, err := readMeasured("--from-raw", o.fromRaw)
+		data, err := native.ReadRaw(o.fromRaw)
 		if err != nil {
-			return err
+			return fmt.Errorf("--from-raw: %w", err)
 		}
 		if m, err = calib.ParseComputeMeasured(data); err != nil {
 			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)

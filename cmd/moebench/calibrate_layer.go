@@ -7,6 +7,7 @@ import (
 
 	"moebench/internal/outfile"
 	"moebench/internal/report"
+	"moebench/native"
 	nativelayer "moebench/native/layer"
 	"moebench/profile"
 	"moebench/results"
@@ -48,9 +49,9 @@ func layerRuns(o calibrateOptions, progress func(string)) (*nativelayer.Raw, err
 	}
 	var raw *nativelayer.Raw
 	for _, path := range splitList([]string{o.fromRaw}) {
-		data, err := readMeasured("--from-raw", path)
+		data, err := native.ReadRaw(path)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--from-raw: %w", err)
 		}
 		raw, err = nativelayer.AddMeasured(raw, data)
 		switch {

@@ -71,7 +71,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 func readShards(paths []string) ([]shard.File, error) {
 	var files []shard.File
 	for _, p := range paths {
-		data, err := readResult(p)
+		data, err := results.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}

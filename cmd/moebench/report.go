@@ -31,7 +31,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	page := &results.Page{Title: *title}
 	for _, path := range fs.Args() {
-		data, err := readResult(path)
+		data, err := results.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}

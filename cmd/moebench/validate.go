@@ -14,6 +14,7 @@ import (
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
+	"moebench/native"
 	nativelayer "moebench/native/layer"
 	"moebench/published"
 	"moebench/results"
@@ -97,9 +98,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	raw, from := p.Measured()
 	if measured != "" {
-		data, err := readMeasured("--measured", measured)
+		data, err := native.ReadRaw(measured)
 		if err != nil {
-			return err
+			return fmt.Errorf("--measured: %w", err)
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return fmt.Errorf("--measured %s: the file is empty (want the raw JSON of moebench calibrate --raw)", measured)
