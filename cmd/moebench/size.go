@@ -193,23 +193,14 @@ func (f *sizeFlags) shard() (shard.Spec, error) {
 // goes to stdout, to show why).
 func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header, res *sizing.Result) error {
 	doc := &results.Size{Header: h, Result: res}
-	if err := checkFigure(plotPath, doc, "no candidate was modelled: every one was rejected before its run (the table, without --plot, says why)"); err != nil {
-		return err
-	}
-	o.Hold() // the result and the plot, both or neither
-	defer o.Discard()
-	if err := o.emit(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }); err != nil {
-		return err
-	}
-	if plotPath != "" {
-		if err := o.writePlot(plotPath, doc); err != nil {
-			return err
-		}
-	}
-	if res.Recommended < 0 {
-		return fmt.Errorf("size: no candidate meets the limits%s", o.NotWritten())
-	}
-	return o.Commit()
+	return o.emitPlotted(stdout, func(w io.Writer) error { return results.Render(w, o.format, doc) }, plotPath, doc,
+		"no candidate was modelled: every one was rejected before its run (the table, without --plot, says why)",
+		func() error {
+			if res.Recommended < 0 {
+				return fmt.Errorf("size: no candidate meets the limits%s", o.NotWritten())
+			}
+			return nil
+		})
 }
 
 // study turns the flags into a sizing study and the report header.
