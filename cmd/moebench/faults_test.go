@@ -36,7 +36,7 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 	t.Parallel()
 	items := []sweep.Item{failedItem()}
 	var text bytes.Buffer
-	if err := renderLayer(&text, "table", report.Header{}, "", items); err != nil {
+	if err := results.Render(&text, "table", sweep.Doc(report.Header{}, "", items)); err != nil {
 		t.Fatal(err)
 	}
 	var dispatchRow, combineRow string
@@ -62,14 +62,14 @@ func TestFailedLayerSaysWhereAndWhy(t *testing.T) {
 		}
 	}
 	var csvOut bytes.Buffer
-	if err := renderLayer(&csvOut, "csv", report.Header{}, "", items); err != nil {
+	if err := results.Render(&csvOut, "csv", sweep.Doc(report.Header{}, "", items)); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(csvOut.String(), ",failed,"); n != 2 {
 		t.Errorf("CSV: %d phases bound by failed, want 2:\n%s", n, csvOut.String())
 	}
 	var js bytes.Buffer
-	if err := renderLayer(&js, "json", report.Header{}, "", items); err != nil {
+	if err := results.Render(&js, "json", sweep.Doc(report.Header{}, "", items)); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -176,7 +176,7 @@ func TestTailsFigure(t *testing.T) {
 		mk("a", 1, "1e-05", 1, 10, 20, false), mk("a", 1, "1e-05", 2, 10, 120, false),
 		mk("b", 1, "1e-05", 1, 12, 20, true), mk("b", 1, "1e-05", 2, 12, 20, true),
 	}
-	fig := resultDoc(report.Header{}, "", items).Figure()
+	fig := sweep.Doc(report.Header{}, "", items).Figure()
 	pn := fig.Panels[0]
 	if pn.XLabel != "packet loss per link crossing" || strings.Join(pn.XCategories, " ") != "0 1e-05" {
 		t.Fatalf("x: %q over %v", pn.XLabel, pn.XCategories)

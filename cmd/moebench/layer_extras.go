@@ -69,12 +69,12 @@ func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
 // emit renders the result (a shard's slice as JSON) and draws the plot.
 func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []sweep.Item, total int) error {
 	if !x.shard.All() {
-		doc := layerDoc(h, workload, items)
+		doc := sweep.LayerDoc(h, workload, items)
 		sh := &results.LayerShard{Header: h, Results: doc.Results,
 			Shard: shard.Info{Index: x.shard.Index, Count: x.shard.Count, Total: total, Points: x.points, Study: x.study}}
 		return o.emit(stdout, func(w io.Writer) error { return results.Render(w, "json", sh) })
 	}
-	doc := resultDoc(h, workload, items)
+	doc := sweep.Doc(h, workload, items)
 	if k, ok := stdout.(*keptDoc); ok && !o.outFile() {
 		// Through emit all the same: its check of the finished work
 		// (a --set nothing read) still refuses it.

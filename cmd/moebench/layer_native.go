@@ -187,7 +187,7 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	f.out.Hold()
 	defer f.out.Discard()
 	if err := f.out.emit(stdout, func(w io.Writer) error {
-		return results.Render(w, f.out.format, nativeDoc(h, f.workload, items, ncclItems))
+		return results.Render(w, f.out.format, &results.Native{Header: h, Workload: f.workload, Items: items, NCCL: ncclItems})
 	}); err != nil {
 		return err
 	}

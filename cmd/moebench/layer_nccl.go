@@ -1,11 +1,6 @@
 package main
 
-import (
-	"os"
-
-	"moebench/internal/report"
-	"moebench/results"
-)
+import "os"
 
 // ncclLibEnv names NCCL's library when --nccl-lib is not given.
 const ncclLibEnv = "MOEBENCH_NCCL_LIB"
@@ -15,10 +10,4 @@ func ncclLib(flag string) string {
 		return flag
 	}
 	return os.Getenv(ncclLibEnv)
-}
-
-// nativeDoc is the document of the native engine's runs and NCCL's
-// baseline beside them.
-func nativeDoc(h report.Header, workload string, items []results.NativeItem, nccl []results.NCCLItem) *results.Native {
-	return &results.Native{Header: h, Workload: workload, Items: items, NCCL: nccl}
 }
