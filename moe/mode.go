@@ -1,6 +1,7 @@
 package moe
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -109,6 +110,19 @@ func (m Mode) String() string {
 		return modes[m].name
 	}
 	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ErrChunkMode refuses a chunk asked for where no mode that writes in
+// chunks runs: LL writes each selection whole.
+var ErrChunkMode = errors.New("only normal mode writes in chunks")
+
+// CheckChunk refuses a chunk given (given) when none of modes is normal,
+// as a field error of "chunk" wrapping ErrChunkMode.
+func CheckChunk(given bool, modes ...Mode) error {
+	if given && !slices.Contains(modes, Normal) {
+		return &field.Error{Field: "chunk", Err: ErrChunkMode}
+	}
+	return nil
 }
 
 // ParseMode reads "ll" or "normal".

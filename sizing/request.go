@@ -56,12 +56,8 @@ type Request struct {
 	Log       *zap.Logger
 }
 
-// ErrNegative refuses a negative SM count or chunk, and ErrChunkMode a
-// chunk asked for in LL mode, which writes none.
-var (
-	ErrNegative  = errors.New("the SMs and the chunk must be 0 (the default) or more")
-	ErrChunkMode = errors.New("only normal mode writes in chunks")
-)
+// ErrNegative refuses a negative SM count or chunk.
+var ErrNegative = errors.New("the SMs and the chunk must be 0 (the default) or more")
 
 // OverBudget is a study the budget cannot hold: Jobs of its largest
 // candidate on a mechanism at once, in turn or side by side. Err's What
@@ -128,11 +124,11 @@ func (r *Request) deployment() (d Deployment, s moe.Shape, err error) {
 	}
 	lower := strings.ToLower(r.Background)
 	both := bg.CTAs > 0 && !strings.Contains(lower, "shared") && !strings.Contains(lower, "reserved")
-	switch {
-	case r.NumSMs < 0 || r.Chunk < 0:
+	if r.NumSMs < 0 || r.Chunk < 0 {
 		return d, s, ErrNegative
-	case r.ChunkGiven && mode != moe.Normal:
-		return d, s, ErrChunkMode
+	}
+	if err := moe.CheckChunk(r.ChunkGiven, mode); err != nil {
+		return d, s, err
 	}
 	if err := s.CheckWrites(mode, r.Chunk); err != nil {
 		return d, s, err

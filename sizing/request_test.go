@@ -8,6 +8,7 @@ import (
 
 	"moebench/budget"
 	"moebench/internal/field"
+	"moebench/moe"
 	"moebench/profile"
 	"moebench/sizing"
 	_ "moebench/transport/gda"
@@ -46,7 +47,7 @@ func TestPlan(t *testing.T) {
 		{name: "background", edit: func(r *sizing.Request) { r.Background = "x" }, field: "background", msg: `background "x"`},
 		{name: "routing", edit: func(r *sizing.Request) { r.Routing = "x" }, field: "routing", msg: `routing "x"`},
 		{name: "negative SMs", edit: func(r *sizing.Request) { r.NumSMs = -1 }, is: sizing.ErrNegative},
-		{name: "chunk in LL", edit: func(r *sizing.Request) { r.ChunkGiven = true }, is: sizing.ErrChunkMode},
+		{name: "chunk in LL", edit: func(r *sizing.Request) { r.ChunkGiven = true }, is: moe.ErrChunkMode},
 		{name: "chunk in normal", edit: func(r *sizing.Request) { r.Mode, r.Chunk, r.ChunkGiven = "normal", 4, true }},
 		{name: "no ranks", edit: func(r *sizing.Request) { r.Shape.Ranks = 0 }, msg: "rank"},
 		{name: "mode before background", edit: func(r *sizing.Request) { r.Mode, r.Background = "x", "x" }, field: "mode"},

@@ -403,8 +403,8 @@ func (f *layerFlags) checkKernels(fs *pflag.FlagSet, modes []moe.Mode) error {
 	if f.chunk < 0 {
 		return fmt.Errorf("%w: --chunk %d: must be 0 (16 tokens) or more", errUsage, f.chunk)
 	}
-	if fs.Changed("chunk") && f.native.engine != "native" && !slices.Contains(modes, moe.Normal) {
-		return fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+	if err := moe.CheckChunk(fs.Changed("chunk") && f.native.engine != "native", modes...); err != nil {
+		return chunkErr(err)
 	}
 	if err := f.compute.check(fs); err != nil {
 		return err
@@ -414,6 +414,10 @@ func (f *layerFlags) checkKernels(fs *pflag.FlagSet, modes []moe.Mode) error {
 	}
 	return nil
 }
+
+// chunkErr is moe.CheckChunk's refusal as the command line's, with the
+// flag that lifts it.
+func chunkErr(err error) error { return fmt.Errorf("%w: %w (add --mode normal)", errUsage, err) }
 
 // resolvePresets turns --transport (mechanisms) or --preset (names) into
 // presets (preset.Resolve).

@@ -267,8 +267,8 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 		return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
 	}
 	rp.bgName = f.background
-	if fs.Changed("chunk") && rp.mode != moe.Normal {
-		return nil, fmt.Errorf("%w: --chunk: only normal mode writes in chunks (add --mode normal)", errUsage)
+	if err := moe.CheckChunk(fs.Changed("chunk"), rp.mode); err != nil {
+		return nil, chunkErr(err)
 	}
 	o := &f.o
 	o.Mode, o.Background, o.Chunk, o.NumSMs = rp.mode, rp.bg, f.chunk, f.numSMs

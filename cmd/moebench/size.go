@@ -279,8 +279,8 @@ func (f *sizeFlags) planErr(err error) error {
 	switch {
 	case errors.Is(err, sizing.ErrNegative):
 		return fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
-	case errors.Is(err, sizing.ErrChunkMode):
-		return fmt.Errorf("%w: --chunk: %w (add --mode normal)", errUsage, err)
+	case errors.Is(err, moe.ErrChunkMode):
+		return chunkErr(err)
 	case errors.As(err, &over):
 		ex := *over.Err
 		if over.Jobs > 1 {
