@@ -27,17 +27,8 @@ type Header struct {
 func Describe(h Header, points []Point, spec moe.RoutingSpec) []string {
 	c := points[0]
 	s := c.Shape
-	nv := "off"
-	if c.NVLink {
-		nv = "on"
-	}
-	dt := ""
-	if w, err := workloads.Get(h.Workload); err == nil {
-		dt = DTypeNote(s, w.Shape)
-	}
 	l := []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			h.Workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, NodesOf(s), c.Mode, nv, dt),
+		WorkloadLine(h.Workload, s, c.Mode, c.NVLink),
 		fmt.Sprintf("routing %s, %s; background %s", spec, h.Limit, c.Background),
 	}
 	if c.Mode == moe.Normal && s.Domains() > 1 {
@@ -52,6 +43,22 @@ func Describe(h Header, points []Point, spec moe.RoutingSpec) []string {
 		l = append(l, fmt.Sprintf("sweep: %d configurations (first shown above)", len(points)))
 	}
 	return l
+}
+
+// WorkloadLine is a header's line on the layer: the workload's shape s
+// as it runs (its hosts and NVLink domains, the mode, the dtypes where
+// they are not the workload's own).
+func WorkloadLine(workload string, s moe.Shape, mode moe.Mode, nvlink bool) string {
+	nv := "off"
+	if nvlink {
+		nv = "on"
+	}
+	dt := ""
+	if w, err := workloads.Get(workload); err == nil {
+		dt = DTypeNote(s, w.Shape)
+	}
+	return fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
+		workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, NodesOf(s), mode, nv, dt)
 }
 
 // NodesOf is a shape's hosts, and its NVLink domains where they span

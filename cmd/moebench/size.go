@@ -250,7 +250,7 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	if d.Compute, err = f.compute.config(f.workload, d.Routing.Shape, d.Mode, prof); err != nil {
 		return nil, h, err
 	}
-	return st, f.header(st, w.Shape), nil
+	return st, f.header(st), nil
 }
 
 // shapeOver is the workload's shape with the shape flags given over it.
@@ -294,24 +294,19 @@ func (f *sizeFlags) planErr(err error) error {
 	return fmt.Errorf("%w: %w", errUsage, err)
 }
 
-// header is the report header of study st of a workload of shape w.
-func (f *sizeFlags) header(st *sizing.Study, w moe.Shape) report.Header {
+// header is the report header of study st.
+func (f *sizeFlags) header(st *sizing.Study) report.Header {
 	d := &st.Deployment
 	s := d.Routing.Shape
 	h := header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
-	nvs := "off"
-	if d.NVLink {
-		nvs = "on"
-	}
 	names := make([]string, len(st.Space.Presets))
 	for i, p := range st.Space.Presets {
 		names[i] = p.Name
 	}
 	spec, _ := moe.ParseRoutingSpec(f.routing) // checked by sizing.Plan
 	h.Extra = []string{
-		fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-			f.workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, sweep.NodesOf(s), d.Mode, nvs, sweep.DTypeNote(s, w)),
+		sweep.WorkloadLine(f.workload, s, d.Mode, d.NVLink),
 		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
 	}
 	layer := "layer = dispatch + combine of the slowest rank"
