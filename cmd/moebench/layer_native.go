@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"moebench/profile"
 	"moebench/results"
 	"moebench/sweep"
-	"moebench/transport/preset"
 )
 
 // nativeFlags choose the engine and the native engine's knobs.
@@ -54,38 +54,6 @@ func (n *nativeFlags) register(fs *pflag.FlagSet) {
 
 // openNativeLib opens the library; tests replace it with a fake.
 var openNativeLib = func(path string) (nativelayer.Runner, error) { return native.Open(path) }
-
-// nativeTransports splits --transport/--preset into presets and the
-// direct path (native only). With --preset alone, --transport's default
-// (all) adds nothing. The emulated NIC runs every mechanism's GPU side
-// whatever the profile's adapters, so "all" takes every mechanism (no
-// profile filters it).
-func nativeTransports(f *layerFlags, byName, transportGiven bool) ([]preset.Preset, bool, bool, error) {
-	var rest []string
-	direct, nccl := false, false
-	if byName && !transportGiven {
-		ps, err := resolvePresets(nil, f.presets, true, nil)
-		return ps, false, false, err
-	}
-	for _, t := range splitList(f.transports) {
-		switch t {
-		case nativelayer.NCCLName:
-			nccl = true
-		case "direct":
-			direct = true
-		case "all":
-			direct = true
-			rest = append(rest, t)
-		default:
-			rest = append(rest, t)
-		}
-	}
-	if byName || len(rest) > 0 {
-		ps, err := resolvePresets(rest, f.presets, byName, nil)
-		return ps, direct, nccl, err
-	}
-	return nil, direct, nccl, nil
-}
 
 // nativeConfigs sets the ranks of every configuration from --gpus and
 // --virtual-ranks and rejects the flags the native engine does not use.
@@ -197,33 +165,17 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	return f.out.Commit()
 }
 
-// nativeLayerPaths is what the native engine runs each configuration
-// through: the presets' layer paths, the direct path, and whether NCCL's
-// all-to-all runs beside them (one rank per GPU only).
+// nativeLayerPaths is sweep.NativePaths of the flags, its refusals the
+// command line's.
 func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) ([]nativelayer.Transport, bool, error) {
-	presets, direct, nccl, err := nativeTransports(f, fs.Changed("preset"), fs.Changed("transport"))
-	if err != nil {
-		return nil, false, err
-	}
-	if nccl {
-		for _, c := range configs {
-			if c.GPUs != c.Shape.Ranks {
-				return nil, false, fmt.Errorf("%w: --transport %s: NCCL runs one rank per GPU, not %d on each (use --gpus N without --virtual-ranks)", errUsage, nativelayer.NCCLName, c.Shape.Ranks/max(1, c.GPUs))
-			}
-		}
-	}
-	var trs []nativelayer.Transport
-	for _, p := range presets {
-		trs = append(trs, nativelayer.Transport{Preset: p})
-	}
-	if direct {
-		trs = append(trs, nativelayer.Transport{Direct: true})
-	}
-	if len(trs) == 0 {
-		if nccl {
-			return nil, false, fmt.Errorf("%w: --transport %s is a baseline beside the layer: name a layer path too (e.g. --transport direct,%s)", errUsage, nativelayer.NCCLName, nativelayer.NCCLName)
-		}
-		return nil, false, fmt.Errorf("%w: --transport: no transport given", errUsage)
+	trs, nccl, err := sweep.NativePaths(splitList(f.transports), splitList(f.presets), fs.Changed("preset"), fs.Changed("transport"), configs)
+	switch {
+	case errors.Is(err, sweep.ErrNCCLShared):
+		return nil, false, fmt.Errorf("%w: %w (use --gpus N without --virtual-ranks)", errUsage, err)
+	case errors.Is(err, sweep.ErrNCCLAlone):
+		return nil, false, fmt.Errorf("%w: --transport %s is a baseline beside the layer: name a layer path too (e.g. --transport direct,%s)", errUsage, nativelayer.NCCLName, nativelayer.NCCLName)
+	case err != nil:
+		return nil, false, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return trs, nccl, nil
 }
