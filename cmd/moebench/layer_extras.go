@@ -40,18 +40,25 @@ func (x *layerExtras) check(fs *pflag.FlagSet, format string) error {
 	if err := checkPlotPath("--plot", x.plot); err != nil {
 		return err
 	}
-	sh, err := shard.Parse(x.shardFlag, os.Getenv)
+	var err error
+	x.shard, err = parseShard(x.shardFlag, format, x.plot, "plot the merged result (moebench merge ... --plot) rather than one shard")
+	return err
+}
+
+// parseShard reads --shard's slice of a study: a shard is JSON for
+// merge, and draws no --plot (noPlot says why).
+func parseShard(spec, format, plot, noPlot string) (shard.Spec, error) {
+	sh, err := shard.Parse(spec, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return sh, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	x.shard = sh
 	if !sh.All() && format != "json" {
-		return fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
+		return sh, fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
 	}
-	if !sh.All() && x.plot != "" {
-		return fmt.Errorf("%w: --plot: plot the merged result (moebench merge ... --plot) rather than one shard", errUsage)
+	if !sh.All() && plot != "" {
+		return sh, fmt.Errorf("%w: --plot: %s", errUsage, noPlot)
 	}
-	return nil
+	return sh, nil
 }
 
 // take reports whether point i of the study runs here, and notes it.

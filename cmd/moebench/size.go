@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -70,7 +69,8 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer log.Sync()
-	sh, err := f.shard()
+	// A shard has no front to plot.
+	sh, err := parseShard(f.shardSpec, f.out.format, f.plot, "a shard has no front; plot the merged result (moebench merge ... --plot)")
 	if err != nil {
 		return err
 	}
@@ -170,22 +170,6 @@ func (f *sizeFlags) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	return checkFiles(f.out.outputs(outfile.Arg{Name: "--plot", Path: f.plot}), profileArgs("--profile", f.prof.spec))
-}
-
-// shard is --shard's slice of the study: a shard is JSON for merge, and
-// has no front to plot.
-func (f *sizeFlags) shard() (shard.Spec, error) {
-	sh, err := shard.Parse(f.shardSpec, os.Getenv)
-	if err != nil {
-		return sh, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if !sh.All() && f.out.format != "json" {
-		return sh, fmt.Errorf("%w: --shard: a shard is written as JSON for moebench merge; add --format json", errUsage)
-	}
-	if !sh.All() && f.plot != "" {
-		return sh, fmt.Errorf("%w: --plot: a shard has no front; plot the merged result (moebench merge ... --plot)", errUsage)
-	}
-	return sh, nil
 }
 
 // emitSize renders a finished study and its plot; it fails (exit 1) when
