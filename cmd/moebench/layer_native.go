@@ -152,17 +152,13 @@ func runNativeLayer(name string, f *layerFlags, fs *pflag.FlagSet, base *profile
 	}
 	// A run that failed its checks fails the command: the table still
 	// goes to stdout, to show which, but no --out file is written.
-	f.out.Hold()
-	defer f.out.Discard()
-	if err := f.out.emit(stdout, func(w io.Writer) error {
-		return results.Render(w, f.out.format, &results.Native{Header: h, Workload: f.workload, Items: items, NCCL: ncclItems})
-	}); err != nil {
-		return err
-	}
-	if failed > 0 {
-		return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), f.out.NotWritten())
-	}
-	return f.out.Commit()
+	doc := &results.Native{Header: h, Workload: f.workload, Items: items, NCCL: ncclItems}
+	return f.out.emitPlotted(stdout, func(w io.Writer) error { return results.Render(w, f.out.format, doc) }, "", nil, "", func() error {
+		if failed > 0 {
+			return fmt.Errorf("native engine: %d of %d runs failed their checks (see the problems above)%s", failed, len(items), f.out.NotWritten())
+		}
+		return nil
+	})
 }
 
 // nativeLayerPaths is sweep.NativePaths of the flags, its refusals the

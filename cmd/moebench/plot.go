@@ -58,7 +58,7 @@ func (o *outputFlags) writePlot(path string, d plotDoc) error {
 }
 
 // emitPlotted writes a result (render) and, when plotPath is given, d's
-// figure there: both or neither. A figure with nothing to draw is refused
+// figure there: both or neither (d may be nil without plotPath). A figure with nothing to draw is refused
 // first (why says what left it empty), and check, when given, may refuse
 // the result once it is rendered, before any file is written.
 func (o *outputFlags) emitPlotted(stdout io.Writer, render func(io.Writer) error, plotPath string, d plotDoc, why string, check func() error) error {
