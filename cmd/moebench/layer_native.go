@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ func (n *nativeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&n.lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	fs.StringVar(&n.ncclLib, "nccl-lib", "", "native: NCCL's library for --transport nccl-a2a (default $"+ncclLibEnv+" or libnccl.so.2 on the loader's path)")
 	fs.DurationVar(&n.timeout, "timeout", nativelayer.DefaultTimeout, "native: longest any GPU or CPU wait may take before the run fails")
+}
+
+// ncclLibEnv names NCCL's library when --nccl-lib is not given.
+const ncclLibEnv = "MOEBENCH_NCCL_LIB"
+
+func ncclLib(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(ncclLibEnv)
 }
 
 // openNativeLib opens the library; tests replace it with a fake.
