@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/native"
@@ -93,36 +94,17 @@ func nativeConfigs(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) ([]s
 	if err := f.nativeOptions().Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	var out []sweep.Point
-	for _, c := range configs {
-		if c.Mode != moe.LL && c.Mode != moe.Normal {
-			return nil, fmt.Errorf("%w: --mode %s: the native engine runs ll and normal mode", errUsage, c.Mode)
-		}
-		// Refused here, before the library loads: its kernels cast to FP8
-		// or copy BF16, and would run another message size than asked.
-		if d := c.Shape.Dispatch; d != moe.FP8 && d != moe.BF16 {
-			return nil, fmt.Errorf("%w: --dispatch-dtype %s: the native engine's kernels dispatch fp8 or bf16 (the model runs %s with --engine model)", errUsage, d, d)
-		}
-		if d := c.Shape.Combine; d != moe.BF16 {
-			return nil, fmt.Errorf("%w: --combine-dtype %s: the native engine's kernels combine in bf16", errUsage, d)
-		}
-		if fs.Changed("chunk") && c.Mode != moe.Normal {
-			return nil, fmt.Errorf("%w: --chunk: the native engine chunks normal mode only (--mode normal)", errUsage)
-		}
-		for _, g := range gpus {
-			for _, v := range vr {
-				c2 := c
-				c2.Shape.Ranks, c2.Shape.GPUsPerNode = g*v, 1
-				c2.GPUs = g
-				if fs.Changed("ranks") && c.Shape.Ranks != g*v {
-					return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, c.Shape.Ranks, g*v)
-				}
-				if err := c2.Shape.Validate(); err != nil {
-					return nil, fmt.Errorf("%w: %w (%d GPUs × %d virtual ranks)", errUsage, err, g, v)
-				}
-				out = append(out, c2)
-			}
-		}
+	out, err := sweep.OnGPUs(configs, gpus, vr, fs.Changed("ranks"), fs.Changed("chunk"))
+	var re *sweep.RanksError
+	switch {
+	case errors.As(err, &re):
+		return nil, fmt.Errorf("%w: --ranks %d: the native engine runs --gpus × --virtual-ranks = %d ranks", errUsage, re.Ranks, re.GPUs*re.Shared)
+	case errors.Is(err, sweep.ErrNativeDispatch):
+		return nil, fmt.Errorf("%w: %w (the model runs %s with --engine model)", errUsage, err, field.Fields(err)[0].Value)
+	case errors.Is(err, sweep.ErrNativeChunk):
+		return nil, fmt.Errorf("%w: %w (--mode normal)", errUsage, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return out, nil
 }
