@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 )
 
@@ -66,23 +67,24 @@ type Knob struct {
 // IsChoice reports whether the knob takes one of a list of names.
 func (k Knob) IsChoice() bool { return len(k.Choices) > 0 }
 
-// Check reports whether v is a value the knob takes.
+// Check reports whether v is a value the knob takes; a refusal is a
+// field.Error naming the knob, which a command shows as its flag.
 func (k Knob) Check(v string) error {
 	if k.IsChoice() {
 		if slices.Contains(k.Choices, v) {
 			return nil
 		}
-		return fmt.Errorf("--%s %s: want one of %s", k.Name, report.Quote(v), strings.Join(k.Choices, ", "))
+		return field.Valuef(k.Name, report.Quote(v), "want one of %s", strings.Join(k.Choices, ", "))
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return fmt.Errorf("--%s %s: want an integer", k.Name, report.Quote(v))
+		return field.Valuef(k.Name, report.Quote(v), "want an integer")
 	}
 	switch {
 	case n < k.Min:
-		return fmt.Errorf("--%s %d: must be at least %d", k.Name, n, k.Min)
+		return field.Valuef(k.Name, n, "must be at least %d", k.Min)
 	case k.Max > 0 && n > k.Max:
-		return fmt.Errorf("--%s %d: must be at most %d", k.Name, n, k.Max)
+		return field.Valuef(k.Name, n, "must be at most %d", k.Max)
 	}
 	return nil
 }
@@ -247,7 +249,7 @@ func SizeList(name string, lists map[string][]int, def []int) ([]int, error) {
 	v = slices.Compact(v)
 	for _, x := range v {
 		if x < 1 {
-			return nil, fmt.Errorf("--%s %d: must be at least 1", name, x)
+			return nil, field.Valuef(name, x, "must be at least 1")
 		}
 	}
 	return v, nil

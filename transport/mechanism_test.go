@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/transport"
 	_ "moebench/transport/gda"
 	_ "moebench/transport/proxy"
@@ -23,11 +24,11 @@ func TestKnobCheck(t *testing.T) {
 	}{
 		{"in range", ints, "16", ""},
 		{"at the minimum", ints, "1", ""},
-		{"below", ints, "0", "--dcis 0: must be at least 1"},
-		{"above", ints, "65", "--dcis 65: must be at most 64"},
-		{"not a number", ints, "many", `--dcis "many": want an integer`},
+		{"below", ints, "0", "dcis 0: must be at least 1"},
+		{"above", ints, "65", "dcis 65: must be at most 64"},
+		{"not a number", ints, "many", `dcis "many": want an integer`},
 		{"a choice", choice, "threadfence", ""},
-		{"not a choice", choice, "none", `--ordering "none": want one of gpu-fence, threadfence`},
+		{"not a choice", choice, "none", `ordering "none": want one of gpu-fence, threadfence`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -37,6 +38,9 @@ func TestKnobCheck(t *testing.T) {
 				t.Errorf("%q: %v", tc.v, err)
 			case tc.want != "" && (err == nil || err.Error() != tc.want):
 				t.Errorf("%q: %v, want %q", tc.v, err, tc.want)
+			case tc.want != "" && (len(field.Fields(err)) != 1 || field.Fields(err)[0].Field != tc.k.Name):
+				// A command shows the field as its flag.
+				t.Errorf("%q: fields %v, want the knob %s", tc.v, field.Fields(err), tc.k.Name)
 			}
 		})
 	}
@@ -132,7 +136,7 @@ func TestSizeSpace(t *testing.T) {
 	if l := strings.Join(labels, " "); l != "T1/R1/B4 T1/R8/B4 T2/R2/B4 T2/R16/B4" {
 		t.Errorf("labels %s", l)
 	}
-	if _, err := sz.SizeSpace(8, map[string][]int{"rings": {0}}); err == nil || !strings.Contains(err.Error(), "--rings 0") {
+	if _, err := sz.SizeSpace(8, map[string][]int{"rings": {0}}); err == nil || !strings.Contains(err.Error(), "rings 0") || len(field.Fields(err)) == 0 || field.Fields(err)[0].Field != "rings" {
 		t.Errorf("rings 0: %v", err)
 	}
 }

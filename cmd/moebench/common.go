@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"moebench/internal/field"
+	"moebench/internal/flagvalue"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/profile"
@@ -206,17 +207,7 @@ func header(command string, prof *profile.Profile, figures string) report.Header
 }
 
 // splitList splits comma-separated flag values, dropping empty items.
-func splitList(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
+var splitList = flagvalue.Split
 
 // logFlags choose how much the libraries log to stderr.
 type logFlags struct{ level string }

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"moebench/internal/flagvalue"
 	"moebench/transport/preset"
 	"moebench/workloads"
 )
@@ -33,7 +33,7 @@ func (s *shapeFlags) register(fs *pflag.FlagSet, lists bool) {
 	if lists {
 		fs.StringSliceVar(&s.modes, "mode", s.modes, modeHelp)
 	} else {
-		fs.Var(&oneString{&s.modes}, "mode", modeHelp)
+		fs.Var(&flagvalue.String{V: &s.modes}, "mode", modeHelp)
 	}
 	for _, c := range []struct {
 		name, help string
@@ -47,7 +47,7 @@ func (s *shapeFlags) register(fs *pflag.FlagSet, lists bool) {
 		if lists {
 			fs.IntSliceVar(c.dst, c.name, nil, c.help)
 		} else {
-			fs.Var(&oneInt{c.dst}, c.name, c.help)
+			fs.Var(&flagvalue.Int{V: c.dst}, c.name, c.help)
 		}
 	}
 	fs.IntVar(&s.topk, "topk", 0, "experts per token (default the workload's)")
@@ -55,36 +55,7 @@ func (s *shapeFlags) register(fs *pflag.FlagSet, lists bool) {
 }
 
 // one is the value of a flag that takes one, 0 or "" when not given.
-func one[T any](v []T) (x T) {
-	if len(v) > 0 {
-		x = v[0]
-	}
-	return x
-}
-
-// oneInt is an int flag held as a list of one, for the commands that
-// take one value of what others sweep; it parses, shows its type and its
-// zero default as pflag's IntVar does.
-type oneInt struct{ v *[]int }
-
-func (o *oneInt) Set(s string) error {
-	v, err := strconv.ParseInt(s, 0, 64)
-	if err != nil {
-		return err
-	}
-	*o.v = []int{int(v)}
-	return nil
-}
-
-func (o *oneInt) String() string { return strconv.Itoa(one(*o.v)) }
-func (o *oneInt) Type() string   { return "int" }
-
-// oneString is oneInt's string counterpart, pflag's StringVar's look.
-type oneString struct{ v *[]string }
-
-func (o *oneString) Set(s string) error { *o.v = []string{s}; return nil }
-func (o *oneString) String() string     { return one(*o.v) }
-func (o *oneString) Type() string       { return "string" }
+func one[T any](v []T) T { return flagvalue.First(v) }
 
 // transportFlags are the mechanisms a command runs or considers:
 // --transport and --preset.

@@ -50,7 +50,7 @@ func TestREADMELayoutIsTheTree(t *testing.T) {
 // layer, what stands on the layer, the CLI and the published results it
 // validates against. A package imports only from its own layer or below.
 var layers = [][]string{
-	{"internal/field", "internal/hugepage", "internal/inputfile", "internal/outfile", "internal/plot", "internal/prefetch", "internal/readme", "internal/report", "internal/shard", "internal/summary"},
+	{"internal/field", "internal/flagvalue", "internal/hugepage", "internal/inputfile", "internal/outfile", "internal/plot", "internal/prefetch", "internal/readme", "internal/report", "internal/shard", "internal/summary"},
 	{"sim", "fault"},
 	{"profile"},
 	{"hw"},
