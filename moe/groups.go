@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"moebench/internal/field"
 	"moebench/routing"
 )
 
@@ -25,14 +26,16 @@ type GroupLimit struct {
 func (g GroupLimit) On() bool { return g.TopK > 0 }
 
 // Validate checks the limit on its own; Resolve checks it against a shape.
+// Their refusals are field.Errors naming expert-groups (Groups) or
+// topk-groups (TopK), as the commands name those inputs.
 func (g GroupLimit) Validate() error {
 	switch {
 	case g.Groups < 0:
-		return fmt.Errorf("expert groups: %d is negative (0 = one per node)", g.Groups)
+		return field.Errorf("expert-groups", "%d is negative (0 = one per node)", g.Groups)
 	case g.TopK < 0:
-		return fmt.Errorf("topk groups: %d is negative (0 = no group limit)", g.TopK)
+		return field.Errorf("topk-groups", "%d is negative (0 = no group limit)", g.TopK)
 	case g.Groups > 0 && g.TopK > g.Groups:
-		return fmt.Errorf("topk groups: %d exceeds the %d expert groups", g.TopK, g.Groups)
+		return field.Errorf("topk-groups", "%d exceeds the %d expert groups", g.TopK, g.Groups)
 	}
 	return nil
 }
@@ -52,11 +55,11 @@ func (g GroupLimit) Resolve(s Shape) (GroupLimit, error) {
 	}
 	switch {
 	case s.Experts%g.Groups != 0:
-		return GroupLimit{}, fmt.Errorf("expert groups: %d logical experts do not split into %d equal groups", s.Experts, g.Groups)
+		return GroupLimit{}, field.Errorf("expert-groups", "%d logical experts do not split into %d equal groups", s.Experts, g.Groups)
 	case g.TopK > g.Groups:
-		return GroupLimit{}, fmt.Errorf("topk groups: %d exceeds the %d expert groups", g.TopK, g.Groups)
+		return GroupLimit{}, field.Errorf("topk-groups", "%d exceeds the %d expert groups", g.TopK, g.Groups)
 	case g.TopK*(s.Experts/g.Groups) < s.TopK:
-		return GroupLimit{}, fmt.Errorf("topk groups: %d groups of %d experts cannot hold a token's top-%d", g.TopK, s.Experts/g.Groups, s.TopK)
+		return GroupLimit{}, field.Errorf("topk-groups", "%d groups of %d experts cannot hold a token's top-%d", g.TopK, s.Experts/g.Groups, s.TopK)
 	}
 	return g, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/moe"
 )
 
@@ -23,16 +24,19 @@ func TestGroupLimitResolve(t *testing.T) {
 		s    moe.Shape
 		want moe.GroupLimit
 		err  string
+		// field is the input a refusal names, which a command shows
+		// as its flag.
+		field string
 	}{
-		{"off", moe.GroupLimit{Groups: 8}, v3(), moe.GroupLimit{}, ""},
-		{"deepseek", moe.GroupLimit{Groups: 8, TopK: 4}, v3(), moe.GroupLimit{Groups: 8, TopK: 4}, ""},
-		{"per-node", moe.GroupLimit{TopK: 4}, ep64(), moe.GroupLimit{Groups: 8, TopK: 4}, ""},
-		{"negative-groups", moe.GroupLimit{Groups: -1, TopK: 1}, v3(), moe.GroupLimit{}, "expert groups: -1"},
-		{"negative-topk", moe.GroupLimit{TopK: -2}, v3(), moe.GroupLimit{}, "topk groups: -2"},
-		{"too-many", moe.GroupLimit{Groups: 4, TopK: 5}, v3(), moe.GroupLimit{}, "exceeds the 4 expert groups"},
-		{"per-node-too-many", moe.GroupLimit{TopK: 3}, v3(), moe.GroupLimit{}, "exceeds the 2 expert groups"},
-		{"uneven", moe.GroupLimit{Groups: 3, TopK: 1}, v3(), moe.GroupLimit{}, "do not split into 3 equal groups"},
-		{"too-small", moe.GroupLimit{Groups: 64, TopK: 1}, v3(), moe.GroupLimit{}, "cannot hold a token's top-8"},
+		{"off", moe.GroupLimit{Groups: 8}, v3(), moe.GroupLimit{}, "", ""},
+		{"deepseek", moe.GroupLimit{Groups: 8, TopK: 4}, v3(), moe.GroupLimit{Groups: 8, TopK: 4}, "", ""},
+		{"per-node", moe.GroupLimit{TopK: 4}, ep64(), moe.GroupLimit{Groups: 8, TopK: 4}, "", ""},
+		{"negative-groups", moe.GroupLimit{Groups: -1, TopK: 1}, v3(), moe.GroupLimit{}, "expert-groups: -1 is negative", "expert-groups"},
+		{"negative-topk", moe.GroupLimit{TopK: -2}, v3(), moe.GroupLimit{}, "topk-groups: -2 is negative", "topk-groups"},
+		{"too-many", moe.GroupLimit{Groups: 4, TopK: 5}, v3(), moe.GroupLimit{}, "topk-groups: 5 exceeds the 4 expert groups", "topk-groups"},
+		{"per-node-too-many", moe.GroupLimit{TopK: 3}, v3(), moe.GroupLimit{}, "topk-groups: 3 exceeds the 2 expert groups", "topk-groups"},
+		{"uneven", moe.GroupLimit{Groups: 3, TopK: 1}, v3(), moe.GroupLimit{}, "expert-groups: 256 logical experts do not split into 3 equal groups", "expert-groups"},
+		{"too-small", moe.GroupLimit{Groups: 64, TopK: 1}, v3(), moe.GroupLimit{}, "topk-groups: 1 groups of 4 experts cannot hold a token's top-8", "topk-groups"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,6 +45,9 @@ func TestGroupLimitResolve(t *testing.T) {
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("Resolve error = %v, want it to contain %q", err, tt.err)
+				}
+				if fs := field.Fields(err); len(fs) != 1 || fs[0].Field != tt.field {
+					t.Errorf("Resolve error's fields %v, want %s", fs, tt.field)
 				}
 				return
 			}

@@ -195,14 +195,12 @@ func (r *Replay) Notes() []string {
 	return l
 }
 
-// limitErr names the input behind a group limit's error as the caller
-// does.
+// limitErr names the input behind a group limit's error (a field.Error)
+// as the caller does.
 func (o *Options) limitErr(err error) error {
-	msg := err.Error()
-	for prefix, name := range map[string]string{"expert groups:": "expert-groups", "topk groups:": "topk-groups"} {
-		if rest, ok := strings.CutPrefix(msg, prefix); ok {
-			return errors.New(o.spell(name) + ":" + rest)
-		}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return errors.New(o.spell(fe.Field) + ": " + fe.Err.Error())
 	}
 	return err
 }

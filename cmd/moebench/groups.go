@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -34,7 +32,7 @@ func (g *groupFlags) limit(fs *pflag.FlagSet, w workloads.Workload) (moe.GroupLi
 		lim.Groups = g.groups
 	}
 	if err := lim.Validate(); err != nil {
-		return moe.GroupLimit{}, fmt.Errorf("%w: %v", errUsage, limitErr(err))
+		return moe.GroupLimit{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.Changed("expert-groups") && !lim.On() {
 		return moe.GroupLimit{}, fmt.Errorf("%w: --expert-groups %d: no group limit is in force (set --topk-groups)", errUsage, g.groups)
@@ -45,20 +43,9 @@ func (g *groupFlags) limit(fs *pflag.FlagSet, w workloads.Workload) (moe.GroupLi
 // checkLimit resolves lim against shape s and names the flag at fault.
 func checkLimit(lim moe.GroupLimit, s moe.Shape) error {
 	if _, err := lim.Resolve(s); err != nil {
-		return fmt.Errorf("%w: %v (shape: %d experts, top-%d, %d nodes; --topk-groups 0 lifts the limit)", errUsage, limitErr(err), s.Experts, s.TopK, s.Nodes())
+		return fmt.Errorf("%w: %w (shape: %d experts, top-%d, %d nodes; --topk-groups 0 lifts the limit)", errUsage, err, s.Experts, s.TopK, s.Nodes())
 	}
 	return nil
-}
-
-// limitErr names the flag behind a group limit error.
-func limitErr(err error) error {
-	msg := err.Error()
-	for field, flag := range map[string]string{"expert groups:": "--expert-groups:", "topk groups:": "--topk-groups:"} {
-		if strings.HasPrefix(msg, field) {
-			return errors.New(flag + strings.TrimPrefix(msg, field))
-		}
-	}
-	return err
 }
 
 // describeLimit says which limit ran and where it came from.
