@@ -183,11 +183,16 @@ func Lookup(name string) (Mechanism, error) {
 			return m, nil
 		}
 	}
+	return nil, fmt.Errorf("unknown mechanism %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names are the registered mechanisms' names, in registration order.
+func Names() []string {
 	var names []string
 	for _, m := range Mechanisms() {
 		names = append(names, m.Name())
 	}
-	return nil, fmt.Errorf("unknown mechanism %q (known: %s)", name, strings.Join(names, ", "))
+	return names
 }
 
 // AllKnobs is every knob a registered mechanism declares, once each (the

@@ -90,6 +90,9 @@ func TestBuiltInMechanismsDeclareThemselves(t *testing.T) {
 			t.Errorf("%s is not registered (have %v)", want, names)
 		}
 	}
+	if got := transport.Names(); !slices.Equal(got, names) {
+		t.Errorf("Names() = %v, want the mechanisms' %v", got, names)
+	}
 	var knobs []string
 	for _, k := range transport.AllKnobs() {
 		knobs = append(knobs, k.Name)

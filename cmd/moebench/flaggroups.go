@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/flagvalue"
+	"moebench/transport"
 	"moebench/transport/preset"
 	"moebench/workloads"
 )
@@ -64,7 +65,7 @@ type transportFlags struct {
 }
 
 func (t *transportFlags) register(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&t.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+mechanismsHelp()+", or all (those with a preset)")
+	fs.StringSliceVar(&t.transports, "transport", []string{"all"}, "mechanisms to compare, each through its own preset: "+strings.Join(transport.Names(), ", ")+", or all (those with a preset)")
 	fs.StringSliceVar(&t.presets, "preset", nil, "transport presets instead of --transport (list, or all): "+strings.Join(preset.Names(), ", "))
 }
 

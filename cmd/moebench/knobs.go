@@ -123,12 +123,3 @@ func (k *knobFlags) checkApplies(presets []preset.Preset) error {
 	}
 	return nil
 }
-
-// mechanismsHelp lists the registered mechanisms for --transport's help.
-func mechanismsHelp() string {
-	var n []string
-	for _, m := range transport.Mechanisms() {
-		n = append(n, m.Name())
-	}
-	return strings.Join(n, ", ")
-}
