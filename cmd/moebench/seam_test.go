@@ -140,7 +140,7 @@ func TestNewMechanismThroughTheCLI(t *testing.T) {
 		}
 	}
 	if _, _, err := runCLI(t, append([]string{"size", "--transport", "toy", "--max-toy-lanes", "-2"}, small...)...); !errors.Is(err, errUsage) ||
-		!strings.Contains(err.Error(), "--max-toy-lanes: -2") {
+		!strings.Contains(message(err), "--max-toy-lanes: -2") {
 		t.Errorf("--max-toy-lanes -2: %v", err)
 	}
 
