@@ -154,3 +154,20 @@ func TestShapeNVLinkDomainValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestShapeHosts(t *testing.T) {
+	for _, tc := range []struct {
+		ranks, perNode, domain int
+		want                   string
+	}{
+		{16, 8, 0, "2 nodes × 8 GPUs"},
+		{16, 8, 8, "2 nodes × 8 GPUs"},
+		{72, 4, 72, "18 nodes × 4 GPUs, one NVLink domain"},
+		{144, 4, 72, "36 nodes × 4 GPUs, 2 NVLink domains of 72 GPUs"},
+	} {
+		s := moe.Shape{Ranks: tc.ranks, GPUsPerNode: tc.perNode, NVLDomain: tc.domain}
+		if got := s.Hosts(); got != tc.want {
+			t.Errorf("%d ranks, %d a node, domain %d: %q, want %q", tc.ranks, tc.perNode, tc.domain, got, tc.want)
+		}
+	}
+}

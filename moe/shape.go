@@ -279,6 +279,20 @@ func (s Shape) DomainGPUs() int {
 // which traffic crosses NICs.
 func (s Shape) Domains() int { return s.Ranks / s.DomainGPUs() }
 
+// Hosts is the shape's hosts, and its NVLink domains where they span
+// hosts, as headers say it: "18 nodes × 4 GPUs, one NVLink domain".
+func (s Shape) Hosts() string {
+	out := fmt.Sprintf("%d nodes × %d GPUs", s.Nodes(), s.GPUsPerNode)
+	switch d := s.DomainGPUs(); {
+	case d <= s.GPUsPerNode:
+	case s.Domains() == 1:
+		out += ", one NVLink domain"
+	default:
+		out += fmt.Sprintf(", %d NVLink domains of %d GPUs", s.Domains(), d)
+	}
+	return out
+}
+
 // DomainOf is the NVLink domain of rank.
 func (s Shape) DomainOf(rank int) int { return rank / s.DomainGPUs() }
 

@@ -176,7 +176,7 @@ func (r *Replay) Notes() []string {
 	}
 	l = append(l,
 		fmt.Sprintf("layer: workload %s (hidden %d, %s dispatch, %s combine), EP%d = %s, %s mode, NVLink %s; tokens per rank: the busiest rank's in each (step, layer)",
-			o.Workload.Name, s.Hidden, s.Dispatch, s.Combine, s.Ranks, nodesOf(s), o.Mode, nv),
+			o.Workload.Name, s.Hidden, s.Dispatch, s.Combine, s.Ranks, s.Hosts(), o.Mode, nv),
 		fmt.Sprintf("source ranks: as recorded; records without a rank are split evenly over the %d ranks", s.Ranks),
 		fmt.Sprintf("background %s", o.Background),
 		"group limit: "+r.limitBy,
@@ -203,18 +203,4 @@ func (o *Options) limitErr(err error) error {
 		return errors.New(o.spell(fe.Field) + ": " + fe.Err.Error())
 	}
 	return err
-}
-
-// nodesOf is a shape's hosts, and its NVLink domains where they span
-// hosts: "18 nodes × 4 GPUs, one NVLink domain".
-func nodesOf(s moe.Shape) string {
-	out := fmt.Sprintf("%d nodes × %d GPUs", s.Nodes(), s.GPUsPerNode)
-	switch d := s.DomainGPUs(); {
-	case d <= s.GPUsPerNode:
-	case s.Domains() == 1:
-		out += ", one NVLink domain"
-	default:
-		out += fmt.Sprintf(", %d NVLink domains of %d GPUs", s.Domains(), d)
-	}
-	return out
 }

@@ -58,21 +58,7 @@ func WorkloadLine(workload string, s moe.Shape, mode moe.Mode, nvlink bool) stri
 		dt = DTypeNote(s, w.Shape)
 	}
 	return fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-		workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, NodesOf(s), mode, nv, dt)
-}
-
-// NodesOf is a shape's hosts, and its NVLink domains where they span
-// hosts: "18 nodes × 4 GPUs, one NVLink domain".
-func NodesOf(s moe.Shape) string {
-	out := fmt.Sprintf("%d nodes × %d GPUs", s.Nodes(), s.GPUsPerNode)
-	switch d := s.DomainGPUs(); {
-	case d <= s.GPUsPerNode:
-	case s.Domains() == 1:
-		out += ", one NVLink domain"
-	default:
-		out += fmt.Sprintf(", %d NVLink domains of %d GPUs", s.Domains(), d)
-	}
-	return out
+		workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Hosts(), mode, nv, dt)
 }
 
 // NodeNote says how internode normal mode runs: channels and DeepEP's
