@@ -1,11 +1,9 @@
 package sweep_test
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
-	"moebench/internal/field"
 	"moebench/moe"
 	"moebench/sweep"
 )
@@ -43,13 +41,7 @@ func TestNativePaths(t *testing.T) {
 			t.Parallel()
 			paths, nccl, err := sweep.NativePaths(tc.mechs, tc.names, tc.byName, tc.given, tc.points)
 			if tc.field != "" {
-				fs := field.Fields(err)
-				if len(fs) == 0 || fs[0].Field != tc.field {
-					t.Fatalf("err %v, want one of field %s", err, tc.field)
-				}
-				if tc.is != nil && !errors.Is(err, tc.is) {
-					t.Errorf("err %v, want %v", err, tc.is)
-				}
+				wantRefusal(t, err, tc.field, tc.is)
 				return
 			}
 			if err != nil {

@@ -49,13 +49,7 @@ func TestOnGPUs(t *testing.T) {
 			t.Parallel()
 			got, err := sweep.OnGPUs(tc.points, tc.gpus, tc.shared, tc.ranksGiven, tc.chunk)
 			if tc.field != "" {
-				fs := field.Fields(err)
-				if len(fs) == 0 || fs[0].Field != tc.field {
-					t.Fatalf("err %v, want one of field %s", err, tc.field)
-				}
-				if tc.is != nil && !errors.Is(err, tc.is) {
-					t.Errorf("err %v, want %v", err, tc.is)
-				}
+				wantRefusal(t, err, tc.field, tc.is)
 				return
 			}
 			if err != nil {
@@ -70,5 +64,18 @@ func TestOnGPUs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// wantRefusal fails t unless err is a refusal whose first field is name
+// and, where is is not nil, which wraps is.
+func wantRefusal(t *testing.T, err error, name string, is error) {
+	t.Helper()
+	fs := field.Fields(err)
+	if len(fs) == 0 || fs[0].Field != name {
+		t.Fatalf("err %v, want one of field %s", err, name)
+	}
+	if is != nil && !errors.Is(err, is) {
+		t.Errorf("err %v, want %v", err, is)
 	}
 }
