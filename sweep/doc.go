@@ -11,7 +11,10 @@
 // (one per overlap schedule), its headroom against the limits it is under
 // and the knobs that vary. Native measures the points on the native
 // engine instead (native/layer), the model's prediction beside each.
-// Describe, DescribeNative and LaunchNote say in a header what ran.
+// Describe, DescribeNative and LaunchNote say in a header what ran. A
+// Replayer runs a routing trace's (step, layer) groups (package replay)
+// as points of the trace's layer, one at a time under the budget and the
+// faults, and renders them as they run.
 //
 // It also parses what a command line gives as text into the grid's
 // typed values: modes, backgrounds, dtypes, profile constants to set

@@ -77,18 +77,3 @@ func precheckErr(ce *sweep.CheckError) error {
 	}
 	return fmt.Errorf("%w: preset %s: %w", errUsage, p.Name, err)
 }
-
-// precheck checks the layer of every (step, layer) group on each preset
-// before the trace is replayed, as run does: at one token a rank, since
-// each group's busiest rank sets its own (and runOne checks each group
-// again at that), then refuses a --set that none of their models reads.
-func (rp *replayer) precheck(sets []string) error {
-	c := sweep.Point{Shape: rp.base, Mode: rp.mode, NVLink: rp.nvlink, Knobs: rp.knobs, Background: rp.bg, BackgroundName: rp.bgName}
-	l := rp.lf.layer()
-	for _, p := range rp.presets {
-		if _, err := l.Check(c, rp.prof, p); err != nil {
-			return rp.lf.pointErr(err)
-		}
-	}
-	return checkSetsRead("replay", rp.prof, sets)
-}

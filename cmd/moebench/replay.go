@@ -12,13 +12,11 @@ import (
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/profile"
 	"moebench/replay"
 	"moebench/results"
 	"moebench/sweep"
 	"moebench/traces"
 	"moebench/transport"
-	"moebench/transport/preset"
 	"moebench/workloads"
 )
 
@@ -143,29 +141,33 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	if err != nil {
 		return err
 	}
-	rp.lf.log, rp.lf.budget, rp.lf.faults, rp.stderr = log, f.budget, f.faults, stderr
+	rp.Layer.Log, rp.Budget, rp.Faults = log, f.budget.limit, f.faults.of()
+	rp.Failed = func(fl *sweep.Failure) { fmt.Fprintf(stderr, "moebench replay: %v\n", fl) }
 	budget.SoftLimit(f.budget.limit)
 	src, err := f.open()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := rp.setTrace(&f, fs, src); err != nil {
+	if err := setTrace(rp, &f, fs, src); err != nil {
 		return err
 	}
-	if err := rp.setFaults(); err != nil {
+	// What makes the layer impossible, and a --set nothing reads, refuse
+	// the command before any group is run.
+	if err := rp.Check(); err != nil {
+		return replayPointErr(err)
+	}
+	if err := checkSetsRead("replay", rp.Profile, f.prof.sets); err != nil {
 		return err
 	}
-	if err := rp.precheck(f.prof.sets); err != nil {
-		return err
-	}
-	return rp.emit(&f.out, *plotPath, stdout, stderr, f.progress, hook)
+	return emitReplay(rp, &f, *plotPath, stdout, stderr, hook)
 }
 
-// emit replays into the format asked for, and the plot when asked, both
-// or neither, under a progress bar.
-func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Writer, force bool, hook func(done int)) error {
-	bar := report.NewProgress(stderr, "moebench replay", rp.Expected(), report.ProgressOptions{Force: force})
+// emitReplay replays into the format asked for, and the plot when asked,
+// both or neither, under a progress bar.
+func emitReplay(rp *sweep.Replayer, f *replayFlags, plotPath string, stdout, stderr io.Writer, hook func(done int)) error {
+	out := &f.out
+	bar := report.NewProgress(stderr, "moebench replay", rp.Expected(), report.ProgressOptions{Force: f.progress})
 	progress := func(g *replay.Group, done int) {
 		bar.Step(fmt.Sprintf("step %d layer %d", g.Step, g.Layer))
 		if hook != nil {
@@ -179,12 +181,9 @@ func (rp *replayer) emit(out *outputFlags, plotPath string, stdout, stderr io.Wr
 	out.Hold() // the result and the plot, both or neither
 	defer out.Discard()
 	err := out.emit(stdout, func(w io.Writer) error {
-		var sink replay.Sink
-		if sink, pl, rerr = rp.sink(w, out.format, plotPath); rerr != nil {
-			return rerr
-		}
-		rerr = rp.run(sink, progress)
-		if rerr == nil && pl != nil {
+		h := header("replay", rp.Profile, "modelled (discrete-event simulation of the transports on the profile's hardware model, routing replayed from a trace)")
+		pl, rerr = rp.Render(w, out.format, h, plotPath != "", progress)
+		if rerr = runErr(&f.budget, rerr); rerr == nil && pl != nil {
 			// Checked before the output is committed: a figure with
 			// nothing to draw leaves no file.
 			rerr = checkFigure(plotPath, &pl.Doc, "no layer has a time to draw")
@@ -224,54 +223,11 @@ func (f *replayFlags) open() (traces.ReadCloser, error) {
 	return src, nil
 }
 
-// replayer is a replay (the trace with its layer resolved) and what runs
-// each of its groups as run runs a point.
-type replayer struct {
-	*replay.Replay
-	opts    *replay.Options
-	base    moe.Shape // the replay's; Tokens is set per group
-	mode    moe.Mode
-	nvlink  bool
-	bg      moe.Background
-	bgName  string
-	knobs   transport.Settings // the mechanisms' knobs, one value each
-	presets []preset.Preset
-	prof    *profile.Profile
-	lf      layerFlags // the run options runOne reads
-	// fault is every layer's faults (lf.faults parsed for the trace's
-	// ranks); stderr hears of each layer that fails under them.
-	fault  sweep.Fault
-	stderr io.Writer
-}
-
-// setFaults parses --fault for the trace's layer: a rank past its ranks
-// is the command line's.
-func (rp *replayer) setFaults() error {
-	c, err := rp.lf.faults.expand([]sweep.Point{{Shape: rp.base}})
-	if err != nil {
-		return err
-	}
-	rp.fault = c[0].Fault
-	return nil
-}
-
 // newReplayer resolves everything that does not need the trace: the mode,
 // the background, the presets, the profile, the run options.
-func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
-	rp := &replayer{opts: &f.o}
-	var err error
-	if rp.mode, err = moe.ParseMode(f.mode); err != nil {
-		return nil, fmt.Errorf("%w: --mode: %v", errUsage, err)
-	}
-	if rp.bg, err = workloads.ParseBackground(f.background); err != nil {
-		return nil, fmt.Errorf("%w: --background: %v", errUsage, err)
-	}
-	rp.bgName = f.background
-	if err := moe.CheckChunk(fs.Changed("chunk"), rp.mode); err != nil {
-		return nil, chunkErr(err)
-	}
+func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*sweep.Replayer, error) {
 	o := &f.o
-	o.Mode, o.Background, o.Chunk, o.NumSMs = rp.mode, rp.bg, f.chunk, f.numSMs
+	o.Chunk, o.NumSMs = f.chunk, f.numSMs
 	// A value given, even the default, overrides the trace's (the
 	// workload's) or must match it.
 	for _, g := range []struct {
@@ -286,45 +242,44 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*replayer, error) {
 	if fs.Changed("nvlink") {
 		o.NVLink = &f.nvlink
 	}
-	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	bg, err := sweep.ReplayOptions(o, f.mode, f.background, fs.Changed("chunk"))
+	if err != nil {
+		return nil, replayErr(err)
 	}
 	if f.imp.Tokens < 0 {
 		return nil, fmt.Errorf("%w: --tokens %d: must be 0 or more", errUsage, f.imp.Tokens)
 	}
-	rp.lf = layerFlags{kernelFlags: kernelFlags{numSMs: f.numSMs, chunk: f.chunk}, noPayload: f.noPayload}
 	if err := f.compute.check(fs); err != nil {
 		return nil, err
 	}
-	rp.lf.compute, rp.lf.workload = f.compute, f.workload
-	if rp.prof, err = f.prof.load(); err != nil {
+	rp := &sweep.Replayer{Background: bg, Layer: sweep.Layer{NumSMs: f.numSMs, Chunk: f.chunk, NoPayload: f.noPayload, Compute: f.compute.of(f.workload)}}
+	if rp.Profile, err = f.prof.load(); err != nil {
 		return nil, err
 	}
-	if rp.presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset"), rp.prof); err != nil {
+	if rp.Presets, err = resolvePresets(f.transports, f.presets, fs.Changed("preset"), rp.Profile); err != nil {
 		return nil, err
 	}
-	o.Profile, o.Presets, o.Notes = rp.prof, rp.presets, f.faults.note()
 	o.Spell = func(field string) string { return "--" + field }
 	for _, n := range f.knobs.names() {
 		if v := fs.Lookup(n); v.Changed && strings.Contains(v.Value.String(), ",") {
 			return nil, fmt.Errorf("%w: --%s: replay takes one value", errUsage, n)
 		}
 	}
-	if err := f.knobs.checkApplies(rp.presets); err != nil {
+	if err := f.knobs.checkApplies(rp.Presets); err != nil {
 		return nil, err
 	}
 	one, err := sweep.WithKnobs([]sweep.Point{{Knobs: transport.Settings{}}}, f.knobs.axes())
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	rp.knobs = one[0].Knobs
+	rp.Knobs = one[0].Knobs
 	return rp, nil
 }
 
 // setTrace resolves the replay's layer from the trace's header and the
 // flags: the workload with its dtypes, the group limit the flags give.
-func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reader) error {
-	o := rp.opts
+func setTrace(rp *sweep.Replayer, f *replayFlags, fs *pflag.FlagSet, src traces.Reader) error {
+	o := f.o
 	o.Name = strings.Join(splitList(f.traces), ",")
 	w, err := workloads.Get(f.workload)
 	if err != nil {
@@ -341,72 +296,49 @@ func (rp *replayer) setTrace(f *replayFlags, fs *pflag.FlagSet, src traces.Reade
 		}
 		o.Limit = &lim
 	}
-	if rp.Replay, err = replay.New(*o, src); err != nil {
+	if err := rp.Open(o, src); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	rp.base, rp.nvlink = rp.Shape(), rp.NVLink()
 	return nil
 }
 
-// run replays the trace into sink; progress is called after each group.
-func (rp *replayer) run(sink replay.Sink, progress func(g *replay.Group, done int)) error {
-	err := rp.Run(sink, rp.runOne, progress)
+// replayErr maps what ReplayOptions refuses to the command line: a chunk
+// with the flag that lifts it, a count out of range, a name not known.
+func replayErr(err error) error {
+	if errors.Is(err, moe.ErrChunkMode) {
+		return chunkErr(err)
+	}
+	if errors.Is(err, replay.ErrInput) {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return inputErr(err)
+}
+
+// replayPointErr maps a layer's refusal as run maps a point's; replay
+// takes no --over-limit, so it has no hint to run over a limit.
+func replayPointErr(err error) error { return (&layerFlags{}).pointErr(err) }
+
+// groupErr maps a group's refusal to the command line: over the budget
+// b, or a point's refusal, and for queues too shallow the trace's way out.
+func groupErr(b *budgetFlags, err error) error {
+	if de := (*sweep.ReplayDepthError)(nil); errors.As(err, &de) {
+		// The tokens come from the trace, not a flag: say what else helps.
+		return fmt.Errorf("%w: %v; replay with --mode normal or on more --ranks", errUsage, de)
+	}
+	return b.usage(replayPointErr(err))
+}
+
+// runErr maps a replay's error to the command line: a group's own usage
+// error reads without its marker mid-message.
+func runErr(b *budgetFlags, err error) error {
 	var ge *replay.GroupError
 	switch {
 	case errors.Is(err, replay.ErrInput):
 		return fmt.Errorf("%w: %w", errUsage, err)
-	case errors.As(err, &ge) && errors.Is(ge.Err, errUsage):
-		// The group's own usage error, without its marker mid-message.
-		return fmt.Errorf("%w: %s: step %d, layer %d: %s", errUsage, ge.Trace, ge.Step, ge.Layer, message(ge.Err))
-	}
-	return err // a group's other errors read "TRACE: step S, layer L: ..."
-}
-
-// runOne models one group's routing on preset p as run does; a layer
-// whose queues cannot hold what LL mode keeps in flight names the trace's
-// way out.
-//
-// Groups run one at a time, each checked against --max-memory before it
-// starts (its busiest rank sets its size): an LL group that fits only
-// with dispatch and combine in turn runs them in turn, as run does.
-func (rp *replayer) runOne(rt *moe.Routing, p preset.Preset) (*moe.Result, error) {
-	c := sweep.Point{Shape: rt.Shape, Mode: rp.mode, NVLink: rp.nvlink, Knobs: rp.knobs, Background: rp.bg, BackgroundName: rp.bgName, Fault: rp.fault}
-	cost := layerCost(c, p.Mechanism, rp.lf.numSMs)
-	what := fmt.Sprintf("EP%d × %d tokens × top-%d on %s", c.Shape.Ranks, c.Shape.Tokens, c.Shape.TopK, p.Name)
-	inTurn, _, err := rp.lf.budget.limit.Place(rp.lf.log, what, c.Mode, cost)
-	if err != nil {
-		return nil, rp.lf.budget.usage(err)
-	}
-	res, err := runOne(&rp.lf, c, rt, rp.prof, p, inTurn, nil)
-	if err == nil && rp.stderr != nil {
-		for _, ph := range phases(res) {
-			if fl := ph.p.Failure; fl != nil {
-				fmt.Fprintf(rp.stderr, "moebench replay: preset %s: a layer of %d tokens on the busiest rank failed under its faults (%s): %s: %v\n",
-					p.Name, rt.Shape.Tokens, res.Faults, ph.name, fl)
-			}
+	case errors.As(err, &ge):
+		if e := groupErr(b, ge.Err); errors.Is(e, errUsage) {
+			return fmt.Errorf("%w: %s: step %d, layer %d: %s", errUsage, ge.Trace, ge.Step, ge.Layer, message(e))
 		}
 	}
-	// The tokens come from the trace, not a flag: say what else helps.
-	if de := (*moe.DepthError)(nil); errors.As(err, &de) {
-		return nil, fmt.Errorf("%w: %d tokens on the busiest rank: preset %s: %v; replay with --mode normal or on more --ranks", errUsage, rt.Shape.Tokens, p.Name, de)
-	}
-	return res, err
-}
-
-// sink renders the replay in format as it runs and, when a plot is asked
-// for, keeps what it draws.
-func (rp *replayer) sink(w io.Writer, format string, plotPath string) (replay.Sink, *results.ReplayPlot, error) {
-	h := header("replay", rp.prof, "modelled (discrete-event simulation of the transports on the profile's hardware model, routing replayed from a trace)")
-	h.Extra = rp.Notes()
-	names := make([]string, len(rp.presets))
-	for i, p := range rp.presets {
-		names[i] = p.Name
-	}
-	th := rp.Header()
-	sink, err := results.NewReplaySink(w, format, h, results.ReplayTable{Steps: th.Steps, Layers: th.Layers, Presets: names})
-	if err != nil || plotPath == "" {
-		return sink, nil, err
-	}
-	pl := results.NewReplayPlot(sink, h)
-	return pl, pl, nil
+	return err // a group's other errors read "TRACE: step S, layer L: ..."
 }
