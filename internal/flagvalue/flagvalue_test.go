@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"moebench/internal/flagvalue"
+	"moebench/internal/report"
 )
 
 func TestSplit(t *testing.T) {
@@ -69,3 +70,39 @@ func TestOneValue(t *testing.T) {
 		t.Error("First")
 	}
 }
+
+func TestParseError(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// A list's items go through strconv, whose wording is replaced.
+		{[]string{"--ns", "1,abc"}, `invalid argument "1,abc" for "--ns" flag: not a whole number`},
+		{[]string{"--ns", "99999999999999999999"}, `invalid argument "99999999999999999999" for "--ns" flag: out of range`},
+		{[]string{"--fs", "x"}, `invalid argument "x" for "--fs" flag: not a number`},
+		{[]string{"--ns", long}, "invalid argument " + report.Quote(long) + ` for "--ns" flag: not a whole number`},
+		// pflag's own wording of a single value stays.
+		{[]string{"--n", long}, "invalid argument " + report.Quote(long) + ` for "--n" flag: must be an integer`},
+		{[]string{"--" + long}, "unknown flag " + report.Quote("--"+long)},
+		{[]string{"--nope"}, "unknown flag: --nope"},
+	} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		fs.SetOutput(nopWriter{})
+		fs.Int("n", 0, "")
+		fs.IntSlice("ns", nil, "")
+		fs.Float64Slice("fs", nil, "")
+		err := fs.Parse(tc.args)
+		if err == nil {
+			t.Fatalf("%q: parsed", tc.args)
+		}
+		if got := flagvalue.ParseError(err).Error(); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
