@@ -61,18 +61,6 @@ func parseShard(spec, format, plot, noPlot string) (shard.Spec, error) {
 	return sh, nil
 }
 
-// take reports whether point i of the study runs here, and notes it.
-func (x *layerExtras) take(i int) bool {
-	if !x.shard.Has(i) {
-		return false
-	}
-	x.points = append(x.points, i)
-	return true
-}
-
-// count is how many of total points run here.
-func (x *layerExtras) count(total int) int { return x.shard.Size(total) }
-
 // emit renders the result (a shard's slice as JSON) and draws the plot.
 func (x *layerExtras) emit(o *outputFlags, stdout io.Writer, h report.Header, workload string, items []sweep.Item, total int) error {
 	if !x.shard.All() {
