@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"moebench/hw"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
@@ -18,7 +19,27 @@ type Header struct {
 	Limit    string // the group limit in force, as the header says it
 	NumSMs   int
 	Chunk    int
-	Sets     string // the profile constants set, as the caller names them; "" for none
+	Sets     string  // the profile constants set, as the caller names them; "" for none
+	Faults   Faults  // the faults the points run under
+	Compute  Compute // the experts' compute, none without schedules
+}
+
+// Account is a model run's header: Describe's lines, then the first
+// point's fabric, the LL launch, the faults, the compute, and the items
+// that ran over a limit, each only where it has something to say.
+func Account(h Header, base *profile.Profile, points []Point, spec moe.RoutingSpec, items []Item) []string {
+	l := Describe(h, points, spec)
+	if p, err := WithSets(base, points[0].Sets); err == nil {
+		if n := hw.FabricNote(p); n != "" {
+			l = append(l, n)
+		}
+	}
+	if n := LaunchNote(base, points, h.NumSMs); n != "" {
+		l = append(l, n)
+	}
+	l = append(l, h.Faults.Note()...)
+	l = append(l, h.Compute.Note()...)
+	return append(l, OverNotes(items)...)
 }
 
 // Describe is a header's account of what ran: the first point's layer,

@@ -203,3 +203,43 @@ func TestCulprits(t *testing.T) {
 		t.Errorf("not a capacity error: %v", got)
 	}
 }
+
+// A model run's header adds, after Describe's lines and in this order,
+// the fabric where it is not the reference switch, the faults and the
+// compute, each only when there is one.
+func TestAccount(t *testing.T) {
+	t.Parallel()
+	base, err := profile.Load("p-ib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := moe.ParseRoutingSpec("uniform")
+	plain := []sweep.Point{{Shape: shape(16, 16), Mode: moe.LL}}
+	leaf := []sweep.Point{{Shape: shape(16, 16), Mode: moe.LL, Sets: []string{"topo.tiers=2"}}}
+	h := sweep.Header{Workload: "deepseek-v3", Limit: "no group limit"}
+	full := h
+	full.Faults = sweep.Faults{Specs: []string{"loss:1e-4"}, Seed: 1}
+	full.Compute = sweep.Compute{Workload: "deepseek-v3", Scheds: []moe.Overlap{moe.OverlapNone}, Layers: 1}
+	for _, tc := range []struct {
+		name   string
+		h      sweep.Header
+		pts    []sweep.Point
+		prefix []string // the lines after Describe's, by their start
+	}{
+		{"the reference switch, healthy, communication alone", h, plain, nil},
+		{"a leaf/spine fabric, faults and compute", full, leaf, []string{"fabric: rail-optimized leaf/spine", "faults loss:0.0001@host,loss:0.0001@spine; fault seed 1", "experts' compute: SwiGLU FFN"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := sweep.Account(tc.h, base, tc.pts, spec, nil)
+			if len(got) != 2+len(tc.prefix) {
+				t.Fatalf("%d lines, want %d: %q", len(got), 2+len(tc.prefix), got)
+			}
+			for i, p := range tc.prefix {
+				if !strings.HasPrefix(got[2+i], p) {
+					t.Errorf("line %d = %q, want it to start %q", 2+i, got[2+i], p)
+				}
+			}
+		})
+	}
+}

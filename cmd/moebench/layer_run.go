@@ -173,16 +173,8 @@ func (f *layerFlags) runModel(name string, fs *pflag.FlagSet, base *profile.Prof
 	if len(f.prof.sets) > 0 {
 		sets = "--set " + strings.Join(f.prof.sets, " --set ")
 	}
-	h.Extra = sweep.Describe(sweep.Header{Workload: f.workload, Limit: describeLimit(spec.Limit, fs), NumSMs: f.numSMs, Chunk: f.chunk, Sets: sets}, points, spec)
-	if n := topologyNote(base, points[0].Sets); n != "" {
-		h.Extra = append(h.Extra, n)
-	}
-	if n := sweep.LaunchNote(base, points, f.numSMs); n != "" {
-		h.Extra = append(h.Extra, n)
-	}
-	h.Extra = append(h.Extra, f.faults.note()...)
-	h.Extra = append(h.Extra, f.compute.note(f.workload)...)
-	h.Extra = append(h.Extra, sweep.OverNotes(items)...)
+	h.Extra = sweep.Account(sweep.Header{Workload: f.workload, Limit: describeLimit(spec.Limit, fs), NumSMs: f.numSMs, Chunk: f.chunk, Sets: sets,
+		Faults: f.faults.of(), Compute: f.compute.of(f.workload)}, base, points, spec, items)
 	if err := f.ext.emit(&f.out, stdout, h, f.workload, items, len(points)*len(presets)); err != nil {
 		return err
 	}

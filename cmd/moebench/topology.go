@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"moebench/hw"
 	"moebench/profile"
-	"moebench/sweep"
 )
 
 const topologyUsage = "fabric: switch (every NIC on one non-blocking switch, P-IB's), leaf-spine (rail-optimized two tiers, the profile's routing), leaf-spine:ecmp or leaf-spine:adaptive; radix, oversubscription, hops and GPUs per NIC are topo.* constants (--set)"
@@ -33,14 +31,4 @@ func (p *profileFlags) applyTopology(prof *profile.Profile) error {
 		}
 	}
 	return nil
-}
-
-// topologyNote describes the fabric of base with sets applied (the first
-// configuration's) for a result header (hw.FabricNote).
-func topologyNote(base *profile.Profile, sets []string) string {
-	p, err := sweep.WithSets(base, sets)
-	if err != nil {
-		return ""
-	}
-	return hw.FabricNote(p)
 }
