@@ -76,3 +76,12 @@ func (e *CheckError) Culprits() []Input {
 	}
 	return []Input{in("ranks", s.Ranks)}
 }
+
+// PointError is a refusal of one point among several, which it names.
+type PointError struct {
+	Point Point
+	Err   error
+}
+
+func (e *PointError) Error() string { return e.Err.Error() }
+func (e *PointError) Unwrap() error { return e.Err }

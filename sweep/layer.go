@@ -121,6 +121,28 @@ func (l Layer) Check(c Point, prof *profile.Profile, p preset.Preset) (transport
 	return tr, nil
 }
 
+// CheckAll checks every point on every preset (Check) before any
+// routing is generated or any layer built. A refusal of one point among
+// several is a *PointError naming it; a point's profile constants that do
+// not apply are the caller's input.
+func (l Layer) CheckAll(base *profile.Profile, points []Point, presets []preset.Preset) error {
+	for _, c := range points {
+		prof, err := WithSets(base, c.Sets)
+		if err != nil {
+			return input(err)
+		}
+		for _, p := range presets {
+			if _, err := l.Check(c, prof, p); err != nil {
+				if len(points) > 1 {
+					return &PointError{Point: c, Err: err}
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Headroom is what point c on preset p takes of each limit it is under.
 func (l Layer) Headroom(c Point, prof *profile.Profile, p preset.Preset) ([]moe.Usage, error) {
 	tr, err := l.transportOf(c, p)

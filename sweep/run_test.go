@@ -209,10 +209,7 @@ func TestCulprits(t *testing.T) {
 // compute, each only when there is one.
 func TestAccount(t *testing.T) {
 	t.Parallel()
-	base, err := profile.Load("p-ib")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := pib(t)
 	spec, _ := moe.ParseRoutingSpec("uniform")
 	plain := []sweep.Point{{Shape: shape(16, 16), Mode: moe.LL}}
 	leaf := []sweep.Point{{Shape: shape(16, 16), Mode: moe.LL, Sets: []string{"topo.tiers=2"}}}
@@ -241,5 +238,31 @@ func TestAccount(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// CheckAll refuses before any layer is built: one point's refusal as it
+// is, one among several naming the point, a constant that does not apply
+// as the caller's input.
+func TestCheckAll(t *testing.T) {
+	t.Parallel()
+	base, gda := pib(t), presets(t, "mini-gda")
+	ok, deep := sweep.Point{Shape: shape(16, 16), Mode: moe.LL}, sweep.Point{Shape: shape(16, 100000), Mode: moe.LL}
+	bad := sweep.Point{Shape: shape(16, 16), Mode: moe.LL, Sets: []string{"no.such=1"}}
+	l := sweep.Layer{}
+	if err := l.CheckAll(base, []sweep.Point{ok, ok}, gda); err != nil {
+		t.Errorf("two points that fit: %v", err)
+	}
+	err := l.CheckAll(base, []sweep.Point{deep}, gda)
+	var ce *sweep.CheckError
+	if pe := (*sweep.PointError)(nil); errors.As(err, &pe) || !errors.As(err, &ce) || !errors.Is(err, moe.ErrQueueDepth) {
+		t.Errorf("one point too deep: %v, want a CheckError of the queue depth naming no point", err)
+	}
+	err = l.CheckAll(base, []sweep.Point{ok, deep}, gda)
+	if pe := (*sweep.PointError)(nil); !errors.As(err, &pe) || pe.Point.Shape.Tokens != 100000 || !errors.Is(err, moe.ErrQueueDepth) {
+		t.Errorf("the second of two points too deep: %v, want a PointError naming it", err)
+	}
+	if err := l.CheckAll(base, []sweep.Point{bad}, gda); !errors.Is(err, sweep.ErrInput) {
+		t.Errorf("an unknown constant: %v, want the caller's input", err)
 	}
 }

@@ -19,22 +19,14 @@ import (
 // no model of these points reads: the models are built, not run, and read
 // their constants as they are built.
 func (f *layerFlags) precheck(command string, base *profile.Profile, points []sweep.Point, presets []preset.Preset) error {
-	l := f.layer()
-	for _, c := range points {
-		prof, err := sweep.WithSets(base, c.Sets)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
-		}
-		for _, p := range presets {
-			if _, err := l.Check(c, prof, p); err != nil {
-				err = f.pointErr(err)
-				if len(points) > 1 {
-					return fmt.Errorf("%w: point EP%d × %d tokens × %d experts, %s mode%s: %s", errUsage,
-						c.Shape.Ranks, c.Shape.Tokens, c.Shape.Physical(), c.Mode, pointSets(c), message(err))
-				}
-				return err
-			}
-		}
+	err := f.layer().CheckAll(base, points, presets)
+	if pe := (*sweep.PointError)(nil); errors.As(err, &pe) {
+		c := pe.Point
+		return fmt.Errorf("%w: point EP%d × %d tokens × %d experts, %s mode%s: %s", errUsage,
+			c.Shape.Ranks, c.Shape.Tokens, c.Shape.Physical(), c.Mode, pointSets(c), message(f.pointErr(pe.Err)))
+	}
+	if err != nil {
+		return f.pointErr(err)
 	}
 	return checkSetsRead(command, base, f.prof.sets)
 }
