@@ -19,7 +19,6 @@ import (
 	"moebench/routing"
 	"moebench/sweep"
 	"moebench/transport/preset"
-	"moebench/workloads"
 )
 
 const runExamples = `  moebench run                                     # deepseek-v3, LL, 128 tokens, EP16 (2 × 8 GPUs), every transport
@@ -352,38 +351,26 @@ func (f *layerFlags) loadProfile(lists bool) (*profile.Profile, []sweep.SetAxis,
 
 // expand builds the cross product of the knobs.
 func (f *layerFlags) expand(fs *pflag.FlagSet, axes []sweep.SetAxis) ([]sweep.Point, error) {
-	w, err := workloads.Get(f.workload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --workload: %v", errUsage, err)
-	}
-	g := sweep.Grid{Shape: w.Shape, Ranks: f.ranks, GPUsPerNode: f.perNode, Tokens: f.tokens, Experts: f.experts, Chunk: f.chunk, Sets: axes}
+	r := sweep.Request{Workload: f.workload, Dispatch: f.dtype, Combine: f.combine, Modes: f.modes, Backgrounds: f.backgrounds,
+		Grid: sweep.Grid{Ranks: f.ranks, GPUsPerNode: f.perNode, Tokens: f.tokens, Experts: f.experts, Chunk: f.chunk, Sets: axes, Knobs: f.knobs.axes()}}
 	if fs.Changed("topk") {
-		g.Shape.TopK = f.topk
+		r.TopK = &f.topk
 	}
 	if fs.Changed("hidden") {
-		g.Shape.Hidden = f.hidden
-	}
-	if err := applyDTypes(&g.Shape, f.dtype, f.combine); err != nil {
-		return nil, err
-	}
-	if g.Modes, err = sweep.Modes(f.modes); err != nil {
-		return nil, inputErr(err)
-	}
-	if g.Backgrounds, err = sweep.Backgrounds(f.backgrounds); err != nil {
-		return nil, inputErr(err)
+		r.Hidden = &f.hidden
 	}
 	if fs.Changed("nvlink") {
-		g.NVLink = &f.nvlink
+		r.NVLink = &f.nvlink
 	}
-	g.Knobs = f.knobs.axes()
+	g, err := r.Resolve()
+	if err != nil {
+		return nil, inputErr(err)
+	}
 	out, err := g.Points()
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if err := f.checkKernels(fs, g.Modes); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, f.checkKernels(fs, g.Modes)
 }
 
 // checkKernels checks --num-sms, --chunk and the compute flags against

@@ -1,0 +1,46 @@
+package sweep
+
+import (
+	"moebench/internal/field"
+	"moebench/workloads"
+)
+
+// Request is a run's or sweep's grid as a command asks for it, by name:
+// the workload, what is given over its shape, the dtypes, modes and
+// backgrounds, before any is looked up or parsed.
+type Request struct {
+	Workload           string
+	TopK, Hidden       *int   // given over the workload's; nil keeps its own
+	Dispatch, Combine  string // "" keeps the workload's
+	Modes, Backgrounds []string
+	// Grid is the lists to cross; Resolve sets its Shape, Modes and
+	// Backgrounds from the above.
+	Grid
+}
+
+// Resolve is the grid r asks for; each refusal is the caller's input,
+// naming its field, in the order the fields are read.
+func (r Request) Resolve() (Grid, error) {
+	w, err := workloads.Get(r.Workload)
+	if err != nil {
+		return Grid{}, input(field.Errorf("workload", "%v", err))
+	}
+	g := r.Grid
+	g.Shape = w.Shape
+	if r.TopK != nil {
+		g.Shape.TopK = *r.TopK
+	}
+	if r.Hidden != nil {
+		g.Shape.Hidden = *r.Hidden
+	}
+	if err := DTypes(&g.Shape, r.Dispatch, r.Combine); err != nil {
+		return Grid{}, err
+	}
+	if g.Modes, err = Modes(r.Modes); err != nil {
+		return Grid{}, err
+	}
+	if g.Backgrounds, err = Backgrounds(r.Backgrounds); err != nil {
+		return Grid{}, err
+	}
+	return g, nil
+}
