@@ -9,7 +9,6 @@ import (
 	"moebench/budget"
 	"moebench/internal/report"
 	"moebench/moe"
-	"moebench/sweep"
 )
 
 // budgetFlags bound what a command may take, checked from the estimate
@@ -63,10 +62,4 @@ func (b *budgetFlags) usage(err error) error {
 // allow refuses an estimate over the budget; what says what was asked.
 func (b *budgetFlags) allow(what string, c moe.Cost) error {
 	return b.usage(b.limit.Allow(what, c))
-}
-
-// layerCost is the estimated cost of one layer of configuration c on a
-// mechanism (budget.LayerCost).
-func layerCost(c sweep.Point, mechanism string, numSMs int) moe.Cost {
-	return budget.LayerCost(c.Shape, c.Mode, mechanism, numSMs, c.Background, c.Knobs)
 }

@@ -63,9 +63,6 @@ func (f *faultFlags) expand(points []sweep.Point) ([]sweep.Point, error) {
 	return out, inputErr(err)
 }
 
-// note is the header's account of the faults.
-func (f *faultFlags) note() []string { return f.of().Note() }
-
 // warnFailed tells stderr of each phase that failed under its faults.
 func warnFailed(w io.Writer, command string, items []sweep.Item) {
 	for _, it := range items {

@@ -220,16 +220,6 @@ func (f *layerFlags) pointErr(err error) error {
 	return inputErr(err)
 }
 
-// runOne runs one point; progress, when not nil, hears of delivered
-// messages as the simulation runs.
-func runOne(f *layerFlags, c sweep.Point, rt *moe.Routing, prof *profile.Profile, p preset.Preset, inTurn bool, progress func(int)) (*moe.Result, error) {
-	res, err := f.layer().RunEach(c, rt, prof, p, inTurn, progress)
-	if err != nil {
-		return nil, f.pointErr(err)
-	}
-	return res[0], nil
-}
-
 // parseLayerFlags registers run's or sweep's flags and parses args.
 func parseLayerFlags(name string, args []string, stdout io.Writer) (*layerFlags, *pflag.FlagSet, error) {
 	sweep := name == "sweep"

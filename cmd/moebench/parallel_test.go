@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"moebench/budget"
 	"moebench/moe"
 	"moebench/sweep"
 )
@@ -176,4 +177,10 @@ func jsonMember(t *testing.T, doc, name string) string {
 		t.Fatalf("%v\n%s", err, doc)
 	}
 	return string(m[name])
+}
+
+// layerCost is the estimated cost of one layer of configuration c on a
+// mechanism (budget.LayerCost).
+func layerCost(c sweep.Point, mechanism string, numSMs int) moe.Cost {
+	return budget.LayerCost(c.Shape, c.Mode, mechanism, numSMs, c.Background, c.Knobs)
 }
