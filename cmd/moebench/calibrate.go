@@ -142,64 +142,37 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		base = b
 	}
-	if o.fromRaw != "" {
-		data, err := native.ReadRaw(o.fromRaw)
-		if err != nil {
-			return fmt.Errorf("--from-raw: %w", err)
-		}
-		m, err := calib.ParseMeasured(data)
-		if err != nil {
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
-		}
-		return finishCalibration(m, base, o, stdout)
-	}
-	lib, err := native.Open(o.lib)
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	defer lib.Close()
-	progress := func(s string) { fmt.Fprintln(stderr, "calibrate:", s) }
-	m, err := calib.Measure(lib, calib.Options{Iters: o.iters, Quick: o.quick}, progress)
+	m, err := measureGPU(o, stderr)
 	if err != nil {
 		return err
 	}
 	return finishCalibration(m, base, o, stdout)
 }
 
+// measureGPU reads --from-raw's record, or measures this host's GPU.
+func measureGPU(o calibrateOptions, stderr io.Writer) (gda.Measured, error) {
+	if o.fromRaw != "" {
+		return calib.ReadMeasured(o.fromRaw)
+	}
+	lib, err := native.Open(o.lib)
+	if err != nil {
+		return gda.Measured{}, fmt.Errorf("calibrate: %w", err)
+	}
+	defer lib.Close()
+	progress := func(s string) { fmt.Fprintln(stderr, "calibrate:", s) }
+	return calib.Measure(lib, calib.Options{Iters: o.iters, Quick: o.quick}, progress)
+}
+
 // finishCalibration fits, writes the files and renders the result.
 func finishCalibration(m gda.Measured, base *profile.Profile, o calibrateOptions, stdout io.Writer) error {
-	consts, err := calib.Fit(m, base)
+	consts, err := calib.GPU(m, base, o.files())
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
-	}
-	frag, err := calib.Fragment(m, consts, o.out)
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := writeCalibration(o, frag, m); err != nil {
-		return err
 	}
 	doc := &results.GPUCalibration{Header: report.Header{Tool: "moebench", Version: version, Command: "calibrate"},
 		Measured: m, Constants: consts, Out: o.out, Rates: calib.RateRows(o.quick)}
 	return results.Render(stdout, o.format, doc)
 }
 
-// writeCalibration writes the fragment to --out and the raw record to
-// --raw, both or neither.
-func writeCalibration(o calibrateOptions, frag profile.File, raw any) error {
-	var files outfile.Set
-	files.Hold()
-	defer files.Discard()
-	if err := files.Write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
-		return fmt.Errorf("calibrate: --out: %w", err)
-	}
-	if o.raw != "" {
-		if err := files.Write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
-			return fmt.Errorf("calibrate: --raw: %w", err)
-		}
-	}
-	if err := files.Commit(); err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	return nil
-}
+// files are the fragment and raw record --out and --raw name.
+func (o calibrateOptions) files() calib.Files { return calib.Files{Out: o.out, Raw: o.raw} }

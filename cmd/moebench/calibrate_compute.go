@@ -30,12 +30,8 @@ func calibrateCompute(o calibrateOptions, stdout, stderr io.Writer) error {
 	}
 	var m calib.ComputeMeasured
 	if o.fromRaw != "" {
-		data, err := native.ReadRaw(o.fromRaw)
-		if err != nil {
-			return fmt.Errorf("--from-raw: %w", err)
-		}
-		if m, err = calib.ParseComputeMeasured(data); err != nil {
-			return fmt.Errorf("--from-raw %s: %w", o.fromRaw, err)
+		if m, err = calib.ReadComputeMeasured(o.fromRaw); err != nil {
+			return err
 		}
 	} else {
 		lib, err := openComputeLib(o.lib)
@@ -62,17 +58,9 @@ func finishCompute(m calib.ComputeMeasured, o calibrateOptions, stdout io.Writer
 	if err != nil {
 		return profileErr("--base", err)
 	}
-	fit, err := calib.FitCompute(m, base)
+	fit, consts, err := calib.Compute(m, base, o.base, o.files())
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
-	}
-	consts := fit.Constants(m)
-	frag, err := calib.ComputeFragment(m, consts, o.base, o.out)
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := writeCalibration(o, frag, m); err != nil {
-		return err
 	}
 	h := report.Header{Tool: "moebench", Version: version, Command: "calibrate --compute"}
 	return results.Render(stdout, o.format, results.NewComputeCalibration(h, m, fit, consts))

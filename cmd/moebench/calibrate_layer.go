@@ -6,8 +6,7 @@ import (
 	"io"
 
 	"moebench/internal/outfile"
-	"moebench/internal/report"
-	"moebench/native"
+	"moebench/native/calib"
 	nativelayer "moebench/native/layer"
 	"moebench/profile"
 	"moebench/results"
@@ -33,9 +32,9 @@ func calibrateLayer(o calibrateOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := fitLayer(o, raw, base, progress)
+	c, err := calib.Layer(raw, base, o.base, o.files(), progress)
 	if err != nil {
-		return err
+		return fmt.Errorf("calibrate --layer: %w", err)
 	}
 	h := header("calibrate --layer", c.Fit.Profile, "modelled (after the fit) vs measured on "+raw.Device.Name)
 	return results.Render(stdout, o.format, results.NewLayerCalibration(h, c, base, o.out))
@@ -47,19 +46,12 @@ func layerRuns(o calibrateOptions, progress func(string)) (*nativelayer.Raw, err
 	if o.fromRaw == "" {
 		return measureLayer(o, progress)
 	}
-	var raw *nativelayer.Raw
-	for _, path := range splitList([]string{o.fromRaw}) {
-		data, err := native.ReadRaw(path)
-		if err != nil {
-			return nil, fmt.Errorf("--from-raw: %w", err)
-		}
-		raw, err = nativelayer.AddMeasured(raw, data)
-		switch {
-		case errors.Is(err, nativelayer.ErrNoLayer):
-			return nil, fmt.Errorf("--from-raw %s: no layer measurement (want calibrate --layer's --raw file or fragment)", path)
-		case err != nil:
-			return nil, fmt.Errorf("--from-raw %s: %w", path, err)
-		}
+	raw, err := calib.ReadLayer(splitList([]string{o.fromRaw}))
+	if errors.Is(err, nativelayer.ErrNoLayer) {
+		return nil, fmt.Errorf("%s (want calibrate --layer's --raw file or fragment)", message(err))
+	}
+	if err != nil {
+		return nil, err
 	}
 	if raw == nil {
 		return nil, fmt.Errorf("%w: --from-raw: no file given", errUsage)
@@ -81,35 +73,6 @@ func measureLayer(o calibrateOptions, progress func(string)) (*nativelayer.Raw, 
 		return nil, fmt.Errorf("calibrate --layer: %w", err)
 	}
 	return raw, nil
-}
-
-// fitLayer fits raw on base, leaves each configuration out, and writes
-// --raw and --out together once both are done: a failed fit writes no
-// file.
-func fitLayer(o calibrateOptions, raw *nativelayer.Raw, base *profile.Profile, progress func(string)) (*nativelayer.Calibration, error) {
-	var files outfile.Set
-	files.Hold()
-	defer files.Discard()
-	if o.raw != "" {
-		if err := files.Write(o.raw, func(w io.Writer) error { return report.WriteJSON(w, raw) }); err != nil {
-			return nil, fmt.Errorf("calibrate --layer: --raw: %w", err)
-		}
-	}
-	c, err := nativelayer.Calibrate(raw, base, nativelayer.FitSource(raw), progress)
-	if err != nil {
-		return nil, fmt.Errorf("calibrate --layer: %w", err)
-	}
-	frag, err := c.Fragment(o.base, o.out)
-	if err != nil {
-		return nil, err
-	}
-	if err := files.Write(o.out, func(w io.Writer) error { return profile.WriteFragment(w, frag) }); err != nil {
-		return nil, fmt.Errorf("calibrate --layer: --out: %w", err)
-	}
-	if err := files.Commit(); err != nil {
-		return nil, fmt.Errorf("calibrate --layer: %w", err)
-	}
-	return c, nil
 }
 
 // validateLayer is validate on a profile that carries a layer calibration:
