@@ -36,9 +36,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err := checkFiles(out.outputs(outfile.Arg{Name: "--plot", Path: *plotPath}), outfile.Positional(fs.Args())); err != nil {
 		return err
 	}
-	shards, err := readShards(fs.Args())
+	shards, err := results.ReadShards(fs.Args())
 	if err != nil {
-		return err
+		return fmt.Errorf("merge: %w", err)
 	}
 	switch shards[0].Header.Command {
 	case "sweep":
@@ -65,21 +65,4 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return emitSize(&out, *plotPath, stdout, doc.Header, doc.Result)
 	}
 	return fmt.Errorf("%s: shards of %q cannot be merged (sweep and size can)", shards[0].Path, shards[0].Header.Command)
-}
-
-// readShards reads the shards' files and cross-checks them.
-func readShards(paths []string) ([]shard.File, error) {
-	var files []shard.File
-	for _, p := range paths {
-		data, err := results.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		files = append(files, shard.File{Path: p, Data: data})
-	}
-	out, err := shard.Check(files)
-	if err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
-	}
-	return out, nil
 }
