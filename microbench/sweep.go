@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"moebench/internal/field"
@@ -165,4 +166,69 @@ func SingleRows(p *profile.Profile, orders []gda.Ordering, payloads []int, inlin
 		}
 	}
 	return rows, nil
+}
+
+// RateFields are the fields of a posting-rate sweep, as commands name
+// them; a single-operation sweep reads SingleFields of them.
+var (
+	RateFields   = []string{"threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"}
+	SingleFields = []string{"ordering", "payload", "pointer"}
+)
+
+// SweepOf's refusals of a sweep field given where it is not read, each in
+// a field.Error naming it: a value no sweep reads would be silently
+// ignored.
+var (
+	ErrNoSweep   = errors.New("no sweep reads it: the named experiments run fixed cases")
+	ErrNotSingle = errors.New("the single-operation sweep does not read it")
+)
+
+// SweepOf is the sweep names ask for, given saying which fields a
+// command line gave: "rate" alone with a rate field given, "single"
+// alone, or "" for the experiments named (Select; "rate" alone among
+// them).
+func SweepOf(names []string, given func(field string) bool) (string, error) {
+	sweep := ""
+	if len(names) == 1 && (names[0] == "single" || names[0] == "rate" && slices.ContainsFunc(RateFields, given)) {
+		sweep = names[0]
+	}
+	for _, f := range RateFields {
+		switch {
+		case !given(f):
+		case sweep == "":
+			return "", field.Errorf(f, "%w", ErrNoSweep)
+		case sweep == "single" && !slices.Contains(SingleFields, f):
+			return sweep, field.Errorf(f, "%w", ErrNotSingle)
+		}
+	}
+	return sweep, nil
+}
+
+// Sweep is a sweep's lists as a command line gives them, the styles and
+// orderings by name.
+type Sweep struct {
+	Styles, Orderings                        []string
+	Payloads, Threads, QPs, SMs, PerDoorbell []int
+	Inline                                   bool
+	Depth                                    int
+}
+
+// Rows runs the sweep named on p: "rate" as RateSweep of every
+// combination of the lists, with allow and skip; "single" as SingleRows
+// of the orderings and payloads. A name that is not a field's value is a
+// field.Error (ParseOrderings, ParseStyles).
+func (s Sweep) Rows(p *profile.Profile, name string, allow func(gda.RateConfig) error, skip func(name string, err error)) ([]Row, error) {
+	ords, err := ParseOrderings(s.Orderings)
+	if err != nil {
+		return nil, err
+	}
+	if name == "single" {
+		return SingleRows(p, ords, s.Payloads, s.Inline)
+	}
+	g := RateGrid{Orderings: ords, Payloads: s.Payloads, Threads: s.Threads, QPs: s.QPs, SMs: s.SMs, PerDoorbell: s.PerDoorbell,
+		Inline: s.Inline, Depth: s.Depth}
+	if g.Styles, err = ParseStyles(s.Styles); err != nil {
+		return nil, err
+	}
+	return RateSweep(p, g, allow, skip)
 }

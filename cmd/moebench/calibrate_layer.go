@@ -74,14 +74,3 @@ func measureLayer(o calibrateOptions, progress func(string)) (*nativelayer.Raw, 
 	}
 	return raw, nil
 }
-
-// validateLayer is validate on a profile that carries a layer calibration:
-// the model of every native run beside its measurement.
-func validateLayer(p *profile.Profile, path string, raw *nativelayer.Raw, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
-	cs, err := nativelayer.Compare(raw, p)
-	if err != nil {
-		return err
-	}
-	h := header("validate", p, "modelled vs measured by the native engine on "+raw.Device.Name)
-	return emitValidate(out, stdout, results.NewValidateLayer(h, raw, cs, path), "measured", plotPath, failAbove)
-}

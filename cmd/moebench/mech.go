@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"moebench/internal/field"
 	"moebench/internal/outfile"
@@ -14,6 +13,7 @@ import (
 	"moebench/native"
 	"moebench/native/calib"
 	"moebench/profile"
+	"moebench/results"
 	"moebench/transport/gda"
 )
 
@@ -73,34 +73,30 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("%w: --engine %s: want model or native", errUsage, report.Quote(engine))
 	}
-	var rows []microbench.Row
-	pos := fs.Args()
-	rateFlags := []string{"threads", "qps", "sms", "per-doorbell", "style", "ordering", "payload", "pointer", "depth"}
-	sweep := len(pos) == 1 && (pos[0] == "rate" && anyChanged(fs, rateFlags...) || pos[0] == "single")
-	// A sweep flag that no sweep reads would be silently ignored.
-	for _, n := range rateFlags {
-		if !fs.Changed(n) {
-			continue
+	sweep, err := microbench.SweepOf(fs.Args(), fs.Changed)
+	if fe := (*field.Error)(nil); errors.As(err, &fe) {
+		if errors.Is(err, microbench.ErrNoSweep) {
+			return fmt.Errorf("%w: --%s: only mech rate and mech single take sweep flags (the named experiments run fixed cases)", errUsage, fe.Field)
 		}
-		switch {
-		case !sweep:
-			return fmt.Errorf("%w: --%s: only mech rate and mech single take sweep flags (the named experiments run fixed cases)", errUsage, n)
-		case pos[0] == "single" && !slices.Contains([]string{"ordering", "payload", "pointer"}, n):
-			return fmt.Errorf("%w: --%s: mech single takes --ordering, --payload and --pointer; --%s is mech rate's", errUsage, n, n)
-		}
+		return fmt.Errorf("%w: --%s: mech single takes --ordering, --payload and --pointer; --%s is mech rate's", errUsage, fe.Field, fe.Field)
 	}
-	switch {
-	case sweep && pos[0] == "rate":
-		g := microbench.RateGrid{Payloads: pays, Threads: threads, QPs: qps, SMs: sms, PerDoorbell: perDB, Inline: !pointer, Depth: depth}
-		rows, err = rateSweep(p, g, styles, orders, budget, stderr)
-	case sweep:
-		var ords []gda.Ordering
-		if ords, err = microbench.ParseOrderings(orders); err == nil {
-			rows, err = microbench.SingleRows(p, ords, pays, !pointer)
+	var rows []microbench.Row
+	if sweep != "" {
+		s := microbench.Sweep{Styles: styles, Orderings: orders, Payloads: pays, Threads: threads, QPs: qps, SMs: sms, PerDoorbell: perDB, Inline: !pointer, Depth: depth}
+		rows, err = s.Rows(p, sweep, func(cfg gda.RateConfig) error {
+			bytes, msgs := cfg.Cost()
+			what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", cfg.Threads, cfg.QPs, cfg.Depth)
+			return budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs})
+		}, func(name string, err error) {
+			// A cross product has combinations that cannot run; say which
+			// were skipped.
+			fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
+		})
+		if errors.Is(err, microbench.ErrNoneRuns) {
+			return fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
 		}
-	default:
-		var exps []microbench.Experiment
-		exps, err = microbench.Select(pos)
+	} else {
+		exps, err := microbench.Select(fs.Args())
 		if err != nil {
 			return fmt.Errorf("%w: %v (or: rate, single with sweep flags)", errUsage, err)
 		}
@@ -115,41 +111,9 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	h := header("mech", p, "modelled (paper values beside them where measured)")
-	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, nil, "paper") })
-}
-
-func anyChanged(fs interface{ Changed(string) bool }, names ...string) bool {
-	for _, n := range names {
-		if fs.Changed(n) {
-			return true
-		}
-	}
-	return false
-}
-
-// rateSweep is mech rate: every combination of the lists, each checked
-// and its memory estimated before any runs (microbench.RateSweep).
-func rateSweep(p *profile.Profile, g microbench.RateGrid, styles, orders []string, budget budgetFlags, stderr io.Writer) ([]microbench.Row, error) {
-	var err error
-	if g.Orderings, err = microbench.ParseOrderings(orders); err != nil {
-		return nil, err
-	}
-	if g.Styles, err = microbench.ParseStyles(styles); err != nil {
-		return nil, err
-	}
-	rows, err := microbench.RateSweep(p, g, func(cfg gda.RateConfig) error {
-		bytes, msgs := cfg.Cost()
-		what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", cfg.Threads, cfg.QPs, cfg.Depth)
-		return budget.allow(what, moe.Cost{Bytes: bytes, Messages: msgs})
-	}, func(name string, err error) {
-		// A cross product has combinations that cannot run; say which
-		// were skipped.
-		fmt.Fprintf(stderr, "moebench: skipping %s: %v\n", name, err)
+	return out.emit(stdout, func(w io.Writer) error {
+		return results.Render(w, out.format, results.NewValidate(h, rows, nil, "paper"))
 	})
-	if errors.Is(err, microbench.ErrNoneRuns) {
-		return nil, fmt.Errorf("%w: no combination of the sweep flags can run (see the skipped lines above)", errUsage)
-	}
-	return rows, err
 }
 
 // mechNative measures the GPU side on the local GPU (the calibrate suite's
@@ -165,13 +129,10 @@ func mechNative(p *profile.Profile, libPath string, out outputFlags, stdout, std
 	if err != nil {
 		return fmt.Errorf("mech --engine native: %w", err)
 	}
-	rows, err := microbench.CompareMeasured(p, m)
+	c, err := calib.Compare(p, m, true)
 	if err != nil {
 		return err
 	}
-	sum := microbench.Summarize(rows)
-	h := header("mech --engine native", p, "modelled beside measured on "+m.GPU)
-	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s (no NIC on this host: the model's NIC is made non-binding for rates)",
-		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget))
-	return out.emit(stdout, func(w io.Writer) error { return renderRows(w, out.format, h, rows, &sum, "measured") })
+	h := header("mech --engine native", p, c.Figures)
+	return out.emit(stdout, func(w io.Writer) error { return results.Render(w, out.format, results.NewValidateMeasured(h, c, "")) })
 }

@@ -2,20 +2,18 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 
 	"moebench/profile"
-	"moebench/transport/gda"
 
-	"moebench/internal/inputfile"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
 	"moebench/native"
-	nativelayer "moebench/native/layer"
+	"moebench/native/calib"
 	"moebench/published"
 	"moebench/results"
 )
@@ -126,17 +124,12 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
-	return emitRows(out, stdout, h, rows, &sum, "paper", *plotPath, failAbove)
+	return emitValidate(out, stdout, results.NewValidate(h, rows, &sum, "paper"), "paper", *plotPath, failAbove)
 }
 
-// emitRows writes validate's rows (and their plot, when asked) and fails
-// when the worst row is off by more than failAbove, and then writes no
-// file (the rows still go to stdout).
-func emitRows(out outputFlags, stdout io.Writer, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref, plotPath string, failAbove float64) error {
-	return emitValidate(out, stdout, results.NewValidate(h, rows, sum, ref), ref, plotPath, failAbove)
-}
-
-// emitValidate is emitRows of a document; ref names its reference in a
+// emitValidate writes validate's document (and its plot, when asked) and
+// fails when the worst row is off by more than failAbove, and then writes
+// no file (the rows still go to stdout); ref names its reference in a
 // refusal of an empty plot.
 func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref, plotPath string, failAbove float64) error {
 	return out.emitPlotted(stdout, func(w io.Writer) error { return results.Render(w, out.format, doc) }, plotPath, doc,
@@ -148,36 +141,14 @@ func emitValidate(out outputFlags, stdout io.Writer, doc *results.Validate, ref,
 		})
 }
 
-// renderRows renders rows in format; ref names the reference column:
-// "paper", or "measured" when the reference is this machine's
-// measurement.
-func renderRows(w io.Writer, format string, h report.Header, rows []microbench.Row, sum *microbench.Summary, ref string) error {
-	return results.Render(w, format, results.NewValidate(h, rows, sum, ref))
-}
-
 // validateMeasured compares the model with a GPU's raw measurements.
 func validateMeasured(p *profile.Profile, path string, data []byte, out outputFlags, stdout io.Writer, failAbove float64, plotPath string) error {
-	if raw, ok, err := nativelayer.ParseMeasured(data); ok {
-		if err != nil {
-			return fmt.Errorf("--measured %s: %w", path, err)
-		}
-		return validateLayer(p, path, raw, out, stdout, failAbove, plotPath)
+	c, err := calib.CompareFile(p, path, data)
+	if errors.Is(err, calib.ErrNoIssue) {
+		return fmt.Errorf("%s (want the raw JSON of moebench calibrate --raw)", message(err))
 	}
-	var m gda.Measured
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("--measured %s: %w", path, inputfile.JSONError("", data, err))
-	}
-	if len(m.IssueNs) == 0 {
-		return fmt.Errorf("--measured %s: no issue_ns measurements (want the raw JSON of moebench calibrate --raw)", path)
-	}
-	rows, err := microbench.CompareMeasured(p, m)
 	if err != nil {
 		return err
 	}
-	sum := microbench.Summarize(rows)
-	h := header("validate", p, "modelled vs measured on "+m.GPU)
-	h.Extra = append(h.Extra, fmt.Sprintf("measured: %s, driver %s, CUDA %s, SM clock %.0f MHz, doorbell %s; host %s",
-		m.GPU, m.Driver, m.CUDA, m.ClockMHz, m.DoorbellTarget, m.Host))
-	return emitRows(out, stdout, h, rows, &sum, "measured", plotPath, failAbove)
+	return emitValidate(out, stdout, results.NewValidateMeasured(header("validate", p, c.Figures), c, path), "measured", plotPath, failAbove)
 }
