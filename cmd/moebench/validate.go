@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
-	"moebench/native"
 	"moebench/native/calib"
 	"moebench/published"
 	"moebench/results"
@@ -82,37 +80,24 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	switch *against {
-	case "auto", "paper", "measured":
-	default:
-		suite, err := published.Get(*against)
-		if err != nil {
-			return fmt.Errorf("%w: --against %s: want paper, measured, auto or a published suite (deepep)", errUsage, report.Quote(*against))
-		}
-		if len(only) > 0 {
-			return fmt.Errorf("%w: --against %s takes no --only: it runs the suite's rows, or those of --measured", errUsage, suite.Name)
-		}
-		return validateSuite(suite, measured, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
-	}
-	raw, from := p.Measured()
-	if measured != "" {
-		data, err := native.ReadRaw(measured)
-		if err != nil {
-			return fmt.Errorf("--measured: %w", err)
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			return fmt.Errorf("--measured %s: the file is empty (want the raw JSON of moebench calibrate --raw)", measured)
-		}
-		if published.LooksLikeRuns(data) {
-			return fmt.Errorf("%w: --measured %s holds runs of DeepEP's tests: they go with --against deepep", errUsage, measured)
-		}
-		raw, from = data, measured
-	}
-	if *against == "measured" || (*against == "auto" && len(raw) > 0) {
-		if len(raw) == 0 {
-			return fmt.Errorf("%w: --against measured: the profile carries no calibration and --measured is not given", errUsage)
-		}
-		return validateMeasured(p, from, raw, out, stdout, failAbove, *plotPath)
+	ref, err := published.Choose(*against, len(only) > 0, measured, p)
+	switch {
+	case errors.Is(err, published.ErrAgainst):
+		return fmt.Errorf("%w: %w", errUsage, err)
+	case errors.Is(err, published.ErrSuiteOnly):
+		return fmt.Errorf("%w: --against %s takes no --only: it runs the suite's rows, or those of --measured", errUsage, ref.Suite.Name)
+	case errors.Is(err, published.ErrEmpty):
+		return fmt.Errorf("%s (want the raw JSON of moebench calibrate --raw)", message(err))
+	case errors.Is(err, published.ErrRunsFile):
+		return fmt.Errorf("%w: --measured %s holds runs of DeepEP's tests: they go with --against deepep", errUsage, measured)
+	case errors.Is(err, published.ErrNoMeasurement):
+		return fmt.Errorf("%w: --against measured: the profile carries no calibration and --measured is not given", errUsage)
+	case err != nil:
+		return err
+	case ref.Kind == published.AgainstSuite:
+		return validateSuite(ref.Suite, measured, prof, fs.Changed("profile"), out, stdout, failAbove, *plotPath)
+	case ref.Kind == published.AgainstMeasured:
+		return validateMeasured(p, ref.From, ref.Data, out, stdout, failAbove, *plotPath)
 	}
 	exps, err := microbench.Select(only)
 	if err != nil {
