@@ -7,6 +7,7 @@
 // model figure is computed from them. Experiments are registered in order
 // in Experiments and run in turn by RunAll; validate keeps every row that
 // has a paper value. The posting-rate and single-operation sweeps
-// (RateSweep, SingleRows) take lists of each field and refuse a value
-// that cannot run as a field.Error naming it.
+// (RateSweep, SingleRows; Sweep.Rows by name) take lists of each field
+// and refuse a value that cannot run as a field.Error naming it; SweepOf
+// says which sweep a command's names and fields ask for.
 package microbench

@@ -8,8 +8,10 @@
 // each with its file and line, and the suite's row of the same conditions
 // (Suite.Match); the model's figure of each row from a run of its
 // conditions (Predict), and validate's documents of the rows beside it
-// (Suite.Validate, ValidateRuns). The model's constants come from
-// datasheets, the paper's microbenchmarks and native measurements; no fit
-// may read these rows (a test in this package fails if any package but the
-// CLI's validate imports it), so that a match is a prediction, not a fit.
+// (Suite.Validate, ValidateRuns); which reference a validation asks for
+// (Choose: the paper, a measurement or a suite). The model's constants
+// come from datasheets, the paper's microbenchmarks and native
+// measurements; no fit may read these rows (a test in this package fails
+// if any package but the CLI's validate imports it), so that a match is a
+// prediction, not a fit.
 package published

@@ -8,9 +8,13 @@
 // times the expert GEMMs, alone and beside a layer (MeasureExperts), and
 // fits the model's compute costs to them (FitCompute). Each fit's profile
 // fragment carries the record it was fitted to (Fragment, ComputeFragment),
-// which reads back for a refit (ParseMeasured, ParseComputeMeasured). The
-// native library does the timing; this package only decides what is
-// measured, in which order, and where each figure goes.
+// which reads back for a refit (ParseMeasured, ParseComputeMeasured;
+// ReadMeasured, ReadComputeMeasured and ReadLayer from files). GPU,
+// Compute and Layer fit a measurement and write its fragment and record
+// through Files, both or neither; CompareFile and Compare put a
+// measurement beside the model for validate and mech. The native library
+// does the timing; this package only decides what is measured, in which
+// order, and where each figure goes.
 package calib
 
 import (
