@@ -288,6 +288,16 @@ func SetAxes(prof *profile.Profile, sets []string, one bool) ([]SetAxis, error) 
 	return axes, nil
 }
 
+// Workload is the workload name names with its element types set by
+// name (DTypes).
+func Workload(name, dispatch, combine string) (workloads.Workload, error) {
+	w, err := workloads.Get(name)
+	if err != nil {
+		return w, input(field.Errorf("workload", "%v", err))
+	}
+	return w, DTypes(&w.Shape, dispatch, combine)
+}
+
 // DTypes sets s's dispatch and combine element types by name; "" keeps
 // the shape's. The combine path carries no scales: a scaled type would be
 // modelled at the size of its bare elements, so it is refused there.

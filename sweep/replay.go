@@ -68,9 +68,10 @@ func (e *ReplayDepthError) Error() string {
 func (e *ReplayDepthError) Unwrap() error { return e.Err }
 
 // ReplayOptions parses a replay's mode and background into o, refuses a
-// chunk given where no normal mode runs (moe.CheckChunk) and checks o's
-// counts (replay.Options.Check): what a replay refuses before its
-// profile is loaded. It returns the background as named and parsed.
+// chunk given where no normal mode runs (moe.CheckChunk, wrapping
+// moe.ErrChunkMode) and checks o's counts (replay.Options.Check): what a
+// replay refuses before its profile is loaded, every refusal ErrInput. It
+// returns the background as named and parsed.
 func ReplayOptions(o *replay.Options, mode, background string, chunkGiven bool) (Background, error) {
 	modes, err := Modes([]string{mode})
 	if err != nil {
@@ -81,10 +82,13 @@ func ReplayOptions(o *replay.Options, mode, background string, chunkGiven bool) 
 		return Background{}, err
 	}
 	if err := moe.CheckChunk(chunkGiven, modes[0]); err != nil {
-		return Background{}, err
+		return Background{}, input(err)
 	}
 	o.Mode, o.Background = modes[0], bgs[0].Value
-	return bgs[0], o.Check()
+	if err := o.Check(); err != nil {
+		return Background{}, input(err)
+	}
+	return bgs[0], nil
 }
 
 // Open resolves the replay of src with options o (replay.New) on the

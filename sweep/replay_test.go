@@ -97,7 +97,7 @@ func TestReplayOptions(t *testing.T) {
 			o := replay.Options{MaxOpen: tc.maxOpen}
 			bg, err := sweep.ReplayOptions(&o, tc.mode, tc.bg, tc.chunk)
 			if tc.field != "" {
-				if fs := field.Fields(err); len(fs) == 0 || fs[0].Field != tc.field || !errors.Is(err, tc.is) {
+				if fs := field.Fields(err); len(fs) == 0 || fs[0].Field != tc.field || !errors.Is(err, tc.is) || !errors.Is(err, sweep.ErrInput) {
 					t.Fatalf("got %v, want a refusal of %s (%v)", err, tc.field, tc.is)
 				}
 				return
@@ -251,6 +251,36 @@ func TestReplayerRender(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), "mini-gda") || !strings.Contains(b.String(), "trace t.bin: logical ids, 8 experts") {
 			t.Errorf("plot %v: the table lacks the preset or the trace's account:\n%s", plot, b.String())
+		}
+	}
+}
+
+// Workload is the named workload with the element types named, a refusal
+// naming the field at fault.
+func TestWorkload(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, dispatch, combine string
+		hidden                  int
+		d, c                    moe.DType
+		field                   string // "" for no error
+	}{
+		{name: "deepseek-v3", hidden: 7168, d: moe.FP8, c: moe.BF16},
+		{name: "deepseek-v3", dispatch: "bf16", combine: "fp32", hidden: 7168, d: moe.BF16, c: moe.FP32},
+		{name: "deepseek-v3", dispatch: "nvfp4", hidden: 7168, d: moe.NVFP4, c: moe.BF16},
+		{name: "gpt-2", field: "workload"},
+		{name: "deepseek-v3", dispatch: "int3", field: "dispatch-dtype"},
+		{name: "deepseek-v3", combine: "fp8", field: "combine-dtype"},
+	} {
+		w, err := sweep.Workload(tc.name, tc.dispatch, tc.combine)
+		if tc.field != "" {
+			if fs := field.Fields(err); len(fs) == 0 || fs[0].Field != tc.field || !errors.Is(err, sweep.ErrInput) {
+				t.Errorf("%s %s/%s: got %v, want a refusal of %s", tc.name, tc.dispatch, tc.combine, err, tc.field)
+			}
+			continue
+		}
+		if err != nil || w.Name != tc.name || w.Shape.Hidden != tc.hidden || w.Shape.Dispatch != tc.d || w.Shape.Combine != tc.c {
+			t.Errorf("%s %s/%s: got %s, hidden %d, %s/%s, %v", tc.name, tc.dispatch, tc.combine, w.Name, w.Shape.Hidden, w.Shape.Dispatch, w.Shape.Combine, err)
 		}
 	}
 }

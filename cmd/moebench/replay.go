@@ -155,7 +155,7 @@ func replayCommand(args []string, stdout, stderr io.Writer, hook func(done int))
 	// What makes the layer impossible, and a --set nothing reads, refuse
 	// the command before any group is run.
 	if err := rp.Check(); err != nil {
-		return replayPointErr(err)
+		return groupErr(&f.budget, err)
 	}
 	if err := checkSetsRead("replay", rp.Profile, f.prof.sets); err != nil {
 		return err
@@ -243,8 +243,11 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*sweep.Replayer, error) {
 		o.NVLink = &f.nvlink
 	}
 	bg, err := sweep.ReplayOptions(o, f.mode, f.background, fs.Changed("chunk"))
+	if errors.Is(err, moe.ErrChunkMode) {
+		return nil, chunkErr(err)
+	}
 	if err != nil {
-		return nil, replayErr(err)
+		return nil, inputErr(err)
 	}
 	if f.imp.Tokens < 0 {
 		return nil, fmt.Errorf("%w: --tokens %d: must be 0 or more", errUsage, f.imp.Tokens)
@@ -281,12 +284,9 @@ func newReplayer(f *replayFlags, fs *pflag.FlagSet) (*sweep.Replayer, error) {
 func setTrace(rp *sweep.Replayer, f *replayFlags, fs *pflag.FlagSet, src traces.Reader) error {
 	o := f.o
 	o.Name = strings.Join(splitList(f.traces), ",")
-	w, err := workloads.Get(f.workload)
+	w, err := sweep.Workload(f.workload, f.dtype, f.combine)
 	if err != nil {
-		return fmt.Errorf("%w: --workload: %v", errUsage, err)
-	}
-	if err := applyDTypes(&w.Shape, f.dtype, f.combine); err != nil {
-		return err
+		return inputErr(err)
 	}
 	o.Workload = w
 	if fs.Changed("topk-groups") || fs.Changed("expert-groups") {
@@ -302,30 +302,16 @@ func setTrace(rp *sweep.Replayer, f *replayFlags, fs *pflag.FlagSet, src traces.
 	return nil
 }
 
-// replayErr maps what ReplayOptions refuses to the command line: a chunk
-// with the flag that lifts it, a count out of range, a name not known.
-func replayErr(err error) error {
-	if errors.Is(err, moe.ErrChunkMode) {
-		return chunkErr(err)
-	}
-	if errors.Is(err, replay.ErrInput) {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return inputErr(err)
-}
-
-// replayPointErr maps a layer's refusal as run maps a point's; replay
-// takes no --over-limit, so it has no hint to run over a limit.
-func replayPointErr(err error) error { return (&layerFlags{}).pointErr(err) }
-
-// groupErr maps a group's refusal to the command line: over the budget
-// b, or a point's refusal, and for queues too shallow the trace's way out.
+// groupErr maps a group's or the layer's refusal to the command line:
+// over the budget b, or a point's refusal as run maps it (replay takes no
+// --over-limit: no hint to run over a limit), and for queues too shallow
+// the trace's way out.
 func groupErr(b *budgetFlags, err error) error {
 	if de := (*sweep.ReplayDepthError)(nil); errors.As(err, &de) {
 		// The tokens come from the trace, not a flag: say what else helps.
 		return fmt.Errorf("%w: %v; replay with --mode normal or on more --ranks", errUsage, de)
 	}
-	return b.usage(replayPointErr(err))
+	return b.usage((&layerFlags{}).pointErr(err))
 }
 
 // runErr maps a replay's error to the command line: a group's own usage
