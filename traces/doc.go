@@ -10,7 +10,10 @@
 // Reader of Records under one Header, written by NewWriter (Encode,
 // EncodeFile) in either native form, and a Summary of per-layer load and
 // skew (Inspect; InspectFile adds the file and host). GenOptions.CheckLayer
-// refuses a synthetic trace the layer would refuse, naming the field.
+// refuses a synthetic trace the layer would refuse, naming the field, and
+// CheckSpace one larger than the space free where it goes (SpaceError);
+// OutputFormat and ImportFormat read the formats a command is told
+// (ChoiceError, ErrStdoutBinary).
 //
 // Every reader is Scanner-shaped: Next returns one Record, reusing its
 // buffers, and io.EOF at the end. Nothing is loaded whole except the arrays

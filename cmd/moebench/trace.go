@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"moebench/budget"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/routing"
@@ -59,17 +56,6 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("%w: unknown trace subcommand %s (want gen, convert or inspect)", errUsage, report.Quote(args[0]))
 }
 
-// newTraceFlags returns a FlagSet whose usage text goes to stdout on --help.
-func newTraceFlags(name, synopsis, examples string, stdout io.Writer) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("moebench trace "+name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: moebench trace %s\n\nFlags:\n%s\nExamples:\n%s", synopsis, fs.FlagUsages(), examples)
-	}
-	return fs
-}
-
 // parseTraceFlags parses args; help is reported as (true, nil). pflag has
 // already printed the usage on --help, so it is not printed again here.
 func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
@@ -83,39 +69,32 @@ func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
 }
 
 // importFormat sets the import's format and layout from --from and
-// --layout.
+// --layout (traces.ImportFormat).
 func importFormat(from, layout string, opt *traces.ImportOptions) error {
-	if from != "" {
-		f, err := parseFormat("from", from, traces.FormatNPY, traces.FormatNPZ, traces.FormatSGLangStatCSV, traces.FormatEPLB, traces.FormatJSONL, traces.FormatBinary)
-		if err != nil {
-			return err
-		}
-		opt.From = f
-	}
-	switch traces.Layout(layout) {
-	case traces.LayoutAuto, traces.LayersFirst, traces.TokensFirst:
-		opt.Layout = traces.Layout(layout)
-		return nil
-	}
-	return fmt.Errorf("%w: --layout %s is not layers-first or tokens-first", errUsage, report.Quote(layout))
+	var err error
+	opt.From, opt.Layout, err = traces.ImportFormat(from, layout)
+	return traceErr(err)
 }
 
-func parseFormat(flag, v string, allowed ...traces.Format) (traces.Format, error) {
-	for _, f := range allowed {
-		if string(f) == v {
-			return f, nil
-		}
+// traceErr is traces' refusal of a flag's value as the command line's.
+func traceErr(err error) error {
+	var choice *traces.ChoiceError
+	var space *traces.SpaceError
+	switch {
+	case errors.As(err, &choice):
+		return fmt.Errorf("%w: --%s %s is not %s", errUsage, choice.Field, report.Quote(choice.Value), choice.Want)
+	case errors.Is(err, traces.ErrStdoutBinary):
+		return fmt.Errorf("%w: --out - writes only jsonl (binary goes to a file)", errUsage)
+	case errors.As(err, &space):
+		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
+			errUsage, report.Bytes(space.Bytes), space.Records, report.Bytes(space.Free), space.Path)
 	}
-	names := make([]string, len(allowed))
-	for i, f := range allowed {
-		names[i] = string(f)
-	}
-	return "", fmt.Errorf("%w: --%s %s is not one of %s", errUsage, flag, report.Quote(v), strings.Join(names, ", "))
+	return err
 }
 
 func runTraceGen(args []string, stdout, _ io.Writer) error {
 	d := traces.DefaultGenOptions()
-	fs := newTraceFlags("gen", "gen --out FILE [flags]", `  moebench trace gen --out uniform.bin
+	fs := newFlags("moebench trace gen", "trace gen --out FILE [flags]", `  moebench trace gen --out uniform.bin
   moebench trace gen --routing powerlaw:1.2 --drift 0.05 --layers 61 --ranks 32 --out r1.bin
   moebench trace gen --routing hot:8:0.5 --tokens 16 --weights --format jsonl --out -
   moebench trace gen --routing imbalanced-ranks:4 --ranks 16 --gpus-per-node 8 --out hot-rank.bin
@@ -158,56 +137,18 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if err := d.CheckLayer(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	f, err := outputFormat(*format, *out)
+	f, err := traces.OutputFormat(*format, *out)
 	if err != nil {
-		return err
+		return traceErr(err)
 	}
-	if err := checkTraceBytes(d, f, *out); err != nil {
-		return err
+	if err := d.CheckSpace(f, *out); err != nil {
+		return traceErr(err)
 	}
 	src, err := traces.Generate(d)
 	if err != nil {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
 	}
 	return writeTrace(*out, f, src, stdout)
-}
-
-// checkTraceBytes refuses, before writing, a trace larger than the free
-// space where --out goes (traces.GenOptions.EncodedSize).
-func checkTraceBytes(d traces.GenOptions, f traces.Format, out string) error {
-	bytes, records := d.EncodedSize(f)
-	free := budget.FreeBytes(out)
-	if free > 0 && bytes > float64(free) {
-		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
-			errUsage, report.Bytes(clampInt64(bytes)), records, report.Bytes(free), out)
-	}
-	return nil
-}
-
-// clampInt64 is v, at most math.MaxInt64.
-func clampInt64(v float64) int64 {
-	if v >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(v)
-}
-
-// outputFormat takes --format, else guesses from the output name; binary
-// data never goes to a terminal stream.
-func outputFormat(flag, out string) (traces.Format, error) {
-	f := traces.FormatForPath(out)
-	if flag != "" {
-		var err error
-		if f, err = parseFormat("format", flag, traces.FormatBinary, traces.FormatJSONL); err != nil {
-			return "", err
-		}
-	} else if out == "-" {
-		f = traces.FormatJSONL
-	}
-	if out == "-" && f != traces.FormatJSONL {
-		return "", fmt.Errorf("%w: --out - writes only jsonl (binary goes to a file)", errUsage)
-	}
-	return f, nil
 }
 
 // writeTrace writes src to out atomically, or to stdout for -.
@@ -219,7 +160,7 @@ func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer
 }
 
 func runTraceConvert(args []string, stdout, _ io.Writer) error {
-	fs := newTraceFlags("convert", "convert IN... --out OUT [flags]", `  moebench trace convert routing.npz --out routing.bin
+	fs := newFlags("moebench trace convert", "trace convert IN... --out OUT [flags]", `  moebench trace convert routing.npz --out routing.bin
   moebench trace convert routed_experts.npy --layout tokens-first --experts 256 --out r.bin
   moebench trace convert rank0.csv rank1.csv --from sglang-stat-csv --topk 8 --out stat.bin
   moebench trace convert eplb_weight.csv --from eplb --topk 8 --tokens 4096 --out eplb.bin
@@ -262,9 +203,9 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	if err := importFormat(*from, *layout, &opt); err != nil {
 		return err
 	}
-	f, err := outputFormat(*format, *out)
+	f, err := traces.OutputFormat(*format, *out)
 	if err != nil {
-		return err
+		return traceErr(err)
 	}
 	src, err := traces.Import(fs.Args(), opt)
 	if errors.Is(err, traces.ErrOption) {
@@ -278,7 +219,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 }
 
 func runTraceInspect(args []string, stdout, _ io.Writer) error {
-	fs := newTraceFlags("inspect", "inspect FILE [flags]", `  moebench trace inspect routing.bin
+	fs := newFlags("moebench trace inspect", "trace inspect FILE [flags]", `  moebench trace inspect routing.bin
   moebench trace inspect routing.jsonl --format json
 `, stdout)
 	format := fs.String("format", "table", "output: table or json")
