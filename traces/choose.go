@@ -2,11 +2,14 @@ package traces
 
 import (
 	"errors"
+	"io"
 	"math"
 	"strings"
 
 	"moebench/budget"
+	"moebench/internal/field"
 	"moebench/internal/report"
+	"moebench/routing"
 )
 
 // ChoiceError is a name given to an input that is none of those the input
@@ -101,4 +104,37 @@ func (d GenOptions) CheckSpace(f Format, path string) error {
 		return &SpaceError{Bytes: b, Records: records, Free: free, Path: path}
 	}
 	return nil
+}
+
+// Resolve checks d as a command gives it, in this order: the drift, the
+// routing named spec (routing.Parse, which it sets), the layer
+// (CheckLayer), the format to write path in (OutputFormat) and the space
+// free there (CheckSpace). It returns the format; every refusal is of
+// an input (field errors, ChoiceError, ErrStdoutBinary, SpaceError).
+func (d *GenOptions) Resolve(spec, format, path string) (Format, error) {
+	if err := field.Float("drift", d.Drift, 0, 1); err != nil {
+		return "", err
+	}
+	r, err := routing.Parse(spec)
+	if err != nil {
+		return "", field.Errorf("routing", "%v", err)
+	}
+	d.Routing = r
+	if err := d.CheckLayer(); err != nil {
+		return "", err
+	}
+	f, err := OutputFormat(format, path)
+	if err != nil {
+		return "", err
+	}
+	return f, d.CheckSpace(f, path)
+}
+
+// EncodePath writes src in format f to the file at path (EncodeFile), or
+// to stdout where path is "-".
+func EncodePath(path string, f Format, src Reader, stdout io.Writer) error {
+	if path == "-" {
+		return Encode(stdout, f, src)
+	}
+	return EncodeFile(path, f, src)
 }

@@ -1,11 +1,14 @@
 package traces_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/traces"
 )
 
@@ -95,4 +98,73 @@ func msg(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Resolve refuses the first wrong input in its order, naming it, and
+// otherwise sets the routing and returns the format.
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		edit               func(*traces.GenOptions)
+		spec, format, path string
+		want               traces.Format
+		field, err         string // the field refused and the message, "" for none
+	}{
+		{name: "defaults", spec: "uniform", path: "r.bin", want: "bin"},
+		{name: "stdout", spec: "powerlaw:1.2", path: "-", want: "jsonl"},
+		{name: "drift", edit: func(d *traces.GenOptions) { d.Drift = 2 }, spec: "x", path: "r.bin",
+			field: "drift", err: "drift 2: want a finite number from 0 to 1"},
+		{name: "routing", spec: "x", path: "r.bin", field: "routing"},
+		{name: "layer", edit: func(d *traces.GenOptions) { d.TopK = 300 }, spec: "uniform", format: "xml", path: "r.bin", field: "topk"},
+		{name: "format", spec: "uniform", format: "xml", path: "-", err: `format "xml" is not one of bin, jsonl`},
+		{name: "binary to stdout", spec: "uniform", format: "bin", path: "-",
+			err: "standard output takes JSON lines only; the binary form goes to a file"},
+	} {
+		d := traces.DefaultGenOptions()
+		if tc.edit != nil {
+			tc.edit(&d)
+		}
+		f, err := d.Resolve(tc.spec, tc.format, tc.path)
+		fs := field.Fields(err)
+		switch {
+		case tc.field == "" && tc.err == "":
+			if err != nil || f != tc.want {
+				t.Errorf("%s: %q, %v; want %q", tc.name, f, err, tc.want)
+			}
+		case tc.field != "" && (len(fs) == 0 || fs[0].Field != tc.field):
+			t.Errorf("%s: %v names %v, want %s", tc.name, err, fs, tc.field)
+		case tc.err != "" && msg(err) != tc.err:
+			t.Errorf("%s: %q, want %q", tc.name, msg(err), tc.err)
+		}
+	}
+	d := traces.DefaultGenOptions()
+	if _, err := d.Resolve("powerlaw:1.2", "", "r.bin"); err != nil || d.Routing.String() != "powerlaw:1.2" {
+		t.Errorf("the routing set: %v, %v", d.Routing, err)
+	}
+}
+
+// EncodePath writes to stdout for "-", else the file, the same bytes.
+func TestEncodePath(t *testing.T) {
+	t.Parallel()
+	o := traces.DefaultGenOptions()
+	o.Layers, o.Ranks, o.TokensPerRank = 1, 2, 2
+	var stdout bytes.Buffer
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	for _, p := range []string{"-", path} {
+		src, err := traces.Generate(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := traces.EncodePath(p, traces.FormatJSONL, src, &stdout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout.Len() == 0 || !bytes.Equal(file, stdout.Bytes()) {
+		t.Errorf("stdout %d B, the file %d B: want the same trace", stdout.Len(), len(file))
+	}
 }

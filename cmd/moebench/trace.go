@@ -76,7 +76,8 @@ func importFormat(from, layout string, opt *traces.ImportOptions) error {
 	return traceErr(err)
 }
 
-// traceErr is traces' refusal of a flag's value as the command line's.
+// traceErr is traces' refusal of a flag's value as the command line's
+// (each a usage error).
 func traceErr(err error) error {
 	var choice *traces.ChoiceError
 	var space *traces.SpaceError
@@ -88,8 +89,10 @@ func traceErr(err error) error {
 	case errors.As(err, &space):
 		return fmt.Errorf("%w: trace gen would write about %s (%.0f records), more than the %s free where --out %s goes; ask for fewer --steps, --layers, --ranks or --tokens",
 			errUsage, report.Bytes(space.Bytes), space.Records, report.Bytes(space.Free), space.Path)
+	case err != nil:
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return err
+	return nil
 }
 
 func runTraceGen(args []string, stdout, _ io.Writer) error {
@@ -124,39 +127,17 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	if err := checkOut("--out", *out); err != nil {
 		return err
 	}
-	if err := checkFloat("drift", d.Drift, 0, 1); err != nil {
-		return err
-	}
-	r, err := routing.Parse(*spec)
-	if err != nil {
-		return fmt.Errorf("%w: --routing: %v", errUsage, err)
-	}
-	d.Routing = r
 	// The layer shape as run and replay check it: a trace they would
 	// refuse is refused here.
-	if err := d.CheckLayer(); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	f, err := traces.OutputFormat(*format, *out)
+	f, err := d.Resolve(*spec, *format, *out)
 	if err != nil {
-		return traceErr(err)
-	}
-	if err := d.CheckSpace(f, *out); err != nil {
 		return traceErr(err)
 	}
 	src, err := traces.Generate(d)
 	if err != nil {
 		return fmt.Errorf("%w: trace gen: %v", errUsage, err)
 	}
-	return writeTrace(*out, f, src, stdout)
-}
-
-// writeTrace writes src to out atomically, or to stdout for -.
-func writeTrace(out string, f traces.Format, src traces.Reader, stdout io.Writer) error {
-	if out == "-" {
-		return traces.Encode(stdout, f, src)
-	}
-	return traces.EncodeFile(out, f, src)
+	return traces.EncodePath(*out, f, src, stdout)
 }
 
 func runTraceConvert(args []string, stdout, _ io.Writer) error {
@@ -215,7 +196,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer src.Close()
-	return writeTrace(*out, f, src, stdout)
+	return traces.EncodePath(*out, f, src, stdout)
 }
 
 func runTraceInspect(args []string, stdout, _ io.Writer) error {
