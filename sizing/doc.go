@@ -14,7 +14,9 @@
 // A command asks for a study as a Request (names and numbers, unchecked);
 // Plan checks it in a fixed order, so that of several mistakes the first
 // is named, and returns the Study, refusing a wrong input as a
-// field.Error that names it; NewLimits does the same for the Limits.
+// field.Error that names it (its limits through NewLimits, a knob no
+// chosen preset takes as a preset.KnobError); Study.Header is what a
+// report's header says of it.
 //
 // Out: one Candidate per configuration with its resources per NIC, GPU and
 // host and, where it was run, its modelled dispatch and combine; the

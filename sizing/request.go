@@ -45,13 +45,16 @@ type Request struct {
 	// ByPreset, Presets are presets by name (preset.Resolve).
 	Transports, Presets []string
 	ByPreset            bool
-	// Knobs are the knob lists given, by name: the budget weighs each
-	// mechanism's largest candidate on them.
+	// Knobs are the knob lists given, by name, each value at least 1 and
+	// one its knob takes: the budget weighs each mechanism's largest
+	// candidate on them, and the study sizes over them. The first knob
+	// given must be one a preset's mechanism takes (preset.CheckTaken).
 	Knobs map[string][]int
 	// Jobs is how many candidates run at once; 0 is as many as fit in
 	// Budget, up to one a core.
 	Jobs      int
 	Budget    budget.Budget
+	Limits    LimitsRequest
 	NoPayload bool
 	Log       *zap.Logger
 }
@@ -72,8 +75,8 @@ func (e *OverBudget) Error() string { return e.Err.Error() }
 func (e *OverBudget) Unwrap() error { return e.Err }
 
 // Plan checks r and returns the study it asks for: its deployment with
-// the routing generated, its presets and Jobs. The space's knob lists,
-// the limits and the compute are the caller's to add.
+// the routing generated, its presets, knob lists, limits (NewLimits) and
+// Jobs. The compute is the caller's to add.
 func Plan(r Request) (*Study, error) {
 	if r.Log == nil {
 		r.Log = zap.NewNop()
@@ -98,7 +101,40 @@ func Plan(r Request) (*Study, error) {
 		return nil, err
 	}
 	d.InTurn = inTurn
-	return &Study{Deployment: d, Space: Space{Presets: presets}, Jobs: jobs, Log: r.Log}, nil
+	st := &Study{Deployment: d, Space: Space{Presets: presets}, Jobs: jobs, Spec: spec, Budget: r.Budget, Log: r.Log}
+	if st.Space.Knobs, err = r.knobs(presets); err != nil {
+		return nil, err
+	}
+	if st.Limits, err = NewLimits(r.Limits); err != nil {
+		return nil, err
+	}
+	if r.Jobs < 0 {
+		return nil, field.Valuef("jobs", r.Jobs, "must be 0 (one per core) or more")
+	}
+	return st, nil
+}
+
+// knobs are r's knob lists that hold values, each checked against its
+// knob (in transport.AllKnobs' order), the first given against presets.
+func (r *Request) knobs(presets []preset.Preset) (map[string][]int, error) {
+	lists := map[string][]int{}
+	for _, k := range transport.AllKnobs() {
+		if v := r.Knobs[k.Name]; len(v) > 0 {
+			if err := k.CheckSizes(v); err != nil {
+				return nil, err
+			}
+			lists[k.Name] = v
+		}
+	}
+	for _, k := range transport.AllKnobs() {
+		if len(lists[k.Name]) > 0 {
+			if err := preset.CheckTaken(k.Name, presets); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return lists, nil
 }
 
 // deployment is r's mode, NVLink and background, with no routing yet,

@@ -3,6 +3,7 @@ package sizing_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"moebench/profile"
 	"moebench/sizing"
 	_ "moebench/transport/gda"
+	"moebench/transport/preset"
 	"moebench/transport/proxy"
 	"moebench/workloads"
 )
@@ -52,6 +54,14 @@ func TestPlan(t *testing.T) {
 		{name: "no ranks", edit: func(r *sizing.Request) { r.Shape.Ranks = 0 }, msg: "rank"},
 		{name: "mode before background", edit: func(r *sizing.Request) { r.Mode, r.Background = "x", "x" }, field: "mode"},
 		{name: "NVLink asked for", edit: func(r *sizing.Request) { r.NVLink = &on }},
+		{name: "knob list", edit: func(r *sizing.Request) { r.Knobs = map[string][]int{"qps-per-peer": {1, 2, 4}} }},
+		{name: "knob below 1", edit: func(r *sizing.Request) { r.Knobs = map[string][]int{"qps-per-peer": {2, 0}} },
+			field: "qps-per-peer", msg: "qps-per-peer 0: must be at least 1"},
+		{name: "knob not taken", edit: func(r *sizing.Request) { r.Knobs = map[string][]int{"dcis": {4}} }, msg: "dcis applies to dc"},
+		{name: "knob values before taking", edit: func(r *sizing.Request) { r.Knobs = map[string][]int{"dcis": {0}} }, field: "dcis"},
+		{name: "limits", edit: func(r *sizing.Request) { r.Limits.Tolerance = 2 }, field: "tolerance"},
+		{name: "jobs", edit: func(r *sizing.Request) { r.Jobs = -1 }, field: "jobs", msg: "jobs -1: must be 0 (one per core) or more"},
+		{name: "limits before jobs", edit: func(r *sizing.Request) { r.Jobs, r.Limits.TargetUs = -1, -1 }, field: "target-us"},
 	} {
 		st, err := sizing.Plan(request(tc.edit))
 		fs := field.Fields(err)
@@ -69,8 +79,14 @@ func TestPlan(t *testing.T) {
 		case !strings.Contains(err.Error(), tc.msg):
 			t.Errorf("%s: %v, want %q in it", tc.name, err, tc.msg)
 		}
+		if ke := (*preset.KnobError)(nil); (tc.name == "knob not taken") != errors.As(err, &ke) {
+			t.Errorf("%s: %v, a KnobError only where no preset takes the knob", tc.name, err)
+		}
 		if err != nil {
 			continue
+		}
+		if want := tc.name == "knob list"; want != (len(st.Space.Knobs["qps-per-peer"]) == 3) {
+			t.Errorf("%s: knob lists %v", tc.name, st.Space.Knobs)
 		}
 		d := st.Deployment
 		if d.Routing == nil || d.Routing.Shape.Ranks != 16 || len(st.Space.Presets) != 1 || st.Jobs != 1 {
@@ -131,3 +147,35 @@ func TestNewLimits(t *testing.T) {
 }
 
 func nan() float64 { return math.NaN() }
+
+// The header names the layer, its routing, background and presets, the
+// compute where the layer carries it, and what the figures are of.
+func TestStudyHeader(t *testing.T) {
+	t.Parallel()
+	st, err := sizing.Plan(request(func(r *sizing.Request) {
+		r.Routing, r.Background, r.Presets, r.ByPreset = "powerlaw:1.2", "bulk:8", []string{"deepep-v1", "uccl-ep"}, true
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		compute string
+		want    []string
+	}{
+		{"", []string{
+			"workload deepseek-v3: 256 experts, top-8, hidden 7168, 8 tokens/rank, EP16 = 2 nodes × 8 GPUs, ll mode, NVLink off",
+			"routing powerlaw:1.2; background bulk:8; presets deepep-v1, uccl-ep",
+			"layer = dispatch + combine of the slowest rank; resources per NIC, per GPU and per host of 8 GPUs",
+		}},
+		{"experts' compute: a note", []string{
+			"workload deepseek-v3: 256 experts, top-8, hidden 7168, 8 tokens/rank, EP16 = 2 nodes × 8 GPUs, ll mode, NVLink off",
+			"routing powerlaw:1.2; background bulk:8; presets deepep-v1, uccl-ep",
+			"experts' compute: a note",
+			"layer = the layer with its experts' compute, its communication exposed or hidden by the overlap; resources per NIC, per GPU and per host of 8 GPUs",
+		}},
+	} {
+		if got := st.Header("deepseek-v3", "bulk:8", tc.compute); !slices.Equal(got, tc.want) {
+			t.Errorf("compute %q:\n got %q\nwant %q", tc.compute, got, tc.want)
+		}
+	}
+}

@@ -23,7 +23,11 @@ type Study struct {
 	Limits     Limits
 	// Jobs is how many candidates run at once; 0 means GOMAXPROCS.
 	Jobs int
-	Log  *zap.Logger
+	// Spec is the routing the deployment's was generated from.
+	Spec moe.RoutingSpec
+	// Budget is the memory the study may hold, which InTurn fits.
+	Budget budget.Budget
+	Log    *zap.Logger
 	// Progress, when set, is called after each run with the runs done and
 	// the runs this study (or shard) does at most.
 	Progress func(done, total int, name string)
@@ -91,6 +95,9 @@ func (s *Study) Run(index, count int) ([]Candidate, error) {
 		s.Log = zap.NewNop()
 	}
 	d := &s.Deployment
+	if d.InTurn {
+		s.Log.Info("dispatch and combine in turn to fit memory", zap.String("budget", report.Bytes(s.Budget.Bytes)))
+	}
 	if d.Compute != nil {
 		if err := d.Compute.Validate(d.Routing.Shape, d.Mode); err != nil {
 			return nil, err

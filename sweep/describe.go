@@ -49,7 +49,7 @@ func Describe(h Header, points []Point, spec moe.RoutingSpec) []string {
 	c := points[0]
 	s := c.Shape
 	l := []string{
-		WorkloadLine(h.Workload, s, c.Mode, c.NVLink),
+		workloads.Line(h.Workload, s, c.Mode, c.NVLink),
 		fmt.Sprintf("routing %s, %s; background %s", spec, h.Limit, c.Background),
 	}
 	if c.Mode == moe.Normal && s.Domains() > 1 {
@@ -66,22 +66,6 @@ func Describe(h Header, points []Point, spec moe.RoutingSpec) []string {
 	return l
 }
 
-// WorkloadLine is a header's line on the layer: the workload's shape s
-// as it runs (its hosts and NVLink domains, the mode, the dtypes where
-// they are not the workload's own).
-func WorkloadLine(workload string, s moe.Shape, mode moe.Mode, nvlink bool) string {
-	nv := "off"
-	if nvlink {
-		nv = "on"
-	}
-	dt := ""
-	if w, err := workloads.Get(workload); err == nil {
-		dt = DTypeNote(s, w.Shape)
-	}
-	return fmt.Sprintf("workload %s: %d experts, top-%d, hidden %d, %d tokens/rank, EP%d = %s, %s mode, NVLink %s%s",
-		workload, s.Physical(), s.TopK, s.Hidden, s.Tokens, s.Ranks, s.Hosts(), mode, nv, dt)
-}
-
 // NodeNote says how internode normal mode runs: channels and DeepEP's
 // chunk and buffer sizes for the rank count.
 func NodeNote(s moe.Shape, numSMs, chunk int) string {
@@ -89,15 +73,6 @@ func NodeNote(s moe.Shape, numSMs, chunk int) string {
 	d, c := moe.NodeConfigs(s.Ranks, chunk)
 	return fmt.Sprintf("normal mode across nodes: %d channels (num_sms/2); per write/batch, dispatch %d RDMA / %d NVLink tokens, combine %d / %d; RDMA buffers of %d tokens",
 		qps/2, d.RDMAChunk, d.NVLChunk, c.RDMAChunk, c.NVLChunk, d.RDMABuf)
-}
-
-// DTypeNote names the dtypes in a header where they are not the
-// workload's own, which the workload's name already implies.
-func DTypeNote(s, workload moe.Shape) string {
-	if s.Dispatch == workload.Dispatch && s.Combine == workload.Combine {
-		return ""
-	}
-	return fmt.Sprintf(", %s dispatch, %s combine", s.Dispatch, s.Combine)
 }
 
 // LaunchNote says when an LL point's experts outnumber the warp groups

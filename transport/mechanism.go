@@ -89,6 +89,20 @@ func (k Knob) Check(v string) error {
 	return nil
 }
 
+// CheckSizes refuses a list of sizes to try for k that holds one below 1
+// or one k refuses (Check), the first such in order.
+func (k Knob) CheckSizes(v []int) error {
+	for _, x := range v {
+		if x < 1 {
+			return field.Valuef(k.Name, x, "must be at least 1")
+		}
+		if err := k.Check(strconv.Itoa(x)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Cause is a share of the critical path a mechanism attributes to
 // something of its own, such as a connection-context miss.
 type Cause struct {

@@ -46,6 +46,35 @@ func TestKnobCheck(t *testing.T) {
 	}
 }
 
+// A list of sizes is refused at its first value below 1 or past the
+// knob's bounds, naming the knob and the value.
+func TestKnobCheckSizes(t *testing.T) {
+	t.Parallel()
+	k := transport.Knob{Name: "dcis", Min: 0, Max: 64}
+	for _, tc := range []struct {
+		v    []int
+		want string // "" for none
+	}{
+		{nil, ""},
+		{[]int{1, 64, 8}, ""},
+		{[]int{4, 0, 100}, "dcis 0: must be at least 1"},
+		{[]int{-3}, "dcis -3: must be at least 1"},
+		{[]int{2, 65}, "dcis 65: must be at most 64"},
+	} {
+		err := k.CheckSizes(tc.v)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if fs := field.Fields(err); len(fs) != 1 || fs[0].Field != "dcis" {
+				t.Errorf("%v: names %v, want dcis", tc.v, fs)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("CheckSizes(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
 func TestSettings(t *testing.T) {
 	t.Parallel()
 	s := transport.Settings{"workers": "4", "ordering": "gpu-fence"}

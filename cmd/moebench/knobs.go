@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -80,46 +80,35 @@ func (k *knobFlags) axes() []sweep.KnobAxis {
 	return out
 }
 
-// sizeLists are the integer knobs' lists, for a sizing study.
-func (k *knobFlags) sizeLists() (map[string][]int, error) {
+// lists are the integer knobs' lists given, by name.
+func (k *knobFlags) lists() map[string][]int {
 	lists := map[string][]int{}
-	for _, kn := range k.knobs {
-		p := k.ints[kn.Name]
-		if p == nil || len(*p) == 0 {
-			continue
+	for n, v := range k.ints {
+		if len(*v) > 0 {
+			lists[n] = *v
 		}
-		for _, v := range *p {
-			if v < 1 {
-				return nil, fmt.Errorf("%w: --%s %d: must be at least 1", errUsage, kn.Name, v)
-			}
-			if err := kn.Check(strconv.Itoa(v)); err != nil {
-				return nil, fmt.Errorf("%w: %w", errUsage, err)
-			}
-		}
-		lists[kn.Name] = *p
 	}
-	return lists, nil
+	return lists
 }
 
 // checkApplies fails when a knob was given but no chosen preset's
-// mechanism takes it, rather than ignoring it.
+// mechanism takes it, rather than ignoring it; the first knob given is
+// the one checked (preset.CheckTaken).
 func (k *knobFlags) checkApplies(presets []preset.Preset) error {
 	for _, kn := range k.knobs {
-		if !k.given(kn.Name) {
-			continue
+		if k.given(kn.Name) {
+			return knobErr(preset.CheckTaken(kn.Name, presets))
 		}
-		var mechs []string
-		takers := transport.Takers(kn.Name)
-		for _, p := range presets {
-			if slices.Contains(takers, p.Mechanism) {
-				return nil
-			}
-			if !slices.Contains(mechs, p.Mechanism) {
-				mechs = append(mechs, p.Mechanism)
-			}
-		}
-		return fmt.Errorf("%w: --%s applies to %s; none of the chosen transports (%s) takes it", errUsage, kn.Name,
-			strings.Join(takers, ", "), strings.Join(mechs, ", "))
 	}
 	return nil
+}
+
+// knobErr is preset.CheckTaken's refusal as the command line's.
+func knobErr(err error) error {
+	var ke *preset.KnobError
+	if errors.As(err, &ke) {
+		return fmt.Errorf("%w: --%s applies to %s; none of the chosen transports (%s) takes it", errUsage, ke.Knob,
+			strings.Join(ke.Takers, ", "), strings.Join(ke.Chosen, ", "))
+	}
+	return err
 }

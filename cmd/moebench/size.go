@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -18,8 +17,8 @@ import (
 	"moebench/results"
 	"moebench/routing"
 	"moebench/sizing"
-	"moebench/sweep"
 	"moebench/transport"
+	"moebench/transport/preset"
 	"moebench/workloads"
 )
 
@@ -86,21 +85,11 @@ func runSize(args []string, stdout, stderr io.Writer) error {
 	h.Profile, h.Origins = prof.Name, prof.Origins
 	// Every candidate's models are built by then, none modelled yet.
 	study.Ready = func() error { return checkSetsRead("size", prof, f.prof.sets) }
-	if study.Deployment.InTurn {
-		log.Info("dispatch and combine in turn to fit memory", zap.String("budget", report.Bytes(f.budget.limit.Bytes)))
-	}
 	budget.SoftLimit(f.budget.limit)
-	bar := (*report.Progress)(nil)
-	study.Progress = func(done, total int, name string) {
-		if bar == nil {
-			bar = report.NewProgress(stderr, "moebench size", total, report.ProgressOptions{Force: f.progress})
-		}
-		bar.Step(name)
-	}
+	bar := report.NewDeferred(stderr, "moebench size", report.ProgressOptions{Force: f.progress})
+	study.Progress = bar.Step
 	cands, err := study.Run(sh.Index, max(1, sh.Count))
-	if bar != nil {
-		bar.Done()
-	}
+	bar.Done()
 	if err != nil {
 		if errors.Is(err, errUsage) {
 			return err
@@ -201,34 +190,17 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	req := sizing.Request{Shape: s, Profile: prof, Mode: one(f.modes), Background: f.background,
 		NumSMs: f.numSMs, Chunk: f.chunk, ChunkGiven: f.changed("chunk"), Routing: f.routing, Seed: f.seed,
 		Transports: splitList(f.transports), Presets: splitList(f.presets), ByPreset: byPreset,
-		Knobs: map[string][]int{}, Jobs: f.jobs, Budget: f.budget.limit, NoPayload: f.noPayload, Log: f.log}
+		Knobs: f.knobs.lists(), Jobs: f.jobs, Budget: f.budget.limit, NoPayload: f.noPayload, Log: f.log,
+		Limits: sizing.LimitsRequest{MaxQPsPerNIC: f.maxQPs, MaxBufferGiB: f.maxBufGiB, TargetUs: f.targetUs, Tolerance: f.tolerance, Own: map[string]int{}}}
 	if nvlinkSet {
 		req.NVLink = &f.nvlink
 	}
-	for n, v := range f.knobs.ints {
-		if v != nil {
-			req.Knobs[n] = *v
-		}
+	for n, v := range f.ownMax {
+		req.Limits.Own[n] = *v
 	}
 	st, err := sizing.Plan(req)
 	if err != nil {
 		return nil, h, f.planErr(err)
-	}
-	if st.Space.Knobs, err = f.knobs.sizeLists(); err != nil {
-		return nil, h, err
-	}
-	if err := f.knobs.checkApplies(st.Space.Presets); err != nil {
-		return nil, h, err
-	}
-	lr := sizing.LimitsRequest{MaxQPsPerNIC: f.maxQPs, MaxBufferGiB: f.maxBufGiB, TargetUs: f.targetUs, Tolerance: f.tolerance, Own: map[string]int{}}
-	for n, v := range f.ownMax {
-		lr.Own[n] = *v
-	}
-	if st.Limits, err = sizing.NewLimits(lr); err != nil {
-		return nil, h, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if f.jobs < 0 {
-		return nil, h, fmt.Errorf("%w: --jobs %d: must be 0 (one per core) or more", errUsage, f.jobs)
 	}
 	d := &st.Deployment
 	if d.Compute, err = f.compute.config(f.workload, d.Routing.Shape, d.Mode, prof); err != nil {
@@ -237,24 +209,17 @@ func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*siz
 	return st, f.header(st), nil
 }
 
-// shapeOver is the workload's shape with the shape flags given over it.
+// shapeOver is the workload's shape with the shape flags given over it
+// (moe.Shape.Over): only an absent flag means the workload's.
 func (f *sizeFlags) shapeOver(s moe.Shape) moe.Shape {
-	for _, o := range []struct {
-		flag string
-		v    int
-		dst  *int
-	}{{"tokens", one(f.tokens), &s.Tokens}, {"ranks", one(f.ranks), &s.Ranks}, {"gpus-per-node", one(f.perNode), &s.GPUsPerNode},
-		{"topk", f.topk, &s.TopK}, {"hidden", f.hidden, &s.Hidden}} {
-		// Given, a value is used as it is (0 included, for the shape's
-		// check to refuse); only an absent flag means the workload's.
-		if f.changed(o.flag) {
-			*o.dst = o.v
+	given := map[string]int{}
+	for n, v := range map[string]int{"tokens": one(f.tokens), "ranks": one(f.ranks), "gpus-per-node": one(f.perNode),
+		"topk": f.topk, "hidden": f.hidden, "experts": one(f.experts)} {
+		if f.changed(n) {
+			given[n] = v
 		}
 	}
-	if f.changed("experts") && one(f.experts) != s.Experts {
-		s.Experts, s.PhysicalExperts = one(f.experts), 0
-	}
-	return s
+	return s.Over(given)
 }
 
 // planErr is a refusal of sizing.Plan as the command line's.
@@ -265,6 +230,8 @@ func (f *sizeFlags) planErr(err error) error {
 		return fmt.Errorf("%w: --num-sms and --chunk must be 0 (the default) or more", errUsage)
 	case errors.Is(err, moe.ErrChunkMode):
 		return chunkErr(err)
+	case errors.As(err, new(*preset.KnobError)):
+		return knobErr(err)
 	case errors.As(err, &over):
 		ex := *over.Err
 		if over.Jobs > 1 {
@@ -280,24 +247,8 @@ func (f *sizeFlags) planErr(err error) error {
 
 // header is the report header of study st.
 func (f *sizeFlags) header(st *sizing.Study) report.Header {
-	d := &st.Deployment
-	s := d.Routing.Shape
 	h := header("size", nil, "modelled (discrete-event simulation of the transports on the profile's hardware model)")
 	h.Seed = &f.seed
-	names := make([]string, len(st.Space.Presets))
-	for i, p := range st.Space.Presets {
-		names[i] = p.Name
-	}
-	spec, _ := moe.ParseRoutingSpec(f.routing) // checked by sizing.Plan
-	h.Extra = []string{
-		sweep.WorkloadLine(f.workload, s, d.Mode, d.NVLink),
-		fmt.Sprintf("routing %s; background %s; presets %s", spec, f.background, strings.Join(names, ", ")),
-	}
-	layer := "layer = dispatch + combine of the slowest rank"
-	if n := f.compute.note(f.workload); n != nil {
-		h.Extra = append(h.Extra, n[0])
-		layer = "layer = the layer with its experts' compute, its communication exposed or hidden by the overlap"
-	}
-	h.Extra = append(h.Extra, fmt.Sprintf("%s; resources per NIC, per GPU and per host of %d GPUs", layer, s.GPUsPerNode))
+	h.Extra = st.Header(f.workload, f.background, one(f.compute.note(f.workload)))
 	return h
 }

@@ -218,3 +218,35 @@ func (p *Progress) Done() {
 		fmt.Fprintf(p.w, "%s: %d/%d done in %s\n", p.label, p.done, p.total, el.Round(10*time.Millisecond))
 	}
 }
+
+// Deferred is a Progress started at its first step, for work that knows
+// its total only once it runs: its clock starts there too, so setup
+// before the work does not count.
+type Deferred struct {
+	w     io.Writer
+	label string
+	o     ProgressOptions
+	p     *Progress
+}
+
+// NewDeferred is a Deferred progress report on w.
+func NewDeferred(w io.Writer, label string, o ProgressOptions) *Deferred {
+	return &Deferred{w: w, label: label, o: o}
+}
+
+// Step marks one step of total done, what naming it; the first starts
+// the Progress of total steps.
+func (d *Deferred) Step(done, total int, what string) {
+	if d.p == nil {
+		d.p = NewProgress(d.w, d.label, total, d.o)
+	}
+	d.p.Step(what)
+}
+
+// Done ends the Progress if a step started it; otherwise there is
+// nothing to end, and it prints nothing.
+func (d *Deferred) Done() {
+	if d.p != nil {
+		d.p.Done()
+	}
+}

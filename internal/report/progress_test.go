@@ -222,3 +222,28 @@ func TestProgressLinesOnANonTerminal(t *testing.T) {
 		})
 	}
 }
+
+// A deferred progress starts its clock and total at the first step, and
+// without one prints nothing.
+func TestDeferred(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	no := false
+	c := &fakeClock{t: time.Unix(0, 0)}
+	o := ProgressOptions{Force: true, CI: &no, Now: c.now}
+	NewDeferred(&b, "size", o).Done()
+	if b.Len() != 0 {
+		t.Fatalf("no step: %q, want nothing", b.String())
+	}
+	d := NewDeferred(&b, "size", o)
+	c.t = c.t.Add(time.Hour) // setup before the first step
+	for i := range 4 {
+		c.t = c.t.Add(600 * time.Millisecond)
+		d.Step(i, 4, "mini-gda")
+	}
+	d.Done()
+	out := b.String()
+	if !strings.Contains(out, "4/4") || !strings.Contains(out, "size: 4/4 done in 1.8s") {
+		t.Errorf("%q: want 4 of 4 steps timed from the first", out)
+	}
+}
