@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"moebench/internal/field"
 	"moebench/internal/report"
 )
 
@@ -40,4 +41,22 @@ func ParseTopology(s string) ([]Setting, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive", report.Quote(s))
+}
+
+// SetTopology sets the topo.* constants the fabric named spec stands for
+// (ParseTopology), each with source as its source; sets applied after it
+// may refine them. A name it does not read is a field.Error of
+// "topology".
+func (p *Profile) SetTopology(spec, source string) error {
+	vals, err := ParseTopology(spec)
+	if err != nil {
+		return field.Errorf("topology", "%v", err)
+	}
+	for _, v := range vals {
+		// ParseTopology names schema constants within their ranges only.
+		if err := p.SetValue(v.Name, v.Value, source); err != nil {
+			return field.Errorf("topology", "%w", err)
+		}
+	}
+	return nil
 }

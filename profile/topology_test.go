@@ -5,6 +5,7 @@ import (
 
 	"slices"
 
+	"moebench/internal/field"
 	"moebench/profile"
 )
 
@@ -48,4 +49,27 @@ func FuzzParseTopology(f *testing.F) {
 			t.Fatalf("%q: %v does not set the tiers first", s, vals)
 		}
 	})
+}
+
+// SetTopology sets the constants the fabric stands for with the source
+// given, leaves the others, and refuses a name it does not read as the
+// topology field.
+func TestSetTopology(t *testing.T) {
+	t.Parallel()
+	p := profile.MustLoad("p-ib")
+	radix := p.Get("topo.leaf_radix")
+	if err := p.SetTopology("leaf-spine:adaptive", "the fabric asked for"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Get("topo.tiers") != 2 || p.Get("topo.adaptive") != 1 || p.Get("topo.leaf_radix") != radix {
+		t.Errorf("tiers %v, adaptive %v, leaf radix %v: want 2, 1 and %v", p.Get("topo.tiers"), p.Get("topo.adaptive"), p.Get("topo.leaf_radix"), radix)
+	}
+	if c, ok := p.Constant("topo.tiers"); !ok || c.Source != "the fabric asked for" {
+		t.Errorf("topo.tiers: %+v, want the source given", c)
+	}
+	err := p.SetTopology("torus", "x")
+	fs := field.Fields(err)
+	if want := `topology: "torus": want switch, leaf-spine, leaf-spine:ecmp or leaf-spine:adaptive`; err == nil || err.Error() != want || len(fs) != 1 || fs[0].Field != "topology" {
+		t.Errorf("torus: %v, want %q naming topology", err, want)
+	}
 }

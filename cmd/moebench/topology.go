@@ -16,19 +16,13 @@ func (p *profileFlags) registerTopology(fs *pflag.FlagSet) {
 }
 
 // applyTopology sets the topo.* constants --topology names
-// (profile.ParseTopology), before any --set (which may then refine them).
+// (profile.SetTopology), before any --set (which may then refine them).
 func (p *profileFlags) applyTopology(prof *profile.Profile) error {
 	if p.topology == "" {
 		return nil
 	}
-	vals, err := profile.ParseTopology(p.topology)
-	if err != nil {
-		return fmt.Errorf("%w: --topology: %v", errUsage, err)
-	}
-	for _, v := range vals {
-		if err := prof.SetValue(v.Name, v.Value, "--topology "+p.topology); err != nil {
-			return fmt.Errorf("--topology: %w", err)
-		}
+	if err := prof.SetTopology(p.topology, "--topology "+p.topology); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func TestTopologyFlag(t *testing.T) {
 	if !strings.Contains(ls, "# fabric: rail-optimized leaf/spine") || !strings.Contains(ls, "2 GPUs per NIC") {
 		t.Errorf("a leaf/spine sweep's header does not describe the fabric:\n%s", ls)
 	}
-	if _, _, err := layerCLI(t, runCmd, append(args, "--topology", "ring")...); err == nil || !strings.Contains(err.Error(), "--topology") {
+	if _, _, err := layerCLI(t, runCmd, append(args, "--topology", "ring")...); err == nil || !strings.Contains(message(err), "--topology") {
 		t.Errorf("--topology ring: error %v, want one naming the flag", err)
 	}
 }
