@@ -1,6 +1,7 @@
 package moe
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -38,6 +39,29 @@ func (g GroupLimit) Validate() error {
 		return field.Errorf("topk-groups", "%d exceeds the %d expert groups", g.TopK, g.Groups)
 	}
 	return nil
+}
+
+// ErrNoLimit refuses a group count given where no limit is in force:
+// the count would change nothing.
+var ErrNoLimit = errors.New("no group limit is in force")
+
+// Over is g with the counts given over it (nil keeps g's own), checked
+// (Validate); a group count given where no limit is then in force is
+// refused (ErrNoLimit).
+func (g GroupLimit) Over(topk, groups *int) (GroupLimit, error) {
+	if topk != nil {
+		g.TopK = *topk
+	}
+	if groups != nil {
+		g.Groups = *groups
+	}
+	if err := g.Validate(); err != nil {
+		return GroupLimit{}, err
+	}
+	if groups != nil && !g.On() {
+		return GroupLimit{}, field.Valuef("expert-groups", *groups, "%w", ErrNoLimit)
+	}
+	return g, nil
 }
 
 // Resolve fills in the group count for shape s (one per node when 0) and

@@ -1,6 +1,7 @@
 package moe_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -179,4 +180,43 @@ func ExampleGroupLimit() {
 	// Output:
 	// top-4 of 8 expert groups - tokens over the limit: 0 - widest token: 4 groups
 	// ungated routing over the limit: true - widest token: 8 groups
+}
+
+func TestGroupLimitOver(t *testing.T) {
+	t.Parallel()
+	ds := moe.GroupLimit{Groups: 8, TopK: 4} // DeepSeek-V3's
+	zero, two, nine, minus := 0, 2, 9, -1
+	for _, tc := range []struct {
+		name          string
+		base          moe.GroupLimit
+		topk, groups  *int
+		want          moe.GroupLimit
+		field, errTxt string // the refusal's field and text, "" for none
+	}{
+		{"nothing given keeps the workload's", ds, nil, nil, ds, "", ""},
+		{"top-k groups given", ds, &two, nil, moe.GroupLimit{Groups: 8, TopK: 2}, "", ""},
+		{"lifted", ds, &zero, nil, moe.GroupLimit{Groups: 8}, "", ""},
+		{"a count over no limit", moe.GroupLimit{}, nil, &two, moe.GroupLimit{}, "expert-groups", "expert-groups 2: no group limit is in force"},
+		{"lifted while a count is given", ds, &zero, &two, moe.GroupLimit{}, "expert-groups", "expert-groups 2: no group limit is in force"},
+		{"more groups a token may use than there are", ds, &nine, nil, moe.GroupLimit{}, "topk-groups", "topk-groups: 9 exceeds the 8 expert groups"},
+		{"a negative count", ds, nil, &minus, moe.GroupLimit{}, "expert-groups", "expert-groups: -1 is negative (0 = one per node)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := tc.base.Over(tc.topk, tc.groups)
+			if tc.errTxt == "" {
+				if err != nil || got != tc.want {
+					t.Errorf("%+v, %v; want %+v", got, err, tc.want)
+				}
+				return
+			}
+			fs := field.Fields(err)
+			if err == nil || err.Error() != tc.errTxt || len(fs) == 0 || fs[0].Field != tc.field {
+				t.Errorf("%v, want %q naming %s", err, tc.errTxt, tc.field)
+			}
+			if (tc.errTxt == "expert-groups 2: no group limit is in force") != errors.Is(err, moe.ErrNoLimit) {
+				t.Errorf("errors.Is(ErrNoLimit) = %v", errors.Is(err, moe.ErrNoLimit))
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -24,18 +25,19 @@ func (g *groupFlags) register(fs *pflag.FlagSet, what string) {
 // limit is the group limit the flags ask for over workload w: the
 // workload's own unless --topk-groups or --expert-groups is given.
 func (g *groupFlags) limit(fs *pflag.FlagSet, w workloads.Workload) (moe.GroupLimit, error) {
-	lim := w.Groups
+	var topk, groups *int
 	if fs.Changed("topk-groups") {
-		lim.TopK = g.topk
+		topk = &g.topk
 	}
 	if fs.Changed("expert-groups") {
-		lim.Groups = g.groups
+		groups = &g.groups
 	}
-	if err := lim.Validate(); err != nil {
-		return moe.GroupLimit{}, fmt.Errorf("%w: %w", errUsage, err)
+	lim, err := w.Groups.Over(topk, groups)
+	if errors.Is(err, moe.ErrNoLimit) {
+		return lim, fmt.Errorf("%w: %w (set --topk-groups)", errUsage, err)
 	}
-	if fs.Changed("expert-groups") && !lim.On() {
-		return moe.GroupLimit{}, fmt.Errorf("%w: --expert-groups %d: no group limit is in force (set --topk-groups)", errUsage, g.groups)
+	if err != nil {
+		return lim, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return lim, nil
 }
