@@ -1,10 +1,5 @@
 package sweep
 
-import (
-	"moebench/internal/field"
-	"moebench/workloads"
-)
-
 // Request is a run's or sweep's grid as a command asks for it, by name:
 // the workload, what is given over its shape, the dtypes, modes and
 // backgrounds, before any is looked up or parsed.
@@ -21,9 +16,9 @@ type Request struct {
 // Resolve is the grid r asks for; each refusal is the caller's input,
 // naming its field, in the order the fields are read.
 func (r Request) Resolve() (Grid, error) {
-	w, err := workloads.Get(r.Workload)
+	w, err := Workload(r.Workload, r.Dispatch, r.Combine)
 	if err != nil {
-		return Grid{}, input(field.Errorf("workload", "%v", err))
+		return Grid{}, err
 	}
 	g := r.Grid
 	g.Shape = w.Shape
@@ -32,9 +27,6 @@ func (r Request) Resolve() (Grid, error) {
 	}
 	if r.Hidden != nil {
 		g.Shape.Hidden = *r.Hidden
-	}
-	if err := DTypes(&g.Shape, r.Dispatch, r.Combine); err != nil {
-		return Grid{}, err
 	}
 	if g.Modes, err = Modes(r.Modes); err != nil {
 		return Grid{}, err
