@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"moebench/budget"
-	"moebench/fault"
 	"moebench/internal/report"
 	"moebench/moe"
 	"moebench/profile"
@@ -36,20 +35,6 @@ type Replayer struct {
 	// under its faults: a result, not an error, which the rows report.
 	Failed func(*Failure)
 	fault  Fault
-}
-
-// Failure is a phase of a group's layer that failed under its faults.
-type Failure struct {
-	Preset string
-	Tokens int // on the group's busiest rank
-	Faults *fault.Plan
-	Phase  string // dispatch or combine
-	Err    *fault.Failure
-}
-
-func (f *Failure) String() string {
-	return fmt.Sprintf("preset %s: a layer of %d tokens on the busiest rank failed under its faults (%s): %s: %v",
-		f.Preset, f.Tokens, f.Faults, f.Phase, f.Err)
 }
 
 // ReplayDepthError is a group whose busiest rank's tokens overfill LL
@@ -153,12 +138,10 @@ func (r *Replayer) RunGroup(rt *moe.Routing, p preset.Preset) (*moe.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	for _, ph := range []struct {
-		name string
-		p    *moe.Phase
-	}{{"dispatch", &res[0].Dispatch}, {"combine", &res[0].Combine}} {
-		if ph.p.Failure != nil && r.Failed != nil {
-			r.Failed(&Failure{Preset: p.Name, Tokens: rt.Shape.Tokens, Faults: res[0].Faults, Phase: ph.name, Err: ph.p.Failure})
+	if r.Failed != nil {
+		for _, f := range failures(p.Name, res[0]) {
+			f.Group, f.Tokens = true, rt.Shape.Tokens
+			r.Failed(f)
 		}
 	}
 	return res[0], nil

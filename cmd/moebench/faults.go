@@ -65,12 +65,7 @@ func (f *faultFlags) expand(points []sweep.Point) ([]sweep.Point, error) {
 
 // warnFailed tells stderr of each phase that failed under its faults.
 func warnFailed(w io.Writer, command string, items []sweep.Item) {
-	for _, it := range items {
-		for _, ph := range phases(it.Result) {
-			if fl := ph.p.Failure; fl != nil {
-				fmt.Fprintf(w, "moebench %s: preset %s: the layer failed under its faults (%s): %s: %v\n",
-					command, it.Preset.Name, it.Result.Faults, ph.name, fl)
-			}
-		}
+	for _, f := range sweep.Failures(items) {
+		fmt.Fprintf(w, "moebench %s: %v\n", command, f)
 	}
 }
