@@ -162,7 +162,7 @@ func (f *layerFlags) runModel(name string, fs *pflag.FlagSet, base *profile.Prof
 	bar := report.NewProgress(stderr, "moebench "+name, plan.Total, report.ProgressOptions{Force: f.progress})
 	items, ran, err := sw.Run(plan, bar.Add)
 	if err != nil {
-		return f.pointErr(err)
+		return pointErr(err, true)
 	}
 	bar.Done()
 	f.ext.points = ran
@@ -207,12 +207,13 @@ func inputErr(err error) error {
 }
 
 // pointErr maps a point's error to the command line: a layer's refusal
-// names the flags that set what it refuses.
-func (f *layerFlags) pointErr(err error) error {
+// names the flags that set what it refuses, and, where the command takes
+// --over-limit (overLimit), how to run over the limit it names.
+func pointErr(err error, overLimit bool) error {
 	var ce *sweep.CheckError
 	if errors.As(err, &ce) {
 		e := precheckErr(ce)
-		if hint := limitHint(f, ce.Err); hint != "" {
+		if hint := limitHint(ce.Err); overLimit && hint != "" {
 			return fmt.Errorf("%w%s", e, hint)
 		}
 		return e

@@ -17,12 +17,10 @@ const overLimitFlag = "over-limit"
 // limitFlags are run's and sweep's override of the limits a deployment
 // must stay under.
 type limitFlags struct {
-	over       []string
-	registered bool // the command takes --over-limit
+	over []string
 }
 
 func (l *limitFlags) register(fs *pflag.FlagSet) {
-	l.registered = true
 	fs.StringSliceVar(&l.over, overLimitFlag, nil, "run anyway over these limits, by the name a refusal gives (a list): "+
 		strings.Join(sweep.LimitNames(), ", ")+"; the output marks the result as run over them")
 }
@@ -45,12 +43,8 @@ func (l *limitFlags) names() []string {
 	return n
 }
 
-// limitHint says how to run over the limit err names, for a command that
-// takes --over-limit.
-func limitHint(f *layerFlags, err error) string {
-	if !f.limits.registered {
-		return ""
-	}
+// limitHint says how to run over the limit err names.
+func limitHint(err error) string {
 	var le *moe.LimitError
 	if errors.As(err, &le) {
 		return fmt.Sprintf(" (--%s %s runs it anyway, marked)", overLimitFlag, le.Limit.Name)

@@ -23,10 +23,10 @@ func (f *layerFlags) precheck(command string, base *profile.Profile, points []sw
 	if pe := (*sweep.PointError)(nil); errors.As(err, &pe) {
 		c := pe.Point
 		return fmt.Errorf("%w: point EP%d × %d tokens × %d experts, %s mode%s: %s", errUsage,
-			c.Shape.Ranks, c.Shape.Tokens, c.Shape.Physical(), c.Mode, pointSets(c), message(f.pointErr(pe.Err)))
+			c.Shape.Ranks, c.Shape.Tokens, c.Shape.Physical(), c.Mode, pointSets(c), message(pointErr(pe.Err, true)))
 	}
 	if err != nil {
-		return f.pointErr(err)
+		return pointErr(err, true)
 	}
 	return checkSetsRead(command, base, f.prof.sets)
 }

@@ -311,7 +311,7 @@ func groupErr(b *budgetFlags, err error) error {
 		// The tokens come from the trace, not a flag: say what else helps.
 		return fmt.Errorf("%w: %v; replay with --mode normal or on more --ranks", errUsage, de)
 	}
-	return b.usage((&layerFlags{}).pointErr(err))
+	return b.usage(pointErr(err, false))
 }
 
 // runErr maps a replay's error to the command line: a group's own usage
