@@ -21,6 +21,18 @@ type Layer struct {
 // Head is the document's header.
 func (d *Layer) Head() report.Header { return d.Header }
 
+// One is the document's one run, refused when there is not exactly one
+// or when its checks failed: a prediction rests on one correct run.
+func (d *Layer) One() (Run, error) {
+	if len(d.Results) != 1 {
+		return Run{}, fmt.Errorf("%d results, want one", len(d.Results))
+	}
+	if r := d.Results[0]; !r.Correct {
+		return Run{}, fmt.Errorf("the layer's checks failed: %v", r.Problems)
+	}
+	return d.Results[0], nil
+}
+
 // Phase is a phase as the run JSON promises it.
 type Phase struct {
 	MeanUs         float64            `json:"mean_us"`

@@ -77,3 +77,28 @@ func TestLayerRoundTrip(t *testing.T) {
 		t.Errorf("sweep figure: %+v, want one series of the layer time at 1 and 4 QPs", pn.Series)
 	}
 }
+
+// A prediction rests on one correct run: none, two, or one whose checks
+// failed is refused.
+func TestLayerOne(t *testing.T) {
+	t.Parallel()
+	good, bad := results.Run{Correct: true, Transport: "mini-gda"}, results.Run{Problems: []string{"token 3 lost"}}
+	for _, tc := range []struct {
+		name string
+		runs []results.Run
+		want string // the refusal, "" for none
+	}{
+		{"one correct run", []results.Run{good}, ""},
+		{"none", nil, "0 results, want one"},
+		{"two", []results.Run{good, good}, "2 results, want one"},
+		{"one whose checks failed", []results.Run{bad}, "the layer's checks failed: [token 3 lost]"},
+	} {
+		r, err := (&results.Layer{Results: tc.runs}).One()
+		switch {
+		case tc.want == "" && (err != nil || r.Transport != "mini-gda"):
+			t.Errorf("%s: %+v, %v", tc.name, r, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -92,11 +92,5 @@ func runJSON(args []string) (results.Run, error) {
 	if !ok {
 		return results.Run{}, fmt.Errorf("moebench run %s: no layer result", strings.Join(args, " "))
 	}
-	if len(doc.Results) != 1 {
-		return results.Run{}, fmt.Errorf("%d results, want one", len(doc.Results))
-	}
-	if r := doc.Results[0]; !r.Correct {
-		return results.Run{}, fmt.Errorf("the layer's checks failed: %v", r.Problems)
-	}
-	return doc.Results[0], nil
+	return doc.One()
 }
