@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,37 +20,32 @@ import (
 	"moebench/sweep"
 )
 
-// nativeFlags choose the engine and the native engine's knobs.
+// nativeFlags choose the engine and the native engine's knobs; those
+// of the run's options are bound to them (nativeOptions adds the rest).
 type nativeFlags struct {
 	engine  string
 	gpus    []int
 	vranks  []int
-	nicSMs  int
-	bgSMs   int
-	warmup  int
-	reps    int
-	flushL2 bool
 	verify  bool
-	pace    bool
 	lib     string
 	ncclLib string
-	timeout time.Duration
+	opts    nativelayer.Options
 }
 
 func (n *nativeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&n.engine, "engine", "model", "model (the discrete-event model, any machine) or native (the layer's kernels on this host's GPUs; make native first)")
 	fs.IntSliceVar(&n.gpus, "gpus", nil, "native: GPUs, one rank on each (with --virtual-ranks: that many ranks on each)")
 	fs.IntSliceVar(&n.vranks, "virtual-ranks", nil, "native: ranks sharing one GPU, each with its own SMs and buffers")
-	fs.IntVar(&n.nicSMs, "nic-sms", nativelayer.DefaultNICSMs, "native: SMs per GPU running the emulated NIC")
-	fs.IntVar(&n.bgSMs, "bg-sms", nativelayer.DefaultBgSMs, "native: SMs per GPU posting --background traffic")
-	fs.IntVar(&n.warmup, "warmup", nativelayer.DefaultWarmup, "native: untimed repetitions first")
-	fs.IntVar(&n.reps, "reps", nativelayer.DefaultReps, "native: timed repetitions (each dispatch, then combine)")
-	fs.BoolVar(&n.flushL2, "flush-l2", true, "native: overwrite the L2 before every launch, as DeepEP's benchmark does")
+	fs.IntVar(&n.opts.NICSMs, "nic-sms", nativelayer.DefaultNICSMs, "native: SMs per GPU running the emulated NIC")
+	fs.IntVar(&n.opts.BgSMs, "bg-sms", nativelayer.DefaultBgSMs, "native: SMs per GPU posting --background traffic")
+	fs.IntVar(&n.opts.Warmup, "warmup", nativelayer.DefaultWarmup, "native: untimed repetitions first")
+	fs.IntVar(&n.opts.Reps, "reps", nativelayer.DefaultReps, "native: timed repetitions (each dispatch, then combine)")
+	fs.BoolVar(&n.opts.FlushL2, "flush-l2", true, "native: overwrite the L2 before every launch, as DeepEP's benchmark does")
 	fs.BoolVar(&n.verify, "verify", true, "native: check every token of every repetition")
-	fs.BoolVar(&n.pace, "nic-pace", false, "native: pace the emulated NIC to the profile's line and message rates per rank")
+	fs.BoolVar(&n.opts.Pace, "nic-pace", false, "native: pace the emulated NIC to the profile's line and message rates per rank")
 	fs.StringVar(&n.lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	fs.StringVar(&n.ncclLib, "nccl-lib", "", "native: NCCL's library for --transport nccl-a2a (default $"+ncclLibEnv+" or libnccl.so.2 on the loader's path)")
-	fs.DurationVar(&n.timeout, "timeout", nativelayer.DefaultTimeout, "native: longest any GPU or CPU wait may take before the run fails")
+	fs.DurationVar(&n.opts.Timeout, "timeout", nativelayer.DefaultTimeout, "native: longest any GPU or CPU wait may take before the run fails")
 }
 
 // ncclLibEnv names NCCL's library when --nccl-lib is not given.
@@ -171,6 +165,7 @@ func nativeLayerPaths(f *layerFlags, fs *pflag.FlagSet, configs []sweep.Point) (
 
 // nativeOptions are the native run options the flags give every point.
 func (f *layerFlags) nativeOptions() nativelayer.Options {
-	return nativelayer.Options{SMsPerRank: f.numSMs, NICSMs: f.native.nicSMs, BgSMs: f.native.bgSMs, Warmup: f.native.warmup, Reps: f.native.reps,
-		FlushL2: f.native.flushL2, NoVerify: !f.native.verify, Timeout: f.native.timeout, Pace: f.native.pace, Chunk: f.chunk}
+	o := f.native.opts
+	o.SMsPerRank, o.Chunk, o.NoVerify = f.numSMs, f.chunk, !f.native.verify
+	return o
 }
