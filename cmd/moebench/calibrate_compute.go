@@ -12,14 +12,6 @@ import (
 	"moebench/workloads"
 )
 
-// computeLib is what calibrate --compute needs of the native library.
-type computeLib interface {
-	calib.BesideRunner
-	Close() error
-}
-
-var openComputeLib = func(path string) (computeLib, error) { return native.Open(path) }
-
 // calibrateCompute times the expert GEMMs of DeepSeek-V3's shape alone
 // and beside a normal-mode dispatch, fits the model's compute costs and
 // writes them as a profile fragment.
@@ -34,7 +26,7 @@ func calibrateCompute(o calibrateOptions, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		lib, err := openComputeLib(o.lib)
+		lib, err := native.Open(o.lib)
 		if err != nil {
 			return fmt.Errorf("calibrate: %w", err)
 		}
