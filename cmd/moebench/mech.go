@@ -27,24 +27,22 @@ const mechExamples = `  moebench mech                                   # every 
 func runMech(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("mech", "mech [EXPERIMENT...] | mech rate|single [sweep flags]", mechExamples, stdout)
 	var (
-		out                            outputFlags
-		prof                           profileFlags
-		budget                         budgetFlags
-		threads, qps, sms, perDB, pays []int
-		styles, orders                 []string
-		pointer                        bool
-		depth                          int
-		engine, lib                    string
+		out         outputFlags
+		prof        profileFlags
+		budget      budgetFlags
+		s           microbench.Sweep // the sweep flags; Inline is not --pointer
+		pointer     bool
+		engine, lib string
 	)
-	fs.IntSliceVar(&threads, "threads", []int{1}, "rate: submitting GPU threads (list)")
-	fs.IntSliceVar(&qps, "qps", []int{1}, "rate: RC QPs (list)")
-	fs.IntSliceVar(&sms, "sms", []int{1}, "rate: SMs the threads spread over (list)")
-	fs.IntSliceVar(&perDB, "per-doorbell", []int{1}, "rate: WQEs announced per doorbell (list)")
-	fs.StringSliceVar(&styles, "style", []string{"thread"}, "rate: publication: thread, coop, handoff, lock (list)")
-	fs.StringSliceVar(&orders, "ordering", []string{"gpu-fence"}, "ordering before the doorbell (list, or all): "+fmt.Sprint(microbench.OrderingNames()))
-	fs.IntSliceVar(&pays, "payload", []int{8}, "payload bytes (list)")
+	fs.IntSliceVar(&s.Threads, "threads", []int{1}, "rate: submitting GPU threads (list)")
+	fs.IntSliceVar(&s.QPs, "qps", []int{1}, "rate: RC QPs (list)")
+	fs.IntSliceVar(&s.SMs, "sms", []int{1}, "rate: SMs the threads spread over (list)")
+	fs.IntSliceVar(&s.PerDoorbell, "per-doorbell", []int{1}, "rate: WQEs announced per doorbell (list)")
+	fs.StringSliceVar(&s.Styles, "style", []string{"thread"}, "rate: publication: thread, coop, handoff, lock (list)")
+	fs.StringSliceVar(&s.Orderings, "ordering", []string{"gpu-fence"}, "ordering before the doorbell (list, or all): "+fmt.Sprint(microbench.OrderingNames()))
+	fs.IntSliceVar(&s.Payloads, "payload", []int{8}, "payload bytes (list)")
 	fs.BoolVar(&pointer, "pointer", false, "name the payload by pointer instead of inlining it")
-	fs.IntVar(&depth, "depth", 1024, "rate: WQEs per send queue")
+	fs.IntVar(&s.Depth, "depth", 1024, "rate: WQEs per send queue")
 	fs.StringVar(&engine, "engine", "model", "model, or native: measure the GPU side on the local GPU and print it beside the model")
 	fs.StringVar(&lib, "lib", "", "native: path to libmoebench_native.so (default $"+native.LibEnv+" or native/build/)")
 	budget.register(fs)
@@ -82,7 +80,7 @@ func runMech(args []string, stdout, stderr io.Writer) error {
 	}
 	var rows []microbench.Row
 	if sweep != "" {
-		s := microbench.Sweep{Styles: styles, Orderings: orders, Payloads: pays, Threads: threads, QPs: qps, SMs: sms, PerDoorbell: perDB, Inline: !pointer, Depth: depth}
+		s.Inline = !pointer
 		rows, err = s.Rows(p, sweep, func(cfg gda.RateConfig) error {
 			bytes, msgs := cfg.Cost()
 			what := fmt.Sprintf("mech rate --threads %d --qps %d --depth %d", cfg.Threads, cfg.QPs, cfg.Depth)
