@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/spf13/pflag"
-
-	"moebench/moe"
-	"moebench/sweep"
 )
 
 const (
@@ -18,9 +15,4 @@ const (
 func registerDTypes(fs *pflag.FlagSet, dispatch, combine *string) {
 	fs.StringVar(dispatch, "dispatch-dtype", "", dispatchDTypeHelp)
 	fs.StringVar(combine, "combine-dtype", "", combineDTypeHelp)
-}
-
-// applyDTypes sets the shape's dtypes from the flags given.
-func applyDTypes(s *moe.Shape, dispatch, combine string) error {
-	return inputErr(sweep.DTypes(s, dispatch, combine))
 }

@@ -17,9 +17,9 @@ import (
 	"moebench/results"
 	"moebench/routing"
 	"moebench/sizing"
+	"moebench/sweep"
 	"moebench/transport"
 	"moebench/transport/preset"
-	"moebench/workloads"
 )
 
 const sizeExamples = `  moebench size --workload deepseek-v3 --ranks 256 --gpus-per-node 8 --tokens 128
@@ -37,10 +37,8 @@ type sizeFlags struct {
 	seed uint64
 	transportFlags
 	knobs               knobFlags
-	maxQPs              int
-	maxBufGiB           float64
-	ownMax              map[string]*int // declared limits by resource name
-	targetUs, tolerance float64
+	limits              sizing.LimitsRequest // Own filled from ownMax
+	ownMax              map[string]*int      // declared limits by resource name
 	jobs                int
 	shardSpec, plot     string
 	noPayload, progress bool
@@ -118,16 +116,16 @@ func (f *sizeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.background, "background", "none", backgroundHelp+"; without shared or reserved both are tried")
 	f.transportFlags.register(fs)
 	f.knobs.register(fs, true)
-	fs.IntVar(&f.maxQPs, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
-	fs.Float64Var(&f.maxBufGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
+	fs.IntVar(&f.limits.MaxQPsPerNIC, "max-qps-per-nic", 0, "reject candidates with more QPs (or DCIs) per NIC (0 = no limit)")
+	fs.Float64Var(&f.limits.MaxBufferGiB, "max-buffer-gib", 0, "reject candidates needing more GPU memory, RDMA buffer plus send queues, per GPU in GiB (0 = no limit)")
 	f.ownMax = map[string]*int{}
 	for _, d := range transport.Held() {
 		if d.Limit != nil {
 			f.ownMax[d.Name] = fs.Int(d.Limit.Flag, -1, d.Limit.Help)
 		}
 	}
-	fs.Float64Var(&f.targetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
-	fs.Float64Var(&f.tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
+	fs.Float64Var(&f.limits.TargetUs, "target-us", 0, "reject candidates whose layer (dispatch + combine, slowest rank) takes longer, µs (0 = none)")
+	fs.Float64Var(&f.limits.Tolerance, "tolerance", 0.05, "recommend the leanest candidate within this fraction of the fastest")
 	fs.IntVar(&f.jobs, "jobs", 0, "candidates modelled at once (0 = one per core)")
 	fs.StringVar(&f.shardSpec, "shard", "", "run one slice of the study: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
 	fs.StringVar(&f.plot, "plot", "", "also draw the Pareto front to `FILE` (.svg or .png)")
@@ -179,19 +177,17 @@ func emitSize(o *outputFlags, plotPath string, stdout io.Writer, h report.Header
 // study turns the flags into a sizing study and the report header.
 func (f *sizeFlags) study(prof *profile.Profile, nvlinkSet, byPreset bool) (*sizing.Study, report.Header, error) {
 	var h report.Header
-	w, err := workloads.Get(f.workload)
+	w, err := sweep.Workload(f.workload, f.dtype, f.combine)
 	if err != nil {
-		return nil, h, fmt.Errorf("%w: --workload: %v", errUsage, err)
+		return nil, h, inputErr(err)
 	}
 	s := f.shapeOver(w.Shape)
-	if err := applyDTypes(&s, f.dtype, f.combine); err != nil {
-		return nil, h, err
-	}
 	req := sizing.Request{Shape: s, Profile: prof, Mode: one(f.modes), Background: f.background,
 		NumSMs: f.numSMs, Chunk: f.chunk, ChunkGiven: f.changed("chunk"), Routing: f.routing, Seed: f.seed,
 		Transports: splitList(f.transports), Presets: splitList(f.presets), ByPreset: byPreset,
 		Knobs: f.knobs.lists(), Jobs: f.jobs, Budget: f.budget.limit, NoPayload: f.noPayload, Log: f.log,
-		Limits: sizing.LimitsRequest{MaxQPsPerNIC: f.maxQPs, MaxBufferGiB: f.maxBufGiB, TargetUs: f.targetUs, Tolerance: f.tolerance, Own: map[string]int{}}}
+		Limits: f.limits}
+	req.Limits.Own = map[string]int{}
 	if nvlinkSet {
 		req.NVLink = &f.nvlink
 	}
