@@ -1,8 +1,6 @@
 package main
 
-import (
-	"github.com/spf13/pflag"
-)
+import "github.com/spf13/pflag"
 
 const (
 	dispatchDTypeHelp = "dispatch element type: fp8 (DeepEP's default, 7,408 B LL messages at hidden 7,168), bf16 (14,352 B) " +
