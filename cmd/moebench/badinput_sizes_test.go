@@ -68,6 +68,8 @@ func badInputsSizes() []badInput {
 		{name: "sizes mech threads list of 309 digits", args: []string{"mech", "rate", "--threads", "1," + digits309}, code: 2, msg: "(311 characters)"},
 		{name: "sizes size tolerance of 309 digits", args: []string{"size", "--tolerance", digits309}, code: 2, msg: "(309 characters)"},
 		{name: "sizes run unknown flag of 309 digits", args: []string{"run", "--" + digits309}, code: 2, msg: "(311 characters)"},
+		{name: "sizes trace gen layers of 309 digits", args: []string{"trace", "gen", "--out", "t.bin", "--layers", digits309}, code: 2, msg: "(309 characters)"},
+		{name: "sizes trace convert unknown flag of 309 digits", args: []string{"trace", "convert", "--" + digits309}, code: 2, msg: "(311 characters)"},
 		{name: "sizes run background of 309 digits", args: []string{"run", "--background", "bulk:" + digits309}, code: 2, msg: "(309 characters)"},
 		{name: "sizes run routing of 309 digits", args: []string{"run", "--routing", "powerlaw:" + digits309}, code: 2, msg: "(309 characters)"},
 		{name: "sizes run set of 309 digits", args: []string{"run", "--set", "gpu.sm_clock_mhz=" + digits309}, code: 2, msg: "(309 characters)"},

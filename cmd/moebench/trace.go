@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/pflag"
-
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/routing"
@@ -56,18 +54,6 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("%w: unknown trace subcommand %s (want gen, convert or inspect)", errUsage, report.Quote(args[0]))
 }
 
-// parseTraceFlags parses args; help is reported as (true, nil). pflag has
-// already printed the usage on --help, so it is not printed again here.
-func parseTraceFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return true, nil
-		}
-		return false, fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
-	}
-	return false, nil
-}
-
 // importFormat sets the import's format and layout from --from and
 // --layout (traces.ImportFormat).
 func importFormat(from, layout string, opt *traces.ImportOptions) error {
@@ -115,7 +101,7 @@ func runTraceGen(args []string, stdout, _ io.Writer) error {
 	fs.Float64Var(&d.Drift, "drift", 0, "per-layer perturbation of the popularity ranking, 0..1")
 	fs.Uint64Var(&d.Seed, "seed", d.Seed, "random seed; the same seed gives a byte-identical file")
 	fs.BoolVar(&d.Weights, "weights", false, "also write top-k weights")
-	if help, err := parseTraceFlags(fs, args); help || err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -161,7 +147,7 @@ func runTraceConvert(args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&opt.Provenance, "provenance", "", "free text appended to the provenance (model, command, date)")
 	var budget budgetFlags
 	budget.register(fs)
-	if help, err := parseTraceFlags(fs, args); help || err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := budget.check(); err != nil {
@@ -204,7 +190,7 @@ func runTraceInspect(args []string, stdout, _ io.Writer) error {
   moebench trace inspect routing.jsonl --format json
 `, stdout)
 	format := fs.String("format", "table", "output: table or json")
-	if help, err := parseTraceFlags(fs, args); help || err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
