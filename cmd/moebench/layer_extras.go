@@ -16,7 +16,6 @@ import (
 // layerExtras are run's and sweep's flags beyond the layer's own: a plot
 // of the result and, for sweep, one shard of the points.
 type layerExtras struct {
-	sweep     bool
 	plot      string
 	shardFlag string
 	shard     shard.Spec
@@ -25,7 +24,6 @@ type layerExtras struct {
 }
 
 func (x *layerExtras) register(fs *pflag.FlagSet, sweep bool) {
-	x.sweep = sweep
 	if sweep {
 		fs.StringVar(&x.shardFlag, "shard", "", "run one slice of the points: I/N, auto (a Slurm job array) or auto/N (Slurm or a Kubernetes Indexed Job); merge the JSON with moebench merge")
 		fs.StringVar(&x.plot, "plot", "", "also draw the layer time against the first swept knob, one series per preset, to `FILE` (.svg or .png)")
