@@ -47,7 +47,7 @@ type Request struct {
 	ByPreset            bool
 	// Knobs are the knob lists given, by name, each value at least 1 and
 	// one its knob takes: the budget weighs each mechanism's largest
-	// candidate on them, and the study sizes over them. The first knob
+	// candidate on them, and the study sizes over them. Every knob
 	// given must be one a preset's mechanism takes (preset.CheckTaken).
 	Knobs map[string][]int
 	// Jobs is how many candidates run at once; 0 is as many as fit in
@@ -131,7 +131,6 @@ func (r *Request) knobs(presets []preset.Preset) (map[string][]int, error) {
 			if err := preset.CheckTaken(k.Name, presets); err != nil {
 				return nil, err
 			}
-			break
 		}
 	}
 	return lists, nil

@@ -92,12 +92,13 @@ func (k *knobFlags) lists() map[string][]int {
 }
 
 // checkApplies fails when a knob was given but no chosen preset's
-// mechanism takes it, rather than ignoring it; the first knob given is
-// the one checked (preset.CheckTaken).
+// mechanism takes it, rather than ignoring it (preset.CheckTaken).
 func (k *knobFlags) checkApplies(presets []preset.Preset) error {
 	for _, kn := range k.knobs {
 		if k.given(kn.Name) {
-			return knobErr(preset.CheckTaken(kn.Name, presets))
+			if err := preset.CheckTaken(kn.Name, presets); err != nil {
+				return knobErr(err)
+			}
 		}
 	}
 	return nil

@@ -150,6 +150,7 @@ func TestRunBadInputFailsClearlyAndWritesNothing(t *testing.T) {
 		// A knob no chosen transport takes fails rather than vanishing.
 		{[]string{"--transport", "mini-proxy", "--qps-per-peer", "4"}, "--qps-per-peer applies to mini-gda; none of the chosen transports (mini-proxy)"},
 		{[]string{"--preset", "gdaki", "--rings", "4"}, "--rings applies to mini-proxy"},
+		{[]string{"--transport", "mini-gda", "--qps-per-peer", "2", "--dcis", "4"}, "--dcis applies to dc; none of the chosen transports (mini-gda)"},
 		{[]string{"--dcis", "0"}, "--dcis 0: must be at least 1"},
 		{[]string{"--qps-per-peer", "-1"}, "--qps-per-peer -1: must be at least 0"},
 		{[]string{"--ordering", "none"}, `--ordering "none": want one of gpu-fence`},
