@@ -8,6 +8,7 @@ import (
 
 	"moebench/profile"
 
+	"moebench/internal/field"
 	"moebench/internal/outfile"
 	"moebench/internal/report"
 	"moebench/microbench"
@@ -73,8 +74,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err := checkFiles(out.outputs(outfile.Arg{Name: "--plot", Path: *plotPath}), append(profileArgs("--profile", prof.spec), outfile.Arg{Name: "--measured", Path: measured})); err != nil {
 		return err
 	}
-	if err := checkFloat("fail-above", failAbove, 0, math.Inf(1)); err != nil {
-		return err
+	// The flag parser takes "NaN" and "Inf".
+	if err := field.Float("fail-above", failAbove, 0, math.Inf(1)); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	p, err := prof.loadFor("validate", &out)
 	if err != nil {
