@@ -7,6 +7,7 @@ import (
 
 	"github.com/montanaflynn/stats"
 
+	"moebench/internal/field"
 	"moebench/profile"
 )
 
@@ -104,6 +105,22 @@ func RunAll(p *profile.Profile, exps []Experiment, paperOnly bool) ([]Row, error
 		}
 	}
 	return rows, nil
+}
+
+// AgainstPaper runs the experiments named in only (all when empty) on p,
+// keeping the rows that carry the paper's value, and their summary: the
+// model against the paper's measurements. An unknown name is a
+// field.Error of only.
+func AgainstPaper(p *profile.Profile, only []string) ([]Row, Summary, error) {
+	exps, err := Select(only)
+	if err != nil {
+		return nil, Summary{}, field.Errorf("only", "%v", err)
+	}
+	rows, err := RunAll(p, exps, true)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	return rows, Summarize(rows), nil
 }
 
 // Summary aggregates the relative errors of rows with a paper value.

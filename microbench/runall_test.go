@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"moebench/internal/field"
 	"moebench/profile"
 )
 
@@ -34,5 +35,28 @@ func TestRunAllKeepsThePaperRowsAndNamesAFailure(t *testing.T) {
 		case tc.err == "" && (err != nil || len(rows) != tc.want):
 			t.Errorf("%s: %d rows (%v), want %d", tc.name, len(rows), err, tc.want)
 		}
+	}
+}
+
+// The model against the paper: every experiment's paper rows and their
+// summary, or the named ones'; an unknown name is the field only's.
+func TestAgainstPaper(t *testing.T) {
+	t.Parallel()
+	p, err := profile.Load("p-ib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, sum, err := AgainstPaper(p, []string{"ordering"})
+	if err != nil || len(rows) == 0 || sum.Rows != len(rows) {
+		t.Fatalf("ordering: %d rows, summary of %d, %v", len(rows), sum.Rows, err)
+	}
+	for _, r := range rows {
+		if r.Experiment != "ordering" || !r.HasPaper() {
+			t.Errorf("row %+v: want ordering's, with the paper's value", r)
+		}
+	}
+	_, _, err = AgainstPaper(p, []string{"ordering", "nope"})
+	if fs := field.Fields(err); len(fs) != 1 || fs[0].Field != "only" {
+		t.Errorf("an unknown experiment: %v, want a field error of only", err)
 	}
 }

@@ -101,15 +101,13 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	case ref.Kind == published.AgainstMeasured:
 		return validateMeasured(p, ref.From, ref.Data, out, stdout, failAbove, *plotPath)
 	}
-	exps, err := microbench.Select(only)
-	if err != nil {
-		return fmt.Errorf("%w: --only: %v", errUsage, err)
+	rows, sum, err := microbench.AgainstPaper(p, only)
+	if len(field.Fields(err)) > 0 {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	rows, err := microbench.RunAll(p, exps, true)
 	if err != nil {
 		return err
 	}
-	sum := microbench.Summarize(rows)
 	h := header("validate", p, "modelled vs the paper's measurements")
 	return emitValidate(out, stdout, results.NewValidate(h, rows, &sum, "paper"), "paper", *plotPath, failAbove)
 }
