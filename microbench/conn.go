@@ -37,10 +37,9 @@ type connRun struct {
 
 // feeder cycles one sender NIC over its QPs.
 type feeder struct {
-	nic     int
-	next    int // next QP position in the cycle
-	left    int
-	pending []int // messages left per visit, by visit slot
+	nic  int
+	next int // next QP position in the cycle
+	left int
 }
 
 func (r *connRun) Delivered(*sim.Engine, *hw.NIC, int32, *hw.Msg) {}

@@ -57,9 +57,8 @@ type llDispatch struct {
 	gate      []int32
 	gateStart []sim.Time
 	// correctness
-	check   *DispatchCheck
-	sumGot  []uint64
-	msgBase int64
+	check  *DispatchCheck
+	sumGot []uint64
 }
 
 func runLLDispatch(cfg *LayerConfig, l *LLLayout, blocks LLBlocks, g *gpuModel, probs *problemList, ph *Phase) (transport.Resources, *DispatchCheck, error) {

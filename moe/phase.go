@@ -47,13 +47,12 @@ type phaseRun struct {
 	phase  *Phase
 	locals slots[transport.Delivery] // local copies until visible
 	// per rank
-	issueDone  []sim.Time
-	lastStart  []sim.Time // IssueStart of the post that ended last
-	sendDone   []sim.Time // grid sync: every sending warp done
-	sendLeft   []int32
-	readyLeft  int
-	messages   int64
-	deliveries int64
+	issueDone []sim.Time
+	lastStart []sim.Time // IssueStart of the post that ended last
+	sendDone  []sim.Time // grid sync: every sending warp done
+	sendLeft  []int32
+	readyLeft int
+	messages  int64
 }
 
 // init sets the phase up for shape s, its kernels launched as ls; src
