@@ -34,7 +34,7 @@ func TestTraceCommands(t *testing.T) {
 		{"counts", []string{"trace", "convert", csv, "--topk", "2", "--out", filepath.Join(dir, "c.bin")}, ""},
 	} {
 		var out, errb bytes.Buffer
-		if err := runTrace(tc.args[1:], &out, &errb); err != nil {
+		if err := run(tc.args, &out, &errb); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if !strings.Contains(out.String(), tc.want) {
