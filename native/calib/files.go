@@ -55,27 +55,23 @@ func (f Files) writeRaw(files *outfile.Set, raw any) error {
 // ReadMeasured reads the raw record of an earlier GPU measurement at
 // path (ParseMeasured); its errors are field.Errors of from-raw, as is
 // every read of this file's.
-func ReadMeasured(path string) (gda.Measured, error) {
-	var m gda.Measured
-	data, err := native.ReadRaw(path)
-	if err != nil {
-		return m, field.Errorf("from-raw", "%w", err)
-	}
-	if m, err = ParseMeasured(data); err != nil {
-		return m, field.Valuef("from-raw", path, "%w", err)
-	}
-	return m, nil
-}
+func ReadMeasured(path string) (gda.Measured, error) { return readRaw(path, ParseMeasured) }
 
 // ReadComputeMeasured reads the raw record of an earlier measurement of
 // the expert GEMMs at path (ParseComputeMeasured).
 func ReadComputeMeasured(path string) (ComputeMeasured, error) {
-	var m ComputeMeasured
+	return readRaw(path, ParseComputeMeasured)
+}
+
+// readRaw reads the raw record at path with parse, each error a
+// field.Error of from-raw.
+func readRaw[T any](path string, parse func([]byte) (T, error)) (T, error) {
+	var m T
 	data, err := native.ReadRaw(path)
 	if err != nil {
 		return m, field.Errorf("from-raw", "%w", err)
 	}
-	if m, err = ParseComputeMeasured(data); err != nil {
+	if m, err = parse(data); err != nil {
 		return m, field.Valuef("from-raw", path, "%w", err)
 	}
 	return m, nil
