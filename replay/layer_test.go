@@ -72,7 +72,7 @@ func TestNewResolvesTheLayer(t *testing.T) {
 			}
 			h := tc.h
 			h.Version, h.IDSpace, h.Experts, h.TopK, h.Layers = 1, traces.Logical, 8, 2, 1
-			r, err := replay.New(o, &records{h: h})
+			r, err := replay.New(o, &traces.Memory{H: h})
 			if tc.fail != "" {
 				if err == nil || err.Error() != tc.fail || !errors.Is(err, replay.ErrInput) {
 					t.Fatalf("got %v, want the input error %q", err, tc.fail)
@@ -125,7 +125,7 @@ func TestNotes(t *testing.T) {
 	o := options(t, "deepseek-v3")
 	o.Steps, o.MaxLayers, o.Notes = 2, 5, []string{"faults: none"}
 	h := traces.Header{Version: 1, IDSpace: traces.Logical, Experts: 256, TopK: 8, Layers: 3, Steps: 4, EPSize: 16, GPUsPerNode: 8, Provenance: "test"}
-	r, err := replay.New(o, &records{h: h})
+	r, err := replay.New(o, &traces.Memory{H: h})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package replay_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -13,22 +12,6 @@ import (
 	"moebench/traces"
 	"moebench/transport/preset"
 )
-
-// records is a trace held in memory.
-type records struct {
-	h    traces.Header
-	recs []traces.Record
-}
-
-func (r *records) Header() traces.Header { return r.h }
-func (r *records) Next() (traces.Record, error) {
-	if len(r.recs) == 0 {
-		return traces.Record{}, io.EOF
-	}
-	rec := r.recs[0]
-	r.recs = r.recs[1:]
-	return rec, nil
-}
 
 // sink records what a replay hands it.
 type sink struct {
@@ -48,8 +31,8 @@ var shape = moe.Shape{Experts: 8, TopK: 2, Hidden: 512, Tokens: 1, Ranks: 2, GPU
 
 // trace has steps × layers groups of two ranks' records, two tokens each,
 // rank by rank (every group waits for rank 1) when rankMajor.
-func trace(steps, layers int, rankMajor bool) *records {
-	r := &records{h: traces.Header{Version: 1, IDSpace: traces.Logical, Experts: 8, TopK: 2, EPSize: 2, Layers: layers}}
+func trace(steps, layers int, rankMajor bool) *traces.Memory {
+	r := &traces.Memory{H: traces.Header{Version: 1, IDSpace: traces.Logical, Experts: 8, TopK: 2, EPSize: 2, Layers: layers}}
 	rec := func(s, l, rank int) traces.Record {
 		return traces.Record{Step: s, Layer: l, Rank: rank, TopkIdx: []int32{int32(rank), 4, 2, int32(7 - l)}}
 	}
@@ -57,14 +40,14 @@ func trace(steps, layers int, rankMajor bool) *records {
 		if rankMajor {
 			for rank := range 2 {
 				for l := range layers {
-					r.recs = append(r.recs, rec(s, l, rank))
+					r.Records = append(r.Records, rec(s, l, rank))
 				}
 			}
 			continue
 		}
 		for l := range layers {
 			for rank := range 2 {
-				r.recs = append(r.recs, rec(s, l, rank))
+				r.Records = append(r.Records, rec(s, l, rank))
 			}
 		}
 	}
@@ -131,9 +114,9 @@ func TestGroupsInEitherOrder(t *testing.T) {
 func TestErrorsNameTheRecord(t *testing.T) {
 	t.Parallel()
 	short := trace(1, 2, false)
-	short.recs = short.recs[:3] // step 0, layer 1 lacks rank 1
+	short.Records = short.Records[:3] // step 0, layer 1 lacks rank 1
 	otherEP := trace(1, 1, false)
-	otherEP.h.EPSize = 4
+	otherEP.H.EPSize = 4
 	for _, tc := range []struct {
 		name    string
 		src     traces.Reader
@@ -144,7 +127,7 @@ func TestErrorsNameTheRecord(t *testing.T) {
 		{"missing rank", short, 8, false, "mem: the trace ends with step 0, layer 1 recorded by 1 of 2 ranks (missing 1; first record 2)"},
 		{"another EP", otherEP, 8, true, "mem: record 0 (step 0, layer 0, rank 0): the trace records ranks of EP4, replaying on 2 ranks (test)"},
 		{"interleaved beyond the buffer", trace(1, 3, true), 2, false, "record 2 (step 0, layer 2, rank 0): more than 2 (step, layer) groups"},
-		{"empty", &records{h: trace(1, 1, false).h}, 8, false, "mem: nothing to replay: the trace holds no records"},
+		{"empty", &traces.Memory{H: trace(1, 1, false).H}, 8, false, "mem: nothing to replay: the trace holds no records"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

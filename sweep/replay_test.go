@@ -3,7 +3,6 @@ package sweep_test
 import (
 	"bytes"
 	"errors"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -19,22 +18,6 @@ import (
 	"moebench/workloads"
 )
 
-// records is a trace held in memory.
-type records struct {
-	h    traces.Header
-	recs []traces.Record
-}
-
-func (r *records) Header() traces.Header { return r.h }
-func (r *records) Next() (traces.Record, error) {
-	if len(r.recs) == 0 {
-		return traces.Record{}, io.EOF
-	}
-	rec := r.recs[0]
-	r.recs = r.recs[1:]
-	return rec, nil
-}
-
 // nopSink takes a replay and keeps nothing.
 type nopSink struct{}
 
@@ -44,13 +27,13 @@ func (nopSink) End(*replay.Aggregate) error { return nil }
 
 // twoRanks is one (step, layer) of 8 experts, top-2, on two ranks: rank 0
 // sends tokens, rank 1 one token.
-func twoRanks(tokens int) *records {
-	r := &records{h: traces.Header{Version: 1, IDSpace: traces.Logical, Experts: 8, TopK: 2, EPSize: 2, GPUsPerNode: 2, Layers: 1}}
+func twoRanks(tokens int) *traces.Memory {
+	r := &traces.Memory{H: traces.Header{Version: 1, IDSpace: traces.Logical, Experts: 8, TopK: 2, EPSize: 2, GPUsPerNode: 2, Layers: 1}}
 	var ids []int32
 	for i := range tokens {
 		ids = append(ids, int32(i%8), int32((i+3)%8))
 	}
-	r.recs = []traces.Record{{Rank: 0, TopkIdx: ids}, {Rank: 1, TopkIdx: []int32{1, 6}}}
+	r.Records = []traces.Record{{Rank: 0, TopkIdx: ids}, {Rank: 1, TopkIdx: []int32{1, 6}}}
 	return r
 }
 

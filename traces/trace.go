@@ -228,6 +228,25 @@ type Reader interface {
 	Next() (Record, error)
 }
 
+// Memory is a trace held in memory, as a Reader: its header, and its
+// records read once each, in order (a trace a program built or filtered).
+type Memory struct {
+	H       Header
+	Records []Record
+}
+
+func (m *Memory) Header() Header { return m.H }
+
+// Next is the first record not yet read, io.EOF after the last.
+func (m *Memory) Next() (Record, error) {
+	if len(m.Records) == 0 {
+		return Record{}, io.EOF
+	}
+	rec := m.Records[0]
+	m.Records = m.Records[1:]
+	return rec, nil
+}
+
 // ReadCloser is a Reader over a file that must be closed.
 type ReadCloser interface {
 	Reader
