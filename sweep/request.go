@@ -5,8 +5,8 @@ package sweep
 // backgrounds, before any is looked up or parsed.
 type Request struct {
 	Workload           string
-	TopK, Hidden       *int   // given over the workload's; nil keeps its own
-	Dispatch, Combine  string // "" keeps the workload's
+	Given              map[string]int // over the workload's shape (moe.Shape.Over)
+	Dispatch, Combine  string         // "" keeps the workload's
 	Modes, Backgrounds []string
 	// Grid is the lists to cross; Resolve sets its Shape, Modes and
 	// Backgrounds from the above.
@@ -21,13 +21,7 @@ func (r Request) Resolve() (Grid, error) {
 		return Grid{}, err
 	}
 	g := r.Grid
-	g.Shape = w.Shape
-	if r.TopK != nil {
-		g.Shape.TopK = *r.TopK
-	}
-	if r.Hidden != nil {
-		g.Shape.Hidden = *r.Hidden
-	}
+	g.Shape = w.Shape.Over(r.Given)
 	if g.Modes, err = Modes(r.Modes); err != nil {
 		return Grid{}, err
 	}

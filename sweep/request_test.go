@@ -11,10 +11,9 @@ import (
 
 func TestRequestResolve(t *testing.T) {
 	t.Parallel()
-	four, big := 4, 4096
 	ok := sweep.Request{Workload: "deepseek-v3", Modes: []string{"ll", "normal"}, Backgrounds: []string{"none"}}
 	over := ok
-	over.TopK, over.Hidden, over.Dispatch = &four, &big, "bf16"
+	over.Given, over.Dispatch = map[string]int{"topk": 4, "hidden": 4096}, "bf16"
 	g, err := over.Resolve()
 	if err != nil {
 		t.Fatal(err)

@@ -344,11 +344,11 @@ func (f *layerFlags) loadProfile(lists bool) (*profile.Profile, []sweep.SetAxis,
 func (f *layerFlags) expand(fs *pflag.FlagSet, axes []sweep.SetAxis) ([]sweep.Point, error) {
 	r := sweep.Request{Workload: f.workload, Dispatch: f.dtype, Combine: f.combine, Modes: f.modes, Backgrounds: f.backgrounds,
 		Grid: sweep.Grid{Ranks: f.ranks, GPUsPerNode: f.perNode, Tokens: f.tokens, Experts: f.experts, Chunk: f.chunk, Sets: axes, Knobs: f.knobs.axes()}}
-	if fs.Changed("topk") {
-		r.TopK = &f.topk
-	}
-	if fs.Changed("hidden") {
-		r.Hidden = &f.hidden
+	r.Given = map[string]int{}
+	for n, v := range map[string]int{"topk": f.topk, "hidden": f.hidden} {
+		if fs.Changed(n) {
+			r.Given[n] = v
+		}
 	}
 	if fs.Changed("nvlink") {
 		r.NVLink = &f.nvlink
